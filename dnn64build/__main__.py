@@ -1,0 +1,5 @@
+import sys
+
+from dnn64build.cli import main
+
+sys.exit(main())

@@ -1,0 +1,153 @@
+"""The ``dnn64build`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import traceback
+from pathlib import Path
+
+from dnn64build import __version__
+from dnn64build.errors import UserError
+
+
+def _cmd_build(args: argparse.Namespace) -> int:
+    from dnn64build.commands.build import build
+
+    build(args.targets, jobs=args.jobs, verbose=args.verbose)
+    return 0
+
+
+def _cmd_query(args: argparse.Namespace) -> int:
+    from dnn64build.graph.runner import refresh_graph, workspace_lock
+    from dnn64build.workspace.query import evaluate_query
+    from dnn64build.workspace.root import OUTPUT_BASE, find_root
+
+    root = find_root(Path.cwd())
+    with workspace_lock(root / OUTPUT_BASE):
+        index = refresh_graph(root)
+    for label in evaluate_query(args.expression, index["targets"]):
+        print(label)
+    return 0
+
+
+def _cmd_clean(args: argparse.Namespace) -> int:
+    from dnn64build.graph.runner import ninja_binary, workspace_lock
+    from dnn64build.workspace.root import OUTPUT_BASE, find_root
+
+    root = find_root(Path.cwd())
+    out = root / OUTPUT_BASE
+    if not out.exists():
+        return 0
+    with workspace_lock(out):
+        if args.expunge:
+            for child in out.iterdir():  # the lock file goes last, with the directory
+                if child.name != ".lock":
+                    shutil.rmtree(child) if child.is_dir() else child.unlink()
+        elif (out / "build.ninja").exists():
+            subprocess.run([ninja_binary(), "-C", str(out), "-t", "clean"], check=True,
+                           stdout=subprocess.DEVNULL)
+    if args.expunge:
+        shutil.rmtree(out, ignore_errors=True)
+    return 0
+
+
+def _cmd_plan(args: argparse.Namespace) -> int:
+    from dnn64build.commands.plan import plan_command
+
+    return plan_command(args.target, as_json=args.json)
+
+
+def _cmd_plan_buffers(args: argparse.Namespace) -> int:
+    from dnn64build.commands.plan import plan_buffers_command
+
+    return plan_buffers_command(args.problem, args.algorithm, args.capacity, args.output)
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from dnn64build.commands.run import run_command
+
+    return run_command(args.target, platform=args.platform, input_path=args.input,
+                       output_path=args.output, timeout=args.timeout)
+
+
+def _cmd_test(args: argparse.Namespace) -> int:
+    from dnn64build.commands.run import test_command
+
+    return test_command(args.targets, platform=args.platform, timeout=args.timeout)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="dnn64build",
+        description="Compile ONNX neural networks into Nintendo 64 ROMs.",
+    )
+    p.add_argument("--version", action="version", version=f"dnn64build {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    b = sub.add_parser("build", help="build targets (labels or patterns such as //...)")
+    b.add_argument("targets", nargs="+", metavar="LABEL_OR_PATTERN")
+    b.add_argument("-j", "--jobs", type=int, help="parallel actions (default: ninja's)")
+    b.add_argument("-v", "--verbose", action="store_true", help="show every command")
+    b.set_defaults(func=_cmd_build)
+
+    q = sub.add_parser("query", help="list targets: //..., deps(X), rdeps(X), kind(RULE, X)")
+    q.add_argument("expression")
+    q.set_defaults(func=_cmd_query)
+
+    c = sub.add_parser("clean", help="remove build outputs")
+    c.add_argument("--expunge", action="store_true", help="remove the whole dnn64-out/")
+    c.set_defaults(func=_cmd_clean)
+
+    pl = sub.add_parser("plan", help="build a model up to its memory plan and report it")
+    pl.add_argument("target", metavar="LABEL")
+    pl.add_argument("--json", action="store_true", help="print plan.json")
+    pl.set_defaults(func=_cmd_plan)
+
+    pb = sub.add_parser("plan-buffers", help="plan a standalone CSV problem (id,lower,upper,size)")
+    pb.add_argument("problem", type=Path)
+    pb.add_argument("--algorithm", default="auto")
+    pb.add_argument("--capacity", type=int, help="fail if the arena exceeds this many bytes")
+    pb.add_argument("-o", "--output", type=Path, help="where to write the CSV with offsets "
+                    "(default: PROBLEM with .out.csv)")
+    pb.set_defaults(func=_cmd_plan_buffers)
+
+    for name, helptext, func in (
+        ("run", "build a target and run it on the host or in the emulator", _cmd_run),
+        ("test", "run every target that declares test inputs and compare outputs", _cmd_test),
+    ):
+        r = sub.add_parser(name, help=helptext)
+        if name == "run":
+            r.add_argument("target", metavar="LABEL")
+            r.add_argument("--input", type=Path, help=".npz keyed by the model's input names")
+            r.add_argument("--output", type=Path, help="write the outputs here (.npz)")
+        else:
+            r.add_argument("targets", nargs="+", metavar="LABEL_OR_PATTERN")
+        r.add_argument("--platform", choices=["host", "emulator"], default="emulator")
+        r.add_argument("--timeout", type=float, default=300.0,
+                       help="seconds before an emulator run is stopped")
+        r.set_defaults(func=func)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except UserError as e:
+        print(f"ERROR: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("dnn64build: interrupted", file=sys.stderr)
+        return 130
+    except Exception:
+        traceback.print_exc()
+        print("dnn64build: internal error: this is a bug in dnn64build, please report it with "
+              "the traceback above", file=sys.stderr)
+        return 70
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,357 @@
+"""Emitters for fp32 nodes, one per operator.
+
+Each emitter reads its node through a ``Ctx`` and returns ``Lowered`` (see
+dnn64build.codegen.lowering). Parameters are printed as file-scope ``static
+const`` structs named after the node's schedule index, so every call reads as one
+line with the ONNX node named in the comment above it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dnn64build.codegen.cfmt import c_float
+from dnn64build.codegen.common import (
+    MAX_DIMS,
+    Emitter,
+    bcast_decl,
+    check_inplace,
+    conv_geom,
+    dims_decl,
+    node_inputs,
+    outer_inner,
+    pool_geom,
+    require_float,
+)
+from dnn64build.codegen.lowering import Call, Ctx, Lowered, Tiled, unsupported
+from dnn64build.codegen.ops_movement import (
+    cast,
+    concat,
+    copy,
+    gather,
+    pad,
+    resize,
+    slice_,
+    transpose,
+)
+
+# fused/stand-alone activation name -> (kernel kind, alpha, beta) from its params
+_ACT = {
+    "relu": lambda p: ("DNN64_ACT_RELU", 0.0, 0.0),
+    "relu6": lambda p: ("DNN64_ACT_CLIP", 0.0, 6.0),
+    "clip": lambda p: ("DNN64_ACT_CLIP",
+                       -np.inf if p.get("min") is None else p["min"],
+                       np.inf if p.get("max") is None else p["max"]),
+    "leaky_relu": lambda p: ("DNN64_ACT_LEAKY_RELU", p["alpha"], 0.0),
+    "sigmoid": lambda p: ("DNN64_ACT_SIGMOID", 0.0, 0.0),
+    "tanh": lambda p: ("DNN64_ACT_TANH", 0.0, 0.0),
+    "hard_sigmoid": lambda p: ("DNN64_ACT_HARD_SIGMOID", p["alpha"], p["beta"]),
+    "hard_swish": lambda p: ("DNN64_ACT_HARD_SWISH", 0.0, 0.0),
+    "silu": lambda p: ("DNN64_ACT_SILU", 0.0, 0.0),
+}
+# stand-alone activation op -> (activation name, its params from the node attrs)
+_ACT_OPS = {
+    "Relu": ("relu", lambda a: {}),
+    "Clip": ("clip", lambda a: a),
+    "LeakyRelu": ("leaky_relu", lambda a: a),
+    "Sigmoid": ("sigmoid", lambda a: {}),
+    "Tanh": ("tanh", lambda a: {}),
+    "HardSigmoid": ("hard_sigmoid", lambda a: a),
+    "HardSwish": ("hard_swish", lambda a: {}),
+}
+
+
+def act_decl(ctx: Ctx, low: Lowered, name: str | None, params: dict) -> str:
+    """Declare the dnn64_act_f32 for activation ``name``; its pointer ("NULL" for none)."""
+    if name is None:
+        return "NULL"
+    if name not in _ACT:
+        raise unsupported(ctx.node, f"fused activation {name!r}")
+    kind, alpha, beta = _ACT[name](params)
+    sym = ctx.sym("act")
+    low.decls.append(f"static const dnn64_act_f32 {sym} = "
+                     f"{{{kind}, {c_float(alpha)}, {c_float(beta)}}};")
+    return f"&{sym}"
+
+
+def _fused_act(ctx: Ctx, low: Lowered) -> str:
+    attrs = ctx.node.attrs
+    return act_decl(ctx, low, attrs.get("activation"), attrs.get("activation_params", {}))
+
+def _require_4d(ctx: Ctx, name: str) -> None:
+    if len(ctx.shape(name)) != 4:
+        raise unsupported(ctx.node, "an input that is not 4-D (NCHW)")
+
+# --- convolution, Gemm, MatMul ---
+
+def _bias(ctx: Ctx, name: str, channels: int) -> np.ndarray | None:
+    if not name:
+        return None
+    if not ctx.is_const(name):
+        raise unsupported(ctx.node, "a bias that is not constant")
+    return np.ascontiguousarray(ctx.const(name), dtype=np.float32).reshape(channels)
+
+
+def conv(ctx: Ctx) -> Lowered:
+    node = ctx.node
+    x, w, b = node_inputs(node, 3)
+    y = node.outputs[0]
+    require_float(ctx, x, y)
+    _require_4d(ctx, x)
+    if not ctx.is_const(w):
+        raise unsupported(ctx.node, "a weight that is not constant")
+    ctx.require_disjoint(y, x)
+    weight = np.asarray(ctx.const(w), dtype=np.float32)
+    c_out = weight.shape[0]
+    low = Lowered()
+    if node.op == "ConvTranspose":
+        c_in, mg, kh, kw = weight.shape
+        g = node.attrs["group"]
+        c_out = g * mg
+        # Output-channel-major tiles: [g, c_in/g, mg, kh, kw] -> [g, mg, c_in/g, kh, kw].
+        weight = weight.reshape(g, c_in // g, mg, kh, kw).transpose(0, 2, 1, 3, 4)
+    kernel = list(weight.shape[-2:])
+    rows = np.ascontiguousarray(weight.reshape(c_out, -1))
+    bias = _bias(ctx, b, c_out)
+    geom = conv_geom(ctx, low, x, y, c_out, kernel)
+    act = _fused_act(ctx, low)
+    fn = "dnn64_conv_transpose_f32" if node.op == "ConvTranspose" else "dnn64_conv_f32"
+    xp, yp = ctx.ptr(x), ctx.ptr(y)
+
+    def render(begin: int, count: int, p) -> str:
+        bias_ptr = p[1] if bias is not None else "NULL"
+        return f"{fn}({geom}, {xp}, {p[0]}, {bias_ptr}, {begin}, {count}, {act}, {yp});"
+
+    arrays = (rows,) if bias is None else (rows, bias)
+    low.steps.append(Tiled(arrays, render))
+    return low
+
+
+def _gemm_call(ctx: Ctx, low: Lowered, a: str, y: str, m: int, k: int, bt: np.ndarray,
+               bias: np.ndarray | None, act: str) -> None:
+    """Y[m, n] = A[m, k] @ bt.T + bias, tiled over the rows of bt ([n, k])."""
+    ctx.require_disjoint(y, a)
+    n = bt.shape[0]
+    ap, yp = ctx.ptr(a), ctx.ptr(y)
+
+    def render(begin: int, count: int, p) -> str:
+        bias_ptr = p[1] if bias is not None else "NULL"
+        return (f"dnn64_gemm_f32({m}, {k}, {n}, {ap}, {p[0]}, 1, {bias_ptr}, {begin}, "
+                f"{count}, {act}, {yp});")
+
+    bt = np.ascontiguousarray(bt, dtype=np.float32)
+    low.steps.append(Tiled((bt,) if bias is None else (bt, bias), render))
+
+
+def gemm(ctx: Ctx) -> Lowered:
+    node = ctx.node
+    a, b, c = node_inputs(node, 3)
+    y = node.outputs[0]
+    require_float(ctx, a, y)
+    if ctx.is_const(a) or not ctx.is_const(b):
+        raise unsupported(node, "Gemm without a constant B and an activation A")
+    attrs = node.attrs
+    m, n = ctx.shape(y)
+    k = ctx.shape(a)[0] if attrs["transA"] else ctx.shape(a)[1]
+    if attrs["transA"] and m != 1 and k != 1:
+        raise unsupported(node, "transA=1 (with both dims of A above 1)")
+    weight = np.asarray(ctx.const(b), dtype=np.float32)
+    bt = weight if attrs["transB"] else weight.T
+    if attrs["alpha"] != 1.0:
+        bt = bt * np.float32(attrs["alpha"])
+    bias = None
+    if c:
+        if not ctx.is_const(c):
+            raise unsupported(node, "a C input that is not constant")
+        full = np.broadcast_to(np.asarray(ctx.const(c), dtype=np.float32), (m, n))
+        if not np.array_equal(full, np.broadcast_to(full[0], (m, n))):
+            raise unsupported(node, "a C input that differs between rows")
+        bias = np.ascontiguousarray(full[0])
+        if attrs["beta"] != 1.0:
+            bias = bias * np.float32(attrs["beta"])
+    low = Lowered()
+    _gemm_call(ctx, low, a, y, m, k, bt, bias, _fused_act(ctx, low))
+    return low
+
+
+def matmul(ctx: Ctx) -> Lowered:
+    node = ctx.node
+    a, b = node.inputs[:2]
+    y = node.outputs[0]
+    require_float(ctx, a, b, y)
+    low = Lowered()
+    a_shape, b_shape = ctx.shape(a), ctx.shape(b)
+    if ctx.is_const(b) and not ctx.is_const(a) and len(b_shape) == 2:
+        k, n = b_shape
+        m = int(np.prod(a_shape[:-1], dtype=np.int64))
+        bt = np.asarray(ctx.const(b), dtype=np.float32).T
+        _gemm_call(ctx, low, a, y, m, k, bt, None, "NULL")
+        return low
+    a_mat = [1, *a_shape] if len(a_shape) == 1 else a_shape
+    b_mat = [*b_shape, 1] if len(b_shape) == 1 else b_shape
+    m, k = a_mat[-2:]
+    n = b_mat[-1]
+    batch_dims = list(np.broadcast_shapes(tuple(a_mat[:-2]), tuple(b_mat[:-2])))
+    batch = int(np.prod(batch_dims, dtype=np.int64))
+
+    def stride(dims: list[int], size: int) -> int:
+        if int(np.prod(dims, dtype=np.int64)) == 1:
+            return 0
+        if [1] * (len(batch_dims) - len(dims)) + dims == batch_dims:
+            return size
+        raise unsupported(node, "MatMul broadcasting that is neither full nor none")
+
+    sa, sb = stride(a_mat[:-2], m * k), stride(b_mat[:-2], k * n)
+    ctx.require_disjoint(y, a, b)
+    staged = [name for name in (a, b) if ctx.is_const(name)]
+    parts = tuple(np.ascontiguousarray(ctx.const(s), dtype=np.float32) for s in staged)
+
+    def render(p) -> str:
+        given = dict(zip(staged, p, strict=True))
+        ap, bp = (given.get(t) or ctx.ptr(t) for t in (a, b))
+        return (f"dnn64_matmul_f32({batch}, {m}, {k}, {n}, {ap}, {sa}, {bp}, {sb}, "
+                f"{ctx.ptr(y)});")
+
+    low.steps.append(Call(render, parts))
+    return low
+
+# --- element-wise ---
+
+_BINARY = {"Add": "DNN64_BINARY_ADD", "Sub": "DNN64_BINARY_SUB", "Mul": "DNN64_BINARY_MUL",
+           "Div": "DNN64_BINARY_DIV"}
+
+
+def binary(ctx: Ctx) -> Lowered:
+    node = ctx.node
+    a, b = node.inputs[:2]
+    y = node.outputs[0]
+    require_float(ctx, a, b, y)
+    for name in (a, b):
+        check_inplace(ctx, y, name)
+    low = Lowered()
+    bc = bcast_decl(ctx, low, ctx.shape(a), ctx.shape(b), ctx.shape(y))
+    staged = list(dict.fromkeys(t for t in (a, b) if ctx.is_const(t)))
+    parts = tuple(np.ascontiguousarray(ctx.const(t), dtype=np.float32) for t in staged)
+
+    def render(p) -> str:
+        given = dict(zip(staged, p, strict=True))
+        ap, bp = (given.get(t) or ctx.ptr(t) for t in (a, b))
+        return f"dnn64_binary_f32({_BINARY[node.op]}, {bc}, {ap}, {bp}, {ctx.ptr(y)});"
+
+    low.steps.append(Call(render, parts))
+    return low
+
+
+def activation(ctx: Ctx) -> Lowered:
+    node = ctx.node
+    x, y = node.inputs[0], node.outputs[0]
+    require_float(ctx, x, y)
+    check_inplace(ctx, y, x)
+    low = Lowered()
+    name, params = _ACT_OPS[node.op]
+    act = act_decl(ctx, low, name, params(node.attrs))
+    low.steps.append(Call(lambda p: f"dnn64_activation_f32({act}, {ctx.ptr(x)}, "
+                                    f"{ctx.ptr(y)}, {ctx.numel(y)});"))
+    return low
+
+
+def batch_norm(ctx: Ctx) -> Lowered:
+    node = ctx.node
+    x, scale, bias, mean, var = node.inputs[:5]
+    y = node.outputs[0]
+    require_float(ctx, x, y)
+    if not all(ctx.is_const(t) for t in (scale, bias, mean, var)):
+        raise unsupported(node, "BatchNormalization with non-constant statistics")
+    check_inplace(ctx, y, x)
+    f32 = [np.asarray(ctx.const(t), dtype=np.float32) for t in (scale, bias, mean, var)]
+    mul = f32[0] / np.sqrt(f32[3] + np.float32(node.attrs["epsilon"]))
+    add = f32[1] - f32[2] * mul
+    shape = ctx.shape(x)
+    channel = [shape[1]] + [1] * (len(shape) - 2)
+    low = Lowered()
+    bc = bcast_decl(ctx, low, shape, channel, shape)
+    xp, yp = ctx.ptr(x), ctx.ptr(y)
+    low.steps.append(Call(
+        lambda p: (f"dnn64_binary_f32(DNN64_BINARY_MUL, {bc}, {xp}, {p[0]}, {yp});\n"
+                   f"dnn64_binary_f32(DNN64_BINARY_ADD, {bc}, {yp}, {p[1]}, {yp});"),
+        (np.ascontiguousarray(mul), np.ascontiguousarray(add))))
+    return low
+
+# --- pooling, softmax, reductions ---
+
+def pool(ctx: Ctx) -> Lowered:
+    node = ctx.node
+    x, y = node.inputs[0], node.outputs[0]
+    require_float(ctx, x, y)
+    _require_4d(ctx, x)
+    if len(node.outputs) > 1 and node.outputs[1]:
+        raise unsupported(node, "MaxPool's Indices output")
+    ctx.require_disjoint(y, x)
+    low = Lowered()
+    geom = pool_geom(ctx, low, x, y)
+    if node.op == "MaxPool":
+        text = f"dnn64_maxpool_f32({geom}, {ctx.ptr(x)}, {ctx.ptr(y)});"
+    else:
+        text = (f"dnn64_avgpool_f32({geom}, {node.attrs['count_include_pad']}, "
+                f"{ctx.ptr(x)}, {ctx.ptr(y)});")
+    low.steps.append(Call(lambda p: text))
+    return low
+
+
+def global_avgpool(ctx: Ctx) -> Lowered:
+    x, y = ctx.node.inputs[0], ctx.node.outputs[0]
+    require_float(ctx, x, y)
+    ctx.require_disjoint(y, x)
+    n, c, h, w = ctx.shape(x)
+    text = f"dnn64_global_avgpool_f32({n * c}, {h * w}, {ctx.ptr(x)}, {ctx.ptr(y)});"
+    return Lowered(steps=[Call(lambda p: text)])
+
+def softmax(ctx: Ctx) -> Lowered:
+    x, y = ctx.node.inputs[0], ctx.node.outputs[0]
+    require_float(ctx, x, y)
+    ctx.require_disjoint(y, x)
+    outer, length, inner = outer_inner(ctx.shape(x), ctx.node.attrs["axis"])
+    text = f"dnn64_softmax_f32({outer}, {length}, {inner}, {ctx.ptr(x)}, {ctx.ptr(y)});"
+    return Lowered(steps=[Call(lambda p: text)])
+
+def reduce_mean(ctx: Ctx) -> Lowered:
+    node = ctx.node
+    x, y = node.inputs[0], node.outputs[0]
+    require_float(ctx, x, y)
+    axes = node.attrs["axes"]
+    if not axes:
+        return copy(ctx)
+    shape = ctx.shape(x)
+    if len(shape) > MAX_DIMS:
+        raise unsupported(node, f"rank {len(shape)} (at most {MAX_DIMS})")
+    ctx.require_disjoint(y, x)
+    low = Lowered()
+    dims = dims_decl(ctx, low, "dims", shape)
+    mask = sum(1 << a for a in axes)
+    low.steps.append(Call(lambda p: f"dnn64_reduce_mean_f32({len(shape)}, {dims}, {mask}, "
+                                    f"{ctx.ptr(x)}, {ctx.ptr(y)});"))
+    return low
+
+
+FP32_EMITTERS: dict[str, Emitter] = {
+    "Conv": conv,
+    "ConvTranspose": conv,
+    "Gemm": gemm,
+    "MatMul": matmul,
+    **dict.fromkeys(_BINARY, binary),
+    **dict.fromkeys(_ACT_OPS, activation),
+    "BatchNormalization": batch_norm,
+    "Softmax": softmax,
+    "MaxPool": pool,
+    "AveragePool": pool,
+    "GlobalAveragePool": global_avgpool,
+    "ReduceMean": reduce_mean,
+    "Concat": concat,
+    **dict.fromkeys(("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"), copy),
+    "Transpose": transpose,
+    "Pad": pad,
+    "Slice": slice_,
+    "Gather": gather,
+    "Resize": resize,
+    "Cast": cast,
+}

@@ -1,0 +1,350 @@
+"""Emitters for int8 nodes and the fp32 <-> int8 conversions (docs/quant-ir.md).
+
+Every integer parameter comes precomputed from ``attrs["int8"]``; this module only
+places it: per-channel multipliers/shifts travel with the weights in the blob (so
+they are tiled with them), per-tensor values and tables are ``static const`` data.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dnn64build.codegen.cfmt import c_float, c_int, c_ints
+from dnn64build.codegen.common import (
+    Emitter,
+    bcast_decl,
+    check_inplace,
+    conv_geom,
+    dims_decl,
+    node_inputs,
+    outer_inner,
+    pool_geom,
+)
+from dnn64build.codegen.lowering import Call, Ctx, Lowered, Tiled, unsupported
+from dnn64build.codegen.ops_movement import COORD_MODES, concat, copy, pad_call, resize, transpose
+
+
+def _require_int8(ctx: Ctx, *names: str) -> None:
+    for name in names:
+        if name and ctx.dtype(name) != "int8":
+            raise unsupported(ctx.node, f"int8 node with tensor {name!r} of dtype "
+                                        f"{ctx.dtype(name)}")
+
+
+def _table(ctx: Ctx, low: Lowered, base: str, ctype: str, values: list[int]) -> str:
+    sym = ctx.sym(base)
+    low.decls.append(f"static const {ctype} {sym}[{len(values)}] = {c_ints(values)};")
+    return sym
+
+
+def _q8_out(ctx: Ctx, low: Lowered, p: dict) -> str:
+    """The dnn64_q8_out of an int8 Conv/Gemm/MatMul; returns its address."""
+    lut = "NULL"
+    if p.get("lut") is not None:
+        lut = _table(ctx, low, "lut", "int8_t", p["lut"])
+    sym = ctx.sym("q")
+    low.decls.append(f"static const dnn64_q8_out {sym} = {{{c_int(p['out_zero_point'])}, "
+                     f"{c_int(p['act_min'])}, {c_int(p['act_max'])}, {lut}}};")
+    return f"&{sym}"
+
+
+def _channel_params(ctx: Ctx, bias_name: str, p: dict, channels: int) -> tuple[np.ndarray, ...]:
+    """bias, multiplier and shift per output channel (int32), staged with the weights."""
+    if not bias_name or not ctx.is_const(bias_name):
+        raise unsupported(ctx.node, "an int8 layer without a constant int32 bias")
+    bias = np.asarray(ctx.const(bias_name), dtype=np.int32).reshape(channels)
+    mult = np.asarray(p["multiplier"], dtype=np.int64).astype(np.int32).reshape(channels)
+    shift = np.asarray(p["shift"], dtype=np.int64).astype(np.int32).reshape(channels)
+    return bias, mult, shift
+
+
+def conv(ctx: Ctx) -> Lowered:
+    node = ctx.node
+    x, w, b = node_inputs(node, 3)
+    y = node.outputs[0]
+    _require_int8(ctx, x, w, y)
+    if not ctx.is_const(w):
+        raise unsupported(node, "an int8 weight that is not constant")
+    ctx.require_disjoint(y, x)
+    p = node.attrs["int8"]
+    weight = np.asarray(ctx.const(w), dtype=np.int8)
+    fn = "dnn64_conv_s8"
+    if node.op == "ConvTranspose":
+        if node.attrs["group"] != 1:
+            raise unsupported(node, "int8 ConvTranspose with group > 1")
+        weight = weight.transpose(1, 0, 2, 3)  # [c_in, c_out, ...] -> output-channel-major
+        fn = "dnn64_conv_transpose_s8"
+    c_out = weight.shape[0]
+    low = Lowered()
+    geom = conv_geom(ctx, low, x, y, c_out, list(weight.shape[-2:]))
+    q = _q8_out(ctx, low, p)
+    xp, yp, zp = ctx.ptr(x), ctx.ptr(y), c_int(p["x_zero_point"])
+    arrays = (np.ascontiguousarray(weight.reshape(c_out, -1)),
+              *_channel_params(ctx, b, p, c_out))
+    low.steps.append(Tiled(arrays, lambda begin, count, s: (
+        f"{fn}({geom}, {xp}, {zp}, {s[0]}, {s[1]}, {s[2]}, {s[3]}, {begin}, {count}, {q}, "
+        f"{yp});")))
+    return low
+
+
+def _gemm(ctx: Ctx, a: str, bt: np.ndarray, bias_name: str) -> Lowered:
+    """int8 Y = A @ bt.T (+ bias) through dnn64_gemm_s8, tiled over the rows of bt."""
+    y = ctx.node.outputs[0]
+    _require_int8(ctx, a, y)
+    ctx.require_disjoint(y, a)
+    p = ctx.node.attrs["int8"]
+    n, k = bt.shape
+    m = ctx.numel(a) // k
+    low = Lowered()
+    q = _q8_out(ctx, low, p)
+    ap, yp, zp = ctx.ptr(a), ctx.ptr(y), c_int(p["x_zero_point"])
+    arrays = (np.ascontiguousarray(bt, dtype=np.int8), *_channel_params(ctx, bias_name, p, n))
+    low.steps.append(Tiled(arrays, lambda begin, count, s: (
+        f"dnn64_gemm_s8({m}, {k}, {n}, {ap}, {zp}, {s[0]}, 1, {s[1]}, {s[2]}, {s[3]}, "
+        f"{begin}, {count}, {q}, {yp});")))
+    return low
+
+
+def gemm(ctx: Ctx) -> Lowered:
+    a, b, c = node_inputs(ctx.node, 3)
+    attrs = ctx.node.attrs
+    if not ctx.is_const(b) or attrs["transA"] or not attrs["transB"]:
+        raise unsupported(ctx.node, "int8 Gemm other than constant B with transB=1")
+    return _gemm(ctx, a, np.asarray(ctx.const(b)), c)
+
+
+def matmul(ctx: Ctx) -> Lowered:
+    node = ctx.node
+    a, b, c = node_inputs(node, 3)
+    if ctx.is_const(b):
+        if len(ctx.shape(b)) != 2:
+            raise unsupported(node, "int8 MatMul with a constant B that is not 2-D")
+        return _gemm(ctx, a, np.asarray(ctx.const(b)).T, c)
+    y = node.outputs[0]
+    _require_int8(ctx, a, b, y)
+    a_shape, b_shape = ctx.shape(a), ctx.shape(b)
+    if len(a_shape) < 2 or len(b_shape) < 2:
+        raise unsupported(node, "int8 MatMul of 1-D operands")
+    m, k = a_shape[-2:]
+    n = b_shape[-1]
+    batch = ctx.numel(y) // (m * n)
+    strides = []
+    for shape, size in ((a_shape, m * k), (b_shape, k * n)):
+        count = int(np.prod(shape[:-2], dtype=np.int64))
+        if count not in (1, batch):
+            raise unsupported(node, "int8 MatMul broadcasting that is neither full nor none")
+        strides.append(0 if count == 1 and batch > 1 else size)
+    ctx.require_disjoint(y, a, b)
+    p = node.attrs["int8"]
+    low = Lowered()
+    q = _q8_out(ctx, low, p)
+    text = (f"dnn64_matmul_s8({batch}, {m}, {k}, {n}, {ctx.ptr(a)}, {strides[0]}, "
+            f"{c_int(p['a_zero_point'])}, {ctx.ptr(b)}, {strides[1]}, "
+            f"{c_int(p['b_zero_point'])}, {c_int(p['multiplier'])}, {c_int(p['shift'])}, {q}, "
+            f"{ctx.ptr(y)});")
+    low.steps.append(Call(lambda s: text))
+    return low
+
+
+_ADD_FIELDS = ("a_zero_point", "b_zero_point", "out_zero_point", "a_multiplier", "a_shift",
+               "b_multiplier", "b_shift", "out_multiplier", "out_shift", "left_shift",
+               "act_min", "act_max")
+_MUL_FIELDS = ("a_zero_point", "b_zero_point", "out_zero_point", "multiplier", "shift",
+               "act_min", "act_max")
+_ELTWISE = {"Add": ("dnn64_add_s8", "dnn64_add_s8_params", _ADD_FIELDS),
+            "Sub": ("dnn64_sub_s8", "dnn64_add_s8_params", _ADD_FIELDS),
+            "Mul": ("dnn64_mul_s8", "dnn64_mul_s8_params", _MUL_FIELDS),
+            "Div": ("dnn64_div_s8", "dnn64_mul_s8_params", _MUL_FIELDS)}
+
+
+def binary(ctx: Ctx) -> Lowered:
+    node = ctx.node
+    a, b = node.inputs[:2]
+    y = node.outputs[0]
+    _require_int8(ctx, a, b, y)
+    for name in (a, b):
+        check_inplace(ctx, y, name)
+    fn, struct, fields = _ELTWISE[node.op]
+    p = node.attrs["int8"]
+    low = Lowered()
+    bc = bcast_decl(ctx, low, ctx.shape(a), ctx.shape(b), ctx.shape(y))
+    params = ctx.sym("params")
+    low.decls.append(f"static const {struct} {params} = "
+                     f"{c_ints(p[f] for f in fields)};  /* {', '.join(fields)} */")
+    staged = list(dict.fromkeys(t for t in (a, b) if ctx.is_const(t)))
+    parts = tuple(np.ascontiguousarray(ctx.const(t), dtype=np.int8) for t in staged)
+
+    def render(s) -> str:
+        given = dict(zip(staged, s, strict=True))
+        ap, bp = (given.get(t) or ctx.ptr(t) for t in (a, b))
+        return f"{fn}({bc}, {ap}, {bp}, &{params}, {ctx.ptr(y)});"
+
+    low.steps.append(Call(render, parts))
+    return low
+
+
+def lut(ctx: Ctx) -> Lowered:
+    x, y = ctx.node.inputs[0], ctx.node.outputs[0]
+    _require_int8(ctx, x, y)
+    check_inplace(ctx, y, x)
+    low = Lowered()
+    table = _table(ctx, low, "lut", "int8_t", ctx.node.attrs["int8"]["lut"])
+    low.steps.append(Call(lambda s: f"dnn64_lut_s8({table}, {ctx.ptr(x)}, {ctx.ptr(y)}, "
+                                    f"{ctx.numel(y)});"))
+    return low
+
+
+def pool(ctx: Ctx) -> Lowered:
+    node = ctx.node
+    x, y = node.inputs[0], node.outputs[0]
+    _require_int8(ctx, x, y)
+    ctx.require_disjoint(y, x)
+    p = node.attrs["int8"]
+    low = Lowered()
+    geom = pool_geom(ctx, low, x, y)
+    if node.op == "MaxPool":
+        text = f"dnn64_maxpool_s8({geom}, {ctx.ptr(x)}, {ctx.ptr(y)});"
+    else:
+        text = (f"dnn64_avgpool_s8({geom}, {node.attrs['count_include_pad']}, "
+                f"{c_int(p['x_zero_point'])}, {c_int(p['act_min'])}, {c_int(p['act_max'])}, "
+                f"{ctx.ptr(x)}, {ctx.ptr(y)});")
+    low.steps.append(Call(lambda s: text))
+    return low
+
+
+def global_avgpool(ctx: Ctx) -> Lowered:
+    x, y = ctx.node.inputs[0], ctx.node.outputs[0]
+    _require_int8(ctx, x, y)
+    ctx.require_disjoint(y, x)
+    p = ctx.node.attrs["int8"]
+    n, c, h, w = ctx.shape(x)
+    text = (f"dnn64_global_avgpool_s8({n * c}, {h * w}, {c_int(p['act_min'])}, "
+            f"{c_int(p['act_max'])}, {ctx.ptr(x)}, {ctx.ptr(y)});")
+    return Lowered(steps=[Call(lambda s: text)])
+
+
+def reduce_mean(ctx: Ctx) -> Lowered:
+    node = ctx.node
+    x, y = node.inputs[0], node.outputs[0]
+    _require_int8(ctx, x, y)
+    axes = node.attrs["axes"]
+    if not axes:
+        return copy(ctx)
+    ctx.require_disjoint(y, x)
+    p = node.attrs["int8"]
+    shape = ctx.shape(x)
+    low = Lowered()
+    dims = dims_decl(ctx, low, "dims", shape)
+    text = (f"dnn64_reduce_mean_s8({len(shape)}, {dims}, {sum(1 << a for a in axes)}, "
+            f"{c_int(p['x_zero_point'])}, {c_int(p['multiplier'])}, {c_int(p['shift'])}, "
+            f"{c_int(p['out_zero_point'])}, {ctx.ptr(x)}, {ctx.ptr(y)});")
+    low.steps.append(Call(lambda s: text))
+    return low
+
+
+def softmax(ctx: Ctx) -> Lowered:
+    x, y = ctx.node.inputs[0], ctx.node.outputs[0]
+    _require_int8(ctx, x, y)
+    ctx.require_disjoint(y, x)
+    p = ctx.node.attrs["int8"]
+    outer, length, inner = outer_inner(ctx.shape(x), ctx.node.attrs["axis"])
+    low = Lowered()
+    table = _table(ctx, low, "exp_table", "int32_t", p["exp_table"])
+    text = (f"dnn64_softmax_s8({outer}, {length}, {inner}, {ctx.ptr(x)}, {table}, "
+            f"{c_int(p['multiplier'])}, {c_int(p['shift'])}, {c_int(p['out_zero_point'])}, "
+            f"{ctx.ptr(y)});")
+    low.steps.append(Call(lambda s: text))
+    return low
+
+
+def pad(ctx: Ctx) -> Lowered:
+    node = ctx.node
+    x, y = node.inputs[0], node.outputs[0]
+    _require_int8(ctx, x, y)
+    modes = {"constant": "DNN64_PAD_CONSTANT", "reflect": "DNN64_PAD_REFLECT",
+             "edge": "DNN64_PAD_EDGE"}
+    if node.attrs["mode"] not in modes:
+        raise unsupported(node, f"Pad mode {node.attrs['mode']!r}")
+    low = Lowered()
+    value = "NULL"
+    if node.attrs["mode"] == "constant":
+        sym = ctx.sym("value")
+        low.decls.append(f"static const int8_t {sym} = "
+                         f"{c_int(node.attrs['int8'].get('pad_value', 0))};")
+        value = f"&{sym}"
+    rank = len(ctx.shape(x))
+    return pad_call(ctx, x, y, node.attrs["pads"][:rank], ctx.shape(y),
+                    modes[node.attrs["mode"]], value, low)
+
+
+def resize_int8(ctx: Ctx) -> Lowered:
+    if ctx.node.attrs["mode"] == "nearest":
+        return resize(ctx)
+    a = ctx.node.attrs
+    x, y = ctx.node.inputs[0], ctx.node.outputs[0]
+    _require_int8(ctx, x, y)
+    in_shape, out_shape = ctx.shape(x), ctx.shape(y)
+    coord = a["coordinate_transformation_mode"]
+    if coord not in COORD_MODES or len(in_shape) < 2 or in_shape[:-2] != out_shape[:-2]:
+        raise unsupported(ctx.node, "this int8 linear Resize")
+    ctx.require_disjoint(y, x)
+    planes = int(np.prod(in_shape[:-2], dtype=np.int64))
+    text = (f"dnn64_resize_linear_s8({planes}, {in_shape[-2]}, {in_shape[-1]}, "
+            f"{out_shape[-2]}, {out_shape[-1]}, {c_float(a['scales'][-2])}, "
+            f"{c_float(a['scales'][-1])}, {COORD_MODES[coord]}, {ctx.ptr(x)}, {ctx.ptr(y)});")
+    return Lowered(steps=[Call(lambda s: text)])
+
+
+def quantize(ctx: Ctx) -> Lowered:
+    x, y = ctx.node.inputs[0], ctx.node.outputs[0]
+    _require_int8(ctx, y)
+    ctx.require_disjoint(y, x)
+    p = ctx.node.attrs["int8"]
+    text = (f"dnn64_quantize_f32_s8({ctx.ptr(x)}, {ctx.numel(x)}, {c_float(p['scale'])}, "
+            f"{c_int(p['zero_point'])}, {ctx.ptr(y)});")
+    return Lowered(steps=[Call(lambda s: text)])
+
+
+def dequantize(ctx: Ctx) -> Lowered:
+    x, y = ctx.node.inputs[0], ctx.node.outputs[0]
+    _require_int8(ctx, x)
+    ctx.require_disjoint(y, x)
+    p = ctx.node.attrs["int8"]
+    text = (f"dnn64_dequantize_s8_f32({ctx.ptr(x)}, {ctx.numel(x)}, {c_float(p['scale'])}, "
+            f"{c_int(p['zero_point'])}, {ctx.ptr(y)});")
+    return Lowered(steps=[Call(lambda s: text)])
+
+
+def requantize(ctx: Ctx) -> Lowered:
+    x, y = ctx.node.inputs[0], ctx.node.outputs[0]
+    _require_int8(ctx, x, y)
+    check_inplace(ctx, y, x)
+    p = ctx.node.attrs["int8"]
+    text = (f"dnn64_requantize_s8({ctx.ptr(x)}, {ctx.numel(x)}, {c_int(p['x_zero_point'])}, "
+            f"{c_int(p['multiplier'])}, {c_int(p['shift'])}, {c_int(p['out_zero_point'])}, "
+            f"{ctx.ptr(y)});")
+    return Lowered(steps=[Call(lambda s: text)])
+
+
+INT8_EMITTERS: dict[str, Emitter] = {
+    "Conv": conv,
+    "ConvTranspose": conv,
+    "Gemm": gemm,
+    "MatMul": matmul,
+    **dict.fromkeys(_ELTWISE, binary),
+    **dict.fromkeys(("Relu", "Clip", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid",
+                     "HardSwish"), lut),
+    "MaxPool": pool,
+    "AveragePool": pool,
+    "GlobalAveragePool": global_avgpool,
+    "ReduceMean": reduce_mean,
+    "Softmax": softmax,
+    **dict.fromkeys(("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"), copy),
+    "Transpose": transpose,
+    "Concat": concat,
+    "Pad": pad,
+    "Resize": resize_int8,
+    "QuantizeLinear": quantize,
+    "DequantizeLinear": dequantize,
+    "Requantize": requantize,
+}

@@ -1,0 +1,215 @@
+"""Emitters for data movement, for any element type (fp32 and int8 alike).
+
+Views the plan aliased emit no code; everything else is a copy, crop, pad,
+transpose or nearest resize through the element-size-generic kernels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from dnn64build.codegen.cfmt import c_float
+from dnn64build.codegen.common import MAX_DIMS, dims_decl, outer_inner, require_float
+from dnn64build.codegen.lowering import ELEM_SIZES, Call, Ctx, Lowered, unsupported
+
+
+def elem_size(ctx: Ctx, name: str) -> int:
+    dtype = ctx.dtype(name)
+    if dtype not in ELEM_SIZES:
+        raise unsupported(ctx.node, f"tensor {name!r} of dtype {dtype}")
+    return ELEM_SIZES[dtype]
+
+
+def source(ctx: Ctx, name: str) -> tuple[tuple[np.ndarray, ...], Callable]:
+    """Parts to stage and a pointer getter for ``name``, a constant or an activation."""
+    if ctx.is_const(name):
+        return (np.ascontiguousarray(ctx.const(name)),), lambda p: p[0]
+    return (), lambda p: ctx.ptr(name)
+
+
+def copy(ctx: Ctx) -> Lowered:
+    """Views (Reshape, Flatten, ...): nothing when the plan aliased them, else a copy."""
+    x, y = ctx.node.inputs[0], ctx.node.outputs[0]
+    if len(ctx.node.outputs) > 1 and ctx.node.outputs[1]:
+        raise unsupported(ctx.node, "a second output")
+    if ctx.dtype(x) != ctx.dtype(y):
+        raise unsupported(ctx.node, f"a cast from {ctx.dtype(x)} to {ctx.dtype(y)}")
+    if not ctx.is_const(x) and ctx.same_memory(x, y):
+        return Lowered(note="view: the output aliases the input, no code")
+    ctx.require_disjoint(y, x)
+    count, es = ctx.numel(y), elem_size(ctx, y)
+    parts, src = source(ctx, x)
+    return Lowered(steps=[Call(lambda p: f"dnn64_concat_copy({es}, 1, {count}, {count}, 0, "
+                                         f"{src(p)}, {ctx.ptr(y)});", parts)])
+
+
+def concat(ctx: Ctx) -> Lowered:
+    node = ctx.node
+    y = node.outputs[0]
+    shape = ctx.shape(y)
+    axis = node.attrs["axis"]
+    outer, length, inner = outer_inner(shape, axis)
+    es = elem_size(ctx, y)
+    low = Lowered()
+    position = 0
+    for x in node.inputs:
+        span = ctx.shape(x)[axis] * inner
+        at = position
+        position += span
+        if span == 0:
+            continue
+        if (not ctx.is_const(x) and outer == 1
+                and ctx.arena.offset(x) == ctx.arena.offset(y) + at * es):
+            continue  # the plan placed this input inside the output already
+        if not ctx.is_const(x):
+            ctx.require_disjoint(y, x)
+        parts, src = source(ctx, x)
+        low.steps.append(Call(
+            lambda p, src=src, span=span, at=at: (
+                f"dnn64_concat_copy({es}, {outer}, {span}, {length * inner}, {at}, "
+                f"{src(p)}, {ctx.ptr(y)});"),
+            parts, label=f"input {x}"))
+    if not low.steps:
+        low.note = "every input was planned in place inside the output, no code"
+    return low
+
+
+def transpose(ctx: Ctx) -> Lowered:
+    node = ctx.node
+    x, y = node.inputs[0], node.outputs[0]
+    shape, perm = ctx.shape(x), node.attrs["perm"]
+    moved = [a for a in perm if shape[a] != 1]
+    if moved == sorted(moved):
+        return copy(ctx)  # only size-1 dims move: same element order
+    if len(shape) > MAX_DIMS:
+        raise unsupported(node, f"rank {len(shape)} (at most {MAX_DIMS})")
+    ctx.require_disjoint(y, x)
+    low = Lowered()
+    dims = dims_decl(ctx, low, "dims", shape)
+    perm_sym = dims_decl(ctx, low, "perm", perm)
+    es = elem_size(ctx, y)
+    parts, src = source(ctx, x)
+    low.steps.append(Call(lambda p: f"dnn64_transpose({es}, {len(shape)}, {dims}, {perm_sym}, "
+                                    f"{src(p)}, {ctx.ptr(y)});", parts))
+    return low
+
+
+_PAD_MODES = {"constant": "DNN64_PAD_CONSTANT", "reflect": "DNN64_PAD_REFLECT",
+              "edge": "DNN64_PAD_EDGE"}
+
+
+def _crop(ctx: Ctx, x: str, begin: list[int], out_dims: list[int]) -> Lowered:
+    """y = x[begin : begin + out_dims] as a pad with negative begin pads."""
+    y = ctx.node.outputs[0]
+    if 0 in out_dims:
+        return Lowered(note="empty output, no code")
+    return pad_call(ctx, x, y, [-b for b in begin], out_dims, "DNN64_PAD_CONSTANT", "NULL")
+
+
+def pad_call(ctx: Ctx, x: str, y: str, begin: list[int], out_dims: list[int], mode: str,
+              value: str, low: Lowered | None = None) -> Lowered:
+    low = low or Lowered()
+    shape = ctx.shape(x)
+    if len(shape) > MAX_DIMS:
+        raise unsupported(ctx.node, f"rank {len(shape)} (at most {MAX_DIMS})")
+    ctx.require_disjoint(y, x)
+    rank = max(len(shape), 1)
+    dims = dims_decl(ctx, low, "in_dims", shape or [1])
+    pads = dims_decl(ctx, low, "pads_begin", begin or [0])
+    outs = dims_decl(ctx, low, "out_dims", out_dims or [1])
+    es = elem_size(ctx, y)
+    parts, src = source(ctx, x)
+    low.steps.append(Call(lambda p: f"dnn64_pad({es}, {rank}, {dims}, {pads}, {outs}, {mode}, "
+                                    f"{value}, {src(p)}, {ctx.ptr(y)});", parts))
+    return low
+
+
+def pad(ctx: Ctx) -> Lowered:
+    node = ctx.node
+    x, y = node.inputs[0], node.outputs[0]
+    mode = node.attrs["mode"]
+    if mode not in _PAD_MODES:
+        raise unsupported(node, f"Pad mode {mode!r}")
+    rank = len(ctx.shape(x))
+    low = Lowered()
+    value = "NULL"
+    if mode == "constant" and node.attrs["value"] != 0.0:
+        if ctx.dtype(y) != "float32":
+            raise unsupported(node, "a non-zero pad value on a non-float tensor")
+        sym = ctx.sym("value")
+        low.decls.append(f"static const float {sym} = {c_float(node.attrs['value'])};")
+        value = f"&{sym}"
+    return pad_call(ctx, x, y, node.attrs["pads"][:rank], ctx.shape(y), _PAD_MODES[mode],
+                     value, low)
+
+
+def slice_(ctx: Ctx) -> Lowered:
+    node = ctx.node
+    a = node.attrs
+    if any(step != 1 for step in a["steps"]):
+        raise unsupported(node, "Slice with a step other than 1")
+    x = node.inputs[0]
+    begin = [0] * len(ctx.shape(x))
+    for start, axis in zip(a["starts"], a["axes"], strict=True):
+        begin[axis] = start
+    return _crop(ctx, x, begin, ctx.shape(node.outputs[0]))
+
+
+def gather(ctx: Ctx) -> Lowered:
+    node = ctx.node
+    x, indices = node.inputs[:2]
+    if ctx.is_const(x) or not ctx.is_const(indices):
+        raise unsupported(node, "Gather other than constant indices into an activation")
+    axis = node.attrs["axis"]
+    shape = ctx.shape(x)
+    flat = np.asarray(ctx.const(indices), dtype=np.int64).reshape(-1)
+    flat = np.where(flat < 0, flat + shape[axis], flat)
+    if flat.size == 0 or not np.array_equal(flat, np.arange(flat[0], flat[0] + flat.size)):
+        raise unsupported(node, "Gather of indices that are not a contiguous ascending run")
+    begin = [0] * len(shape)
+    begin[axis] = int(flat[0])
+    out_dims = list(shape)
+    out_dims[axis] = int(flat.size)
+    return _crop(ctx, x, begin, out_dims)
+
+
+COORD_MODES = {"half_pixel": "DNN64_COORD_HALF_PIXEL",
+               "asymmetric": "DNN64_COORD_ASYMMETRIC",
+               "align_corners": "DNN64_COORD_ALIGN_CORNERS",
+               "pytorch_half_pixel": "DNN64_COORD_PYTORCH_HALF_PIXEL"}
+_NEAREST = {"round_prefer_floor": "DNN64_NEAREST_ROUND_PREFER_FLOOR",
+            "round_prefer_ceil": "DNN64_NEAREST_ROUND_PREFER_CEIL",
+            "floor": "DNN64_NEAREST_FLOOR", "ceil": "DNN64_NEAREST_CEIL"}
+
+
+def resize(ctx: Ctx) -> Lowered:
+    node = ctx.node
+    a = node.attrs
+    x, y = node.inputs[0], node.outputs[0]
+    in_shape, out_shape = ctx.shape(x), ctx.shape(y)
+    if len(in_shape) < 2 or in_shape[:-2] != out_shape[:-2]:
+        raise unsupported(node, "Resize of other than the last two dims")
+    coord = a["coordinate_transformation_mode"]
+    if coord not in COORD_MODES:
+        raise unsupported(node, f"coordinate_transformation_mode {coord!r}")
+    ctx.require_disjoint(y, x)
+    planes = int(np.prod(in_shape[:-2], dtype=np.int64))
+    h_in, w_in = in_shape[-2:]
+    h_out, w_out = out_shape[-2:]
+    sh, sw = c_float(a["scales"][-2]), c_float(a["scales"][-1])
+    geometry = f"{planes}, {h_in}, {w_in}, {h_out}, {w_out}, {sh}, {sw}, {COORD_MODES[coord]}"
+    if a["mode"] == "nearest":
+        text = (f"dnn64_resize_nearest({elem_size(ctx, y)}, {geometry}, "
+                f"{_NEAREST[a['nearest_mode']]}, {ctx.ptr(x)}, {ctx.ptr(y)});")
+    else:
+        require_float(ctx, x, y)
+        text = f"dnn64_resize_linear_f32({geometry}, {ctx.ptr(x)}, {ctx.ptr(y)});"
+    return Lowered(steps=[Call(lambda p: text)])
+
+
+def cast(ctx: Ctx) -> Lowered:
+    if ctx.node.attrs["to"] != ctx.dtype(ctx.node.inputs[0]):
+        raise unsupported(ctx.node, f"Cast to {ctx.node.attrs['to']}")
+    return copy(ctx)

@@ -1,0 +1,114 @@
+"""generate_main: the program that runs every model of a ROM and prints its outputs.
+
+main() initialises the platform, then for each model in order: loads its inputs
+(assets "<symbol>.in.<k>") into the one shared static arena at the planned input
+offsets, runs it timed with dnn64_ticks, and prints its outputs and ticks in the
+line protocol of dnn64build.codegen.protocol. The arena is sized for the largest
+model and 16-byte aligned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from dnn64build.codegen.cfmt import c_comment, c_string, is_identifier
+from dnn64build.codegen.model import GENERATED
+
+# (symbol, header include name, arena bytes it needs, its metadata)
+ModelEntry = tuple[str, str, int, dict[str, Any]]
+
+# Bytes written over the whole arena before each run when poisoning: the first
+# is a float NaN, the second a huge finite float, so a read of memory the plan
+# did not initialise shows in the outputs or makes two runs differ.
+POISON_BYTES = (0xFF, 0x7F)
+
+_LOAD_INPUT = """\
+/* Read input asset `name` (exactly `size` bytes) to arena + offset. */
+static void load_input(const char *name, uint32_t offset, uint32_t size)
+{
+    dnn64_asset asset = dnn64_asset_get(name);
+    if (asset.size != size) {
+        dnn64_line line;
+        dnn64_line_begin(&line, "input asset has the wrong size: ");
+        dnn64_line_str(&line, name);
+        dnn64_fail(line.text);
+    }
+    dnn64_rom_read(arena + offset, asset.offset, size);
+}
+"""
+
+_POISON = """\
+/* Fill the whole arena with `value`, so reads of unplanned memory show. */
+static void poison_arena(uint8_t value)
+{
+    uint32_t i;
+    for (i = 0; i < (uint32_t)sizeof arena; i++)
+        arena[i] = value;
+}
+"""
+
+_PRINT_TICKS = """\
+/* Print "TICKS <symbol> <n>" for a run that took end - start ticks. */
+static void print_ticks(const char *symbol, uint64_t start, uint64_t end)
+{
+    dnn64_line line;
+    dnn64_line_begin(&line, "TICKS ");
+    dnn64_line_str(&line, symbol);
+    dnn64_line_u64(&line, end - start);
+    dnn64_line_end(&line);
+}
+"""
+
+
+def generate_main(models: Sequence[ModelEntry], *, runs: int = 1, poison: bool = False) -> str:
+    """C source of main() for ``models`` (see ModelEntry), run in order.
+
+    ``runs``: how often each model runs (each run prints its outputs). ``poison``:
+    fill the arena before each run with POISON_BYTES[run % 2].
+    """
+    if not models or runs < 1:
+        raise ValueError("generate_main needs at least one model and one run")
+    symbols = [m[0] for m in models]
+    if len(set(symbols)) != len(symbols) or not all(is_identifier(s) for s in symbols):
+        raise ValueError(f"model symbols must be distinct C identifiers: {symbols}")
+    arena_bytes = max(max(m[2] for m in models), 16)
+    out = [f"/* main.c - runs {', '.join(symbols)}. {GENERATED} */",
+           '#include "dnn64_platform.h"', ""]
+    out += [f'#include "{header}"' for _, header, _, _ in models]
+    out += ["", "/* One arena for every model: the largest one's size. */",
+            f"static uint8_t DNN64_ALIGNED(arena[{arena_bytes}u]);", "", _LOAD_INPUT,
+            *([_POISON] if poison else []), _PRINT_TICKS,
+            "int main(void)", "{", "    uint64_t start, end;", "",
+            "    dnn64_platform_init();",
+            '    dnn64_print_u64("TICKRATE", dnn64_ticks_per_second());']
+    for symbol, _, needed, meta in models:
+        if meta["symbol"] != symbol or needed > arena_bytes:
+            raise ValueError(f"model {symbol}: metadata or arena size does not match")
+        for run in range(runs):
+            out += ["", f"    /* model {symbol} ({c_comment(meta['graph'])}), run {run} */"]
+            if poison:
+                out.append(f"    poison_arena(0x{POISON_BYTES[run % 2]:02X}u);")
+            for entry in meta["inputs"]:
+                out.append(f"    load_input({c_string(entry['asset'])}, {entry['offset']}u, "
+                           f"{entry['bytes']}u);")
+            out += ["    start = dnn64_ticks();", f"    {symbol}_run(arena);",
+                    "    end = dnn64_ticks();"]
+            for k, entry in enumerate(meta["outputs"]):
+                out.append(_print_output(symbol, k, entry))
+            out.append(f"    print_ticks({c_string(symbol)}, start, end);")
+    out += ["", "    dnn64_done();", "    return 0;", "}", ""]
+    return "\n".join(out)
+
+
+def _print_output(symbol: str, k: int, entry: dict[str, Any]) -> str:
+    count = entry["bytes"] // (4 if entry["dtype"] == "float32" else 1)
+    prefix = c_string(f"OUT {symbol} {k}")
+    if entry["dtype"] == "float32":
+        return (f"    dnn64_print_f32_hex({prefix}, (const float *)(arena + "
+                f"{entry['offset']}u), {count}u);")
+    if entry["dtype"] == "int8":
+        return (f"    dnn64_print_i8_hex({prefix}, (const int8_t *)(arena + "
+                f"{entry['offset']}u), {count}u);")
+    raise ValueError(f"model {symbol}: output {entry['name']!r} has dtype {entry['dtype']}, "
+                     "which the line protocol cannot print")

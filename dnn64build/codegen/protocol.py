@@ -1,0 +1,121 @@
+"""The output-line protocol of a dnn64 program, and its exact parser.
+
+Lines a program prints (one model after another, in the order given to
+generate_main; a model run several times repeats its lines once per run):
+
+    TICKRATE <ticks per second>               once, first
+    OUT <symbol> <k> <first index> <words>    output k of the model, in pieces
+    TICKS <symbol> <ticks>                    the run's duration (dnn64_ticks)
+    DNN64-DONE                                last (dnn64_done)
+
+``<words>`` are 8-digit lowercase hex words, at most 8 per line. float32: one word
+per element, its IEEE-754 bit pattern. int8: four elements per word, two hex
+digits each (two's complement) in array order, the last word padded with "00".
+Element indices are flat row-major. Everything is exact: no decimal rounding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+DONE_LINE = "DNN64-DONE"
+FAIL_PREFIX = "DNN64-FAIL"
+
+
+class ProtocolError(ValueError):
+    """The printed lines do not carry the outputs they should (a failed or broken run)."""
+
+
+def _decode(words: list[str], dtype: str) -> np.ndarray:
+    raw = np.array([int(w, 16) for w in words], dtype=np.uint32)
+    if dtype == "float32":
+        return raw.view(np.float32)
+    if dtype == "int8":
+        return raw.astype(">u4").view(np.uint8).view(np.int8)
+    raise ProtocolError(f"no line encoding for dtype {dtype}")
+
+
+def parse_run_outputs(lines: Iterable[str],
+                      metadata: dict[str, Any]) -> list[dict[str, np.ndarray]]:
+    """Every run's outputs of the model ``metadata`` describes, in run order."""
+    symbol = metadata["symbol"]
+    outputs = metadata["outputs"]
+    runs: list[dict[int, dict[int, np.ndarray]]] = []
+    ticks_seen = 0
+    for line in lines:
+        fields = line.split()
+        if fields[:1] == [FAIL_PREFIX]:
+            raise ProtocolError(f"the program failed: {line}")
+        if len(fields) < 2 or fields[1] != symbol:
+            continue
+        if fields[0] == "TICKS":
+            ticks_seen += 1
+        elif fields[0] == "OUT" and len(fields) >= 4:
+            while len(runs) <= ticks_seen:
+                runs.append({})
+            k, start = int(fields[2]), int(fields[3])
+            runs[ticks_seen].setdefault(k, {})[start] = _decode(fields[4:], outputs[k]["dtype"])
+    result = []
+    for pieces in runs:
+        arrays = {}
+        for k, entry in enumerate(outputs):
+            count = int(np.prod(entry["shape"], dtype=np.int64))
+            chunks = pieces.get(k, {})
+            at = 0
+            for start in sorted(chunks):
+                if start != at:
+                    raise ProtocolError(f"{symbol} output {k}: values from {at} are missing")
+                at += chunks[start].size
+            flat = (np.concatenate([chunks[s] for s in sorted(chunks)]) if chunks
+                    else np.zeros(0, dtype=entry["dtype"]))
+            if flat.size < count:
+                raise ProtocolError(f"{symbol} output {k}: got {flat.size} of {count} values")
+            arrays[entry["name"]] = flat[:count].reshape(entry["shape"]).copy()
+        result.append(arrays)
+    return result
+
+
+def parse_outputs(lines: Iterable[str], metadata: dict[str, Any]) -> dict[str, np.ndarray]:
+    """Output name -> array for the model ``metadata`` describes (exact).
+
+    With several runs, returns the last one and raises ProtocolError unless every
+    run printed exactly the same bits. Raises ProtocolError for a failed run or
+    missing values.
+    """
+    runs = parse_run_outputs(list(lines), metadata)
+    if not runs:
+        raise ProtocolError(f"no outputs of model {metadata['symbol']} in the program output")
+    last = runs[-1]
+    for number, run in enumerate(runs[:-1]):
+        for name, array in run.items():
+            if array.tobytes() != last[name].tobytes():
+                raise ProtocolError(f"{metadata['symbol']} output {name!r}: run {number} "
+                                    f"differs from run {len(runs) - 1}")
+    return last
+
+
+def parse_ticks(lines: Iterable[str], symbol: str) -> list[int]:
+    """The TICKS of every run of model ``symbol``."""
+    return [int(f[2]) for f in (line.split() for line in lines)
+            if len(f) == 3 and f[0] == "TICKS" and f[1] == symbol]
+
+
+def parse_tickrate(lines: Iterable[str]) -> int:
+    for line in lines:
+        fields = line.split()
+        if len(fields) == 2 and fields[0] == "TICKRATE":
+            return int(fields[1])
+    raise ProtocolError("no TICKRATE line in the program output")
+
+
+def encode_input(array: np.ndarray, entry: dict[str, Any], big_endian: bool) -> bytes:
+    """The bytes of input asset ``entry`` (a metadata input) holding ``array``."""
+    data = np.asarray(array)
+    if list(data.shape) != list(entry["shape"]):
+        raise ValueError(f"input {entry['name']!r}: shape {list(data.shape)}, "
+                         f"expected {entry['shape']}")
+    order = ">" if big_endian else "<"
+    return np.ascontiguousarray(data, dtype=np.dtype(entry["dtype"]).newbyteorder(order)).tobytes()

@@ -1,0 +1,61 @@
+"""``dnn64build build``: build targets, then say what happened in one line."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dnn64build.errors import UserError
+from dnn64build.graph.runner import NinjaResult, refresh_graph, run_ninja, workspace_lock
+from dnn64build.workspace.query import select
+from dnn64build.workspace.root import OUTPUT_BASE, find_root
+
+
+@dataclass
+class BuildOutcome:
+    root: Path
+    index: dict[str, Any]
+    labels: list[str]
+    result: NinjaResult
+
+
+def build(
+    patterns: list[str],
+    *,
+    group: str = "",
+    cwd: Path | None = None,
+    jobs: int | None = None,
+    verbose: bool = False,
+    quiet_summary: bool = False,
+) -> BuildOutcome:
+    """Build the targets matching ``patterns`` (their ``group`` outputs); raise on failure."""
+    root = find_root(cwd or Path.cwd())
+    with workspace_lock(root / OUTPUT_BASE):
+        index = refresh_graph(root)
+        targets = index["targets"]
+        labels = select(patterns, targets)
+        phony = [targets[t]["groups"][group] for t in labels if group in targets[t]["groups"]]
+        if not phony:
+            raise UserError(
+                f"nothing to build: {', '.join(labels)} "
+                f"{'has' if len(labels) == 1 else 'have'} no {group or 'default'} outputs"
+            )
+        needed = set().union(*(targets[t]["actions"][group] for t in labels
+                               if group in targets[t]["groups"]))
+        result = run_ninja(root, phony, jobs=jobs, verbose=verbose)
+    if not quiet_summary or not result.ok:
+        _summary(len(phony), len(needed), result)
+    if not result.ok:
+        raise UserError("build failed (see the error above)")
+    return BuildOutcome(root, index, labels, result)
+
+
+def _summary(n_targets: int, n_actions: int, result: NinjaResult) -> None:
+    status = "Build succeeded" if result.ok else "Build FAILED"
+    print(
+        f"{status}: {n_targets} target{'s' if n_targets != 1 else ''}, "
+        f"{result.ran} action{'s' if result.ran != 1 else ''} run, "
+        f"{n_actions - result.ran} up to date, {result.seconds:.2f}s",
+        flush=True,
+    )

@@ -1,0 +1,44 @@
+"""``dnn64build plan`` (a model's memory plan) and ``plan-buffers`` (a standalone problem)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dnn64build.commands.build import build
+from dnn64build.errors import UserError
+from dnn64build.workspace.labels import parse_label
+from dnn64build.workspace.root import OUTPUT_BASE
+
+
+def plan_command(target: str, *, as_json: bool) -> int:
+    outcome = build([target], group="plan", quiet_summary=as_json)
+    if len(outcome.labels) != 1:
+        raise UserError(f"{target!r} names {len(outcome.labels)} targets; plan takes one model")
+    index = outcome.index["targets"][outcome.labels[0]]
+    if index["rule"] != "n64_model":
+        raise UserError(f"{outcome.labels[0]} is an {index['rule']}, not an n64_model")
+    plan_dir = _plan_dir(outcome.root, outcome.labels[0])
+    if as_json:
+        print((plan_dir / "plan.json").read_text(), end="")
+    else:
+        print((plan_dir / "report.txt").read_text(), end="")
+        print(f"memory timeline: {plan_dir / 'timeline.svg'}")
+    return 0
+
+
+def plan_buffers_command(
+    problem: Path, algorithm: str, capacity: int | None, output: Path | None
+) -> int:
+    from dnn64build.planner.csvio import plan_buffers_csv
+
+    if not problem.is_file():
+        raise UserError(f"no such problem file: {problem}")
+    out = output or problem.with_suffix(".out.csv")
+    result = plan_buffers_csv(problem, out, algorithm, capacity)
+    print(result.summary())
+    print(f"wrote {out}")
+    return 0
+
+
+def _plan_dir(root: Path, label: str) -> Path:
+    return root / OUTPUT_BASE / "bin" / parse_label(label).path / "plan"

@@ -1,0 +1,269 @@
+"""``dnn64build run`` and ``dnn64build test``: build a target, run it on the host or in the
+emulator with given inputs, print (and save) its outputs, compare with references."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dnn64build.commands.build import build
+from dnn64build.errors import UserError
+from dnn64build.rule_helpers import HOST, MODELS_GROUP, REFERENCE_GROUP
+from dnn64build.workspace.root import OUTPUT_BASE
+
+
+@dataclass
+class ModelRun:
+    label: str
+    meta: dict[str, Any]
+    ir: tuple[Path, Path]  # the quantised IR the program was generated from
+    inputs: list[dict[str, np.ndarray]]  # one per sample
+    outputs: list[dict[str, np.ndarray]]  # one per sample
+    ticks: list[int]
+
+    def reference(self) -> list[dict[str, np.ndarray]]:
+        """The outputs of the numpy reference executor on the same IR and inputs."""
+        from dnn64build.ir import load_graph
+        from dnn64build.quant import run_int8
+
+        graph = load_graph(*self.ir)
+        return [run_int8(graph, sample) for sample in self.inputs]
+
+    @property
+    def integer(self) -> bool:
+        """Whether the model computes in int8 (its outputs must then be bit-exact)."""
+        tensors = json.loads(self.ir[0].read_text())["tensors"]
+        return any(t["dtype"] == "int8" for t in tensors.values())
+
+
+def run_command(
+    target: str, *, platform: str, input_path: Path | None, output_path: Path | None,
+    timeout: float,
+) -> int:
+    label, runs, tickrate = run_target(target, platform=platform, input_path=input_path,
+                                       timeout=timeout)
+    for run in runs:
+        _print_run(run, tickrate, platform)
+        print(f"  vs the reference executor: {_compare_reference(run)}")
+    if platform == "emulator":
+        _, host_runs, _ = run_target(label, platform=HOST, input_path=input_path,
+                                     timeout=timeout, quiet=True)
+        for run, host in zip(runs, host_runs, strict=True):
+            print(f"  vs the host build: {_compare(run.outputs, host.outputs, 1e-5, True)}")
+    if output_path:
+        _save(output_path, runs)
+        print(f"wrote {output_path}")
+    return 0
+
+
+def test_command(patterns: list[str], *, platform: str, timeout: float) -> int:
+    """Run every matching model with ``test:`` inputs; compare with its expected outputs."""
+    from dnn64build.graph.runner import refresh_graph, workspace_lock
+    from dnn64build.workspace.query import select
+    from dnn64build.workspace.root import find_root
+
+    root = find_root(Path.cwd())
+    with workspace_lock(root / OUTPUT_BASE):
+        targets = refresh_graph(root)["targets"]
+    chosen = [t for t in select(patterns, targets) if targets[t].get("test")]
+    if not chosen:
+        raise UserError("no matching target declares test inputs (a 'test:' attribute)")
+    failures = 0
+    for label in chosen:
+        test = targets[label]["test"]
+        _, runs, _ = run_target(label, platform=platform, input_path=root / test["inputs"],
+                                timeout=timeout, quiet=True)
+        verdicts = []
+        for run in runs:
+            verdicts.append(("reference executor", _compare_reference(run)))
+            if "outputs" in test:
+                with np.load(root / test["outputs"]) as expected:
+                    verdicts.append(("expected outputs", _compare(
+                        run.outputs, _split_samples(dict(expected), run), 1e-4,
+                        run.integer)))
+        ok = all(v.startswith("match") for _, v in verdicts)
+        failures += not ok
+        details = "; ".join(f"{what}: {verdict}" for what, verdict in verdicts)
+        if "labels" in test:
+            with np.load(root / test["inputs"]) as data:
+                details += f"; top-1 accuracy {_accuracy(runs[0], data[test['labels']]):.2%}"
+        print(f"{'PASSED' if ok else 'FAILED'} {label} ({platform}): {details}")
+    print(f"{len(chosen) - failures} passed, {failures} failed")
+    return 1 if failures else 0
+
+
+def run_target(
+    target: str, *, platform: str, input_path: Path | None, timeout: float, quiet: bool = False,
+) -> tuple[str, list[ModelRun], int]:
+    """Build ``target`` for ``platform``, run it once over every input sample."""
+    from dnn64build.codegen.protocol import (
+        encode_input,
+        parse_run_outputs,
+        parse_tickrate,
+        parse_ticks,
+    )
+
+    group = HOST if platform == HOST else ""
+    outcome = build([target], group=group, quiet_summary=quiet)
+    if len(outcome.labels) != 1:
+        raise UserError(f"{target!r} names {len(outcome.labels)} targets; run takes one")
+    label = outcome.labels[0]
+    entry = outcome.index["targets"][label]
+    out_dir = outcome.root / OUTPUT_BASE
+    files = [out_dir / f for f in entry["outputs"][group]]
+    if platform != HOST and not any(f.suffix == ".z64" for f in files):
+        raise UserError(f"{label} is built with toolchain host: it has no ROM to emulate",
+                        hint="use --platform host, or set toolchain: bare")
+    metas = [json.loads((out_dir / f).read_text()) for f in entry["outputs"][MODELS_GROUP]]
+    arrays = _load_inputs(input_path, metas)
+    big_endian = platform != HOST
+    new_assets = {
+        spec["asset"]: b"".join(encode_input(sample, spec, big_endian) for sample in samples)
+        for meta in metas for spec, samples in zip(meta["inputs"], arrays[meta["symbol"]],
+                                                   strict=True)
+    }
+    lines = _execute(files, new_assets, platform, timeout)
+    irs = [out_dir / f for f in entry["outputs"][REFERENCE_GROUP]]
+    runs = [
+        ModelRun(
+            model_label, meta, (irs[2 * k], irs[2 * k + 1]),
+            [{spec["name"]: samples[i] for spec, samples in
+              zip(meta["inputs"], arrays[meta["symbol"]], strict=True)}
+             for i in range(len(arrays[meta["symbol"]][0]))],
+            parse_run_outputs(lines, meta), parse_ticks(lines, meta["symbol"]),
+        )
+        for k, (model_label, meta) in enumerate(
+            zip(_model_labels(outcome.index, label), metas, strict=True))
+    ]
+    return label, runs, parse_tickrate(lines)
+
+
+def _execute(files: list[Path], assets: dict[str, bytes], platform: str,
+             timeout: float) -> list[str]:
+    from dnn64build.emulator.host import run_host
+    from dnn64build.emulator.mupen64plus import run_rom
+    from dnn64build.rom.repack import repack_image, repack_rom
+
+    with tempfile.TemporaryDirectory(prefix="dnn64run") as tmp:
+        if platform == HOST:
+            program = next(f for f in files if f.suffix != ".img")
+            image = Path(tmp) / "inputs.img"
+            image.write_bytes(repack_image(next(f for f in files if f.suffix == ".img")
+                                           .read_bytes(), assets))
+            return list(run_host(program, image, timeout=timeout).lines)
+        rom = Path(tmp) / "run.z64"
+        rom.write_bytes(repack_rom(next(f for f in files if f.suffix == ".z64").read_bytes(),
+                                   assets))
+        return list(run_rom(rom, timeout=timeout).lines)
+
+
+def _model_labels(index: dict[str, Any], label: str) -> list[str]:
+    entry = index["targets"][label]
+    return entry["deps"] if entry["deps"] else [label]
+
+
+def _load_inputs(path: Path | None, metas: list[dict[str, Any]]) -> dict[str, list[np.ndarray]]:
+    """Per model symbol, per input: an array of samples ([samples, *shape]).
+
+    The .npz is keyed by the ONNX input names; an array of exactly the input's shape is one
+    sample, one with an extra leading axis holds several. Without a file, zeros."""
+    given: dict[str, np.ndarray] = {}
+    if path is not None:
+        if not path.is_file():
+            raise UserError(f"no such input file: {path}")
+        with np.load(path) as npz:
+            given = {k: npz[k] for k in npz.files}
+    result: dict[str, list[np.ndarray]] = {}
+    counts = set()
+    for meta in metas:
+        per_input = []
+        for spec in meta["inputs"]:
+            shape = tuple(spec["shape"])
+            if path is None:
+                array = np.zeros((1, *shape), dtype=spec["dtype"])
+            elif spec["name"] not in given:
+                raise UserError(f"{path}: no array named {spec['name']!r}",
+                                hint=f"the model's inputs: {[s['name'] for s in meta['inputs']]}")
+            else:
+                array = np.asarray(given[spec["name"]], dtype=spec["dtype"])
+                if array.shape == shape:
+                    array = array[None]
+                elif shape[0] == 1 and array.shape[1:] == shape[1:]:  # samples as the batch
+                    array = array[:, None]
+                elif array.shape[1:] != shape:
+                    raise UserError(
+                        f"{path}: {spec['name']!r} has shape {list(array.shape)}; the model "
+                        f"takes {list(shape)} (or [samples, {', '.join(map(str, shape))}])"
+                    )
+            counts.add(len(array))
+            per_input.append(array)
+        result[meta["symbol"]] = per_input
+    if len(counts) > 1:
+        raise UserError(f"{path}: inputs have different sample counts {sorted(counts)}")
+    return result
+
+
+def _split_samples(arrays: dict[str, np.ndarray], run: ModelRun) -> list[dict[str, np.ndarray]]:
+    shapes = {o["name"]: tuple(o["shape"]) for o in run.meta["outputs"]}
+    n = len(run.outputs)
+    return [
+        {k: (v if v.shape == shapes[k] and n == 1 else v[i]) for k, v in arrays.items()
+         if k in shapes}
+        for i in range(n)
+    ]
+
+
+def _compare_reference(run: ModelRun) -> str:
+    """int8 models must match the integer reference bit for bit; fp32 ones within 1e-4 of
+    the output scale (the C and numpy float kernels sum in different orders)."""
+    return _compare(run.outputs, run.reference(), 1e-4, run.integer)
+
+
+def _compare(got: list[dict[str, np.ndarray]], want: list[dict[str, np.ndarray]],
+             tolerance: float, exact: bool) -> str:
+    """'match (...)' or 'MISMATCH (...)' over every sample and output: equal bits when
+    ``exact``, else a max error within ``tolerance`` of the output's scale."""
+    worst = 0.0
+    for got_sample, want_sample in zip(got, want, strict=True):
+        for name, value in got_sample.items():
+            ref = np.asarray(want_sample[name], dtype=np.float64)
+            err = float(np.abs(value.astype(np.float64) - ref).max())
+            if exact and value.tobytes() != np.asarray(want_sample[name], value.dtype).tobytes():
+                return f"MISMATCH (output {name!r} is not bit-exact: differs by up to {err:g})"
+            worst = max(worst, err / max(float(np.abs(ref).max()), 1e-12))
+    if worst > tolerance:
+        return f"MISMATCH (max error {worst:.3g} of the output scale > {tolerance:g})"
+    return "match (bit-exact)" if worst == 0 else f"match (max error {worst:.3g} of output scale)"
+
+
+def _accuracy(run: ModelRun, labels: np.ndarray) -> float:
+    name = run.meta["outputs"][0]["name"]  # a classifier's logits
+    predicted = np.array([o[name].reshape(-1).argmax() for o in run.outputs])
+    return float((predicted == np.asarray(labels).reshape(-1)[: len(predicted)]).mean())
+
+
+def _print_run(run: ModelRun, tickrate: int, platform: str) -> None:
+    per_sample = np.mean(run.ticks) if run.ticks else 0
+    unit = "ticks (CP0 Count)" if platform != HOST else "ns"
+    print(f"{run.label}: {len(run.outputs)} sample(s), {per_sample:.0f} {unit} per inference "
+          f"({per_sample / tickrate * 1e3:.3f} ms)")
+    last = run.outputs[-1]
+    for name, value in last.items():
+        flat = value.reshape(-1)
+        preview = " ".join(f"{v:.6g}" for v in flat[:8]) + (" ..." if flat.size > 8 else "")
+        print(f"  {name} {list(value.shape)} {value.dtype}: {preview}")
+
+
+def _save(path: Path, runs: list[ModelRun]) -> None:
+    arrays = {}
+    for run in runs:
+        for name in run.outputs[0]:
+            key = name if len(runs) == 1 else f"{run.label}/{name}"
+            stacked = np.stack([o[name] for o in run.outputs])
+            arrays[key] = stacked[0] if len(run.outputs) == 1 else stacked
+    np.savez(path, **arrays)

@@ -1,0 +1,15 @@
+"""Run built programs: ROMs in mupen64plus, host builds natively."""
+
+from dnn64build.emulator.host import run_host
+from dnn64build.emulator.mupen64plus import emulator_argv, run_rom
+from dnn64build.emulator.output import DONE_LINE, FAIL_PREFIX, RunResult, parse_hex_dump
+
+__all__ = [
+    "DONE_LINE",
+    "FAIL_PREFIX",
+    "RunResult",
+    "emulator_argv",
+    "parse_hex_dump",
+    "run_host",
+    "run_rom",
+]

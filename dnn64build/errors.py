@@ -1,0 +1,28 @@
+"""The one exception type for errors a user can cause.
+
+A ``UserError`` is printed as one clear message (no traceback) and makes the
+command exit non-zero. Anything else that escapes is a bug in dnn64build and is
+reported as such.
+"""
+
+from __future__ import annotations
+
+
+class UserError(Exception):
+    """An error in the user's input: manifest, label, model, data or environment.
+
+    ``where`` names the file (with ``:line:col`` when known) or target; ``hint``
+    says what to do about it.
+    """
+
+    def __init__(self, message: str, *, where: str | None = None, hint: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.where = where
+        self.hint = hint
+
+    def __str__(self) -> str:
+        text = f"{self.where}: {self.message}" if self.where else self.message
+        if self.hint:
+            text += f"\n  hint: {self.hint}"
+        return text

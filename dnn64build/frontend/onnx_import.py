@@ -1,0 +1,261 @@
+"""import_onnx: an ONNX file -> a verified IR Graph (no optimisation; see passes).
+
+Steps: load and check the model, convert its opset into the supported range, bind
+dynamic input dims from ``input_shapes``, resolve static shapes, then translate every
+node into an IR node with canonical attributes. Constant parameter inputs are absorbed
+into attributes; computed ones stay as inputs for the constant-folding pass.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import numpy_helper, version_converter
+
+from dnn64build.errors import UserError
+from dnn64build.frontend.evaluate import canonical_attrs, constant_value, param_names
+from dnn64build.frontend.normalize import SUPPORTED_OPS, Unsupported
+from dnn64build.frontend.shapes import ShapeInferenceError, TensorType, resolve_types
+from dnn64build.ir.graph import Graph, Node, Tensor
+from dnn64build.ir.params import PARAM_INPUTS
+from dnn64build.ir.verify import verify
+
+MIN_OPSET, MAX_OPSET = 11, 21
+TARGET_OPSET = 17  # what models outside [MIN_OPSET, MAX_OPSET] are converted to
+_HINT = "supported operators: " + ", ".join(SUPPORTED_OPS)
+
+
+def import_model(model: onnx.ModelProto, input_shapes: dict[str, list[int]] | None = None,
+                 *, where: str, name: str) -> Graph:
+    """A float ONNX model, loaded and checked by ``load_onnx``, as an IR graph with static
+    shapes. ``input_shapes`` binds dynamic input dims (e.g. the batch) by input name;
+    ``name`` names the graph when the model does not. Raises UserError for an unsupported
+    operator or attribute, or a shape that cannot be resolved."""
+    model, opset = _convert_opset(model, where)
+    _check_outputs(model, where)
+    _bind_inputs(model, input_shapes or {}, where)
+    try:
+        types = resolve_types(model, opset)
+    except ShapeInferenceError as exc:
+        raise UserError(f"malformed model: shape inference failed: {exc}", where=where) from exc
+    graph = _Builder(model, types, opset, where).build(model.graph.name or name)
+    verify(graph)
+    return graph
+
+
+def load_onnx(path: str | os.PathLike) -> onnx.ModelProto:
+    """Read and check an ONNX file; UserError if it is missing or malformed."""
+    where = str(path)
+    if not Path(path).is_file():
+        raise UserError("ONNX model file not found", where=where)
+    try:
+        model = onnx.load(os.fspath(path))
+    except Exception as exc:  # protobuf raises several unrelated types
+        raise UserError(f"not a readable ONNX model: {exc}", where=where) from exc
+    try:
+        onnx.checker.check_model(model)
+    except onnx.checker.ValidationError as exc:
+        first = str(exc).strip().splitlines()[0]
+        raise UserError(f"malformed ONNX model: {first}", where=where) from exc
+    return model
+
+
+def _default_opset(model: onnx.ModelProto) -> int:
+    for entry in model.opset_import:
+        if entry.domain in ("", "ai.onnx"):
+            return entry.version
+    return 1
+
+
+def _convert_opset(model: onnx.ModelProto, where: str) -> tuple[onnx.ModelProto, int]:
+    opset = _default_opset(model)
+    if MIN_OPSET <= opset <= MAX_OPSET:
+        return model, opset
+    try:
+        converted = version_converter.convert_version(model, TARGET_OPSET)
+    except Exception as exc:
+        raise UserError(f"cannot convert the model from opset {opset} to {TARGET_OPSET}: {exc}",
+                        where=where,
+                        hint=f"export the model with an opset from {MIN_OPSET} to {MAX_OPSET}"
+                        ) from exc
+    return converted, TARGET_OPSET
+
+
+def _check_outputs(model: onnx.ModelProto, where: str) -> None:
+    produced = {name for node in model.graph.node if node.op_type != "Constant"
+                for name in node.output}
+    for vi in model.graph.output:
+        if vi.name not in produced:
+            raise UserError(f"graph output {vi.name!r} is not computed by any node",
+                            where=where, hint="outputs that are inputs or constants are not "
+                            "supported; remove them from the model's outputs")
+
+
+def _bind_inputs(model: onnx.ModelProto, input_shapes: dict[str, list[int]], where: str) -> None:
+    """Give every graph input a static shape; clear output/value_info shapes (re-inferred)."""
+    inits = {init.name for init in model.graph.initializer}
+    inputs = [vi for vi in model.graph.input if vi.name not in inits]
+    names = [vi.name for vi in inputs]
+    for name in input_shapes:
+        if name not in names:
+            raise UserError(f"input_shapes names {name!r}, which is not a model input",
+                            where=where, hint=f"the model's inputs are: {', '.join(names)}")
+    for vi in inputs:
+        dims = vi.type.tensor_type.shape.dim
+        declared = [d.dim_value if d.HasField("dim_value") else None for d in dims]
+        wanted = input_shapes.get(vi.name)
+        if wanted is not None:
+            wanted = [int(d) for d in wanted]
+            if len(wanted) != len(declared) or any(
+                    d is not None and d != w for d, w in zip(declared, wanted, strict=False)):
+                raise UserError(f"input {vi.name!r}: input_shapes gives {wanted}, the model "
+                                f"declares {_dims_text(dims)}", where=where)
+        elif None in declared or not vi.type.tensor_type.HasField("shape"):
+            raise UserError(f"input {vi.name!r} has dynamic shape {_dims_text(dims)}",
+                            where=where,
+                            hint=f"bind it with input_shapes, e.g. {{{vi.name!r}: [1, ...]}}")
+        else:
+            wanted = declared
+        shape = vi.type.tensor_type.shape
+        del shape.dim[:]
+        for d in wanted:
+            shape.dim.add().dim_value = d
+    for vi in model.graph.output:
+        vi.type.tensor_type.ClearField("shape")
+    del model.graph.value_info[:]
+
+
+def _dims_text(dims) -> str:
+    return "[" + ", ".join(str(d.dim_value) if d.HasField("dim_value") else (d.dim_param or "?")
+                           for d in dims) + "]"
+
+
+class _Builder:
+    """Translates the ONNX nodes one by one into a Graph."""
+
+    def __init__(self, model: onnx.ModelProto, types: dict[str, TensorType], opset: int,
+                 where: str):
+        self.model = model
+        self.types = types
+        self.opset = opset
+        self.where = where
+        self.graph = Graph(name="", inputs=[], outputs=[], tensors={}, nodes=[])
+        self.node_names: set[str] = set()
+        self.used: set[str] = {name for node in model.graph.node for name in node.input}
+        self.used.update(vi.name for vi in model.graph.output)
+        self.onnx_tensors = self.used | {n for node in model.graph.node for n in node.output}
+
+    def build(self, name: str) -> Graph:
+        g, m = self.graph, self.model.graph
+        g.name = name
+        for init in m.initializer:
+            g.add_constant(init.name, numpy_helper.to_array(init))
+        for vi in m.input:
+            if vi.name not in g.constants:
+                t = self.types[vi.name]
+                g.tensors[vi.name] = Tensor(list(t.shape), t.dtype, "input")
+                g.inputs.append(vi.name)
+        for index, node in enumerate(m.node):
+            self._translate(node, index)
+        for vi in m.output:
+            g.tensors[vi.name].kind = "output"
+            g.outputs.append(vi.name)
+        g.remove_unused()
+        return g
+
+    def _fail(self, node: onnx.NodeProto, problem: str, hint: str | None = _HINT) -> UserError:
+        shapes = [self.types[n].shape if n in self.types else None for n in node.input if n]
+        label = node.name or node.output[0]
+        return UserError(f"node {label!r} (op {node.op_type}, input shapes {shapes}): {problem}",
+                         where=self.where, hint=hint)
+
+    def _translate(self, node: onnx.NodeProto, index: int) -> None:
+        g = self.graph
+        if node.domain not in ("", "ai.onnx") or node.op_type not in SUPPORTED_OPS:
+            domain = f" in domain {node.domain!r}" if node.domain else ""
+            raise self._fail(node, f"unsupported operator {node.op_type!r}{domain}")
+        if node.op_type == "Constant":
+            try:
+                g.add_constant(node.output[0], constant_value(node))
+            except ValueError as exc:
+                raise self._fail(node, str(exc)) from exc
+            return
+        self._check_extra_outputs(node)
+        in_shapes = [self._static(node, name) if name else None for name in node.input]
+        out_shapes = [self._static(node, node.output[0])]
+        params = param_names(node)
+        known = None
+        if all(name in g.constants for name in params.values()):
+            known = {key: g.constants[name] for key, name in params.items()}
+        try:
+            attrs = canonical_attrs(node, in_shapes, out_shapes, self.opset, known)
+        except Unsupported as exc:
+            raise self._fail(node, str(exc), hint=None) from exc
+        op = "Resize" if node.op_type == "Upsample" else node.op_type
+        inputs = list(node.input)
+        if (op in PARAM_INPUTS and known is not None) or op == "Dropout":
+            inputs = inputs[:1]
+        elif node.op_type == "Upsample":
+            inputs = [inputs[0], "", inputs[1], ""]  # Resize's X, roi, scales, sizes
+        name = self._node_name(node.name or f"{op}_{index}")
+        out = node.output[0]
+        t = self.types[out]
+        g.tensors[out] = Tensor(list(t.shape), t.dtype, "activation")
+        if op == "Softmax" and self.opset < 13 and attrs["axis"] != len(in_shapes[0]) - 1:
+            self._legacy_softmax(name, inputs[0], out, attrs["axis"], in_shapes[0])
+            return
+        g.nodes.append(Node(name, op, inputs, [out], attrs))
+
+    def _node_name(self, base: str) -> str:
+        """``base``, made unique among node names (tensor names are another namespace)."""
+        name, index = base, 0
+        while name in self.node_names:
+            index += 1
+            name = f"{base}_{index}"
+        self.node_names.add(name)
+        return name
+
+    def _tensor_name(self, base: str) -> str:
+        """A new tensor name clashing with no ONNX tensor, even one not translated yet."""
+        name, index = base, 0
+        while name in self.onnx_tensors or name in self.graph.tensors:
+            index += 1
+            name = f"{base}_{index}"
+        return name
+
+    def _static(self, node: onnx.NodeProto, name: str) -> list[int]:
+        t = self.types.get(name)
+        if t is None or not t.static:
+            shape = None if t is None else t.shape
+            raise self._fail(node, f"cannot resolve a static shape for tensor {name!r} "
+                             f"(got {shape})",
+                             hint="bind dynamic input dims with input_shapes; shapes must "
+                             "not depend on input values")
+        return list(t.shape)
+
+    def _check_extra_outputs(self, node: onnx.NodeProto) -> None:
+        for k, name in enumerate(node.output[1:], start=2):
+            if name and name in self.used:
+                raise self._fail(node, f"output #{k} ({name!r}) is used, but only the first "
+                                 "output of this operator is supported", hint=None)
+        if node.op_type == "Dropout" and len(node.input) > 2 and node.input[2]:
+            mode = self.graph.constants.get(node.input[2])
+            if mode is None or bool(mode):
+                raise self._fail(node, "training_mode must be a constant false", hint=None)
+
+    def _legacy_softmax(self, name: str, x: str, out: str, axis: int, shape: list[int]) -> None:
+        """Opset < 13 Softmax normalises over all dims from ``axis`` on (as a 2-D matrix)."""
+        g = self.graph
+        flat = [int(np.prod(shape[:axis])), int(np.prod(shape[axis:]))]
+        t_in, t_out = self._tensor_name(f"{name}_2d"), self._tensor_name(f"{name}_2d_out")
+        g.tensors[t_in] = Tensor(flat, g.tensors[out].dtype, "activation")
+        g.tensors[t_out] = Tensor(flat, g.tensors[out].dtype, "activation")
+        g.nodes.append(Node(self._node_name(f"{name}_flatten"), "Reshape", [x], [t_in],
+                            {"shape": flat}))
+        g.nodes.append(Node(name, "Softmax", [t_in], [t_out], {"axis": 1}))
+        g.nodes.append(Node(self._node_name(f"{name}_unflatten"), "Reshape", [t_out], [out],
+                            {"shape": list(shape)}))
+

@@ -1,0 +1,92 @@
+"""The build graph as objects: actions with named inputs and outputs, validated before
+anything is written.
+
+Paths are ninja paths: relative to the output base (where ninja runs) for
+generated files, ``../``-relative for workspace sources, absolute for the
+tool's own files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from graphlib import CycleError, TopologicalSorter
+from typing import Any
+
+from dnn64build.workspace.labels import Label
+
+
+class GraphBug(Exception):
+    """An inconsistent graph produced by a rule: a bug in that rule, not a user error."""
+
+
+@dataclass(frozen=True)
+class Action:
+    """One run of one stage: ``python -m dnn64build.stages STAGE --config ... --in/--out``."""
+
+    stage: str
+    label: Label | None  # None for shared actions
+    key: str  # tells apart several actions of one stage in one target
+    inputs: Mapping[str, tuple[str, ...]]
+    outputs: Mapping[str, str]
+    config_path: str
+    config: Mapping[str, Any]
+    progress: str
+    implicit: tuple[str, ...] = field(default=())  # the stage's own source files
+
+    @property
+    def id(self) -> str:
+        owner = str(self.label) if self.label else "shared"
+        return f"{owner}#{self.stage}:{self.key}"
+
+    def all_inputs(self) -> list[str]:
+        return sorted({p for paths in self.inputs.values() for p in paths})
+
+
+class BuildGraph:
+    def __init__(self) -> None:
+        self.actions: dict[str, Action] = {}
+        self._producer: dict[str, str] = {}  # output path -> action id
+        self.groups: dict[str, list[str]] = {}  # phony name -> outputs it builds
+
+    def add(self, action: Action) -> None:
+        if action.id in self.actions:
+            if self.actions[action.id] == action:  # a shared action asked for again
+                return
+            raise GraphBug(f"two different actions named {action.id}")
+        for out in action.outputs.values():
+            if out in self._producer:
+                raise GraphBug(f"{out} is produced by both {self._producer[out]} and {action.id}")
+            self._producer[out] = action.id
+        self.actions[action.id] = action
+
+    def add_group(self, name: str, outputs: Iterable[str]) -> None:
+        """Name ``outputs`` (kept in the given order: commands read them in that order)."""
+        self.groups[name] = list(dict.fromkeys(outputs))
+
+    def producers(self, outputs: Iterable[str]) -> set[str]:
+        """Ids of every action needed to build ``outputs`` (transitively)."""
+        needed: set[str] = set()
+        stack = [self._producer[o] for o in outputs if o in self._producer]
+        while stack:
+            action_id = stack.pop()
+            if action_id in needed:
+                continue
+            needed.add(action_id)
+            for path in self.actions[action_id].all_inputs():
+                if path in self._producer:
+                    stack.append(self._producer[path])
+        return needed
+
+    def validate(self) -> None:
+        """Reject cycles between actions (a rule bug: target cycles are caught earlier)."""
+        order = TopologicalSorter(
+            {
+                a.id: {self._producer[p] for p in a.all_inputs() if p in self._producer}
+                for a in self.actions.values()
+            }
+        )
+        try:
+            tuple(order.static_order())
+        except CycleError as e:
+            raise GraphBug(f"actions form a cycle: {' -> '.join(e.args[1])}") from None

@@ -1,0 +1,132 @@
+"""Run ninja for a workspace: one build at a time, regenerating the graph first,
+streaming progress and ending with a one-line summary."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dnn64build.errors import UserError
+from dnn64build.workspace.root import OUTPUT_BASE, TARGET_INDEX
+
+_STATUS = re.compile(r"^\[(\d+)/(\d+)\] ")
+_LOCK = ".lock"
+
+
+def ninja_binary() -> str:
+    """The ninja from the PyPI package (or $DNN64_NINJA)."""
+    override = os.environ.get("DNN64_NINJA")
+    if override is not None:
+        if not shutil.which(override):
+            raise UserError(f"ninja not found: $DNN64_NINJA is {override!r}",
+                            hint="unset DNN64_NINJA to use the ninja Python package")
+        return override
+    try:
+        import ninja
+    except ImportError:
+        ninja = None
+    candidate = Path(ninja.BIN_DIR) / "ninja" if ninja else None
+    if candidate and candidate.exists():
+        return str(candidate)
+    raise UserError("ninja not found", hint="install it with: pip install ninja")
+
+
+@contextmanager
+def workspace_lock(output_base: Path) -> Iterator[None]:
+    """Hold the workspace's build lock; a second build waits for the first."""
+    output_base.mkdir(exist_ok=True)
+    with open(output_base / _LOCK, "a+") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            holder = f.read().strip() or "?"
+            print(f"dnn64build: another build is running in this workspace (pid {holder}); "
+                  "waiting for it to finish...", file=sys.stderr, flush=True)
+            fcntl.flock(f, fcntl.LOCK_EX)
+        f.seek(0)
+        f.truncate()
+        f.write(str(os.getpid()))
+        f.flush()
+        try:
+            yield
+        finally:
+            f.truncate(0)
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def refresh_graph(root: Path) -> dict[str, Any]:
+    """Make build.ninja current (ninja's generator rule does the work when it exists) and
+    return the target index. Call with the lock held."""
+    out = root / OUTPUT_BASE
+    fresh = (out / "build.ninja").exists() and (out / TARGET_INDEX).exists()
+    if fresh:
+        proc = subprocess.run(
+            [ninja_binary(), "build.ninja"], cwd=out, capture_output=True, text=True
+        )
+        # A deleted package directory or BUILD.yaml is an input ninja can no longer stat:
+        # regenerate from scratch instead.
+        fresh = "missing and no known rule to make it" not in proc.stderr
+        if fresh and proc.returncode != 0:
+            # The regeneration failed: its own error message is the one worth showing.
+            message = "\n".join(
+                line.removeprefix("ERROR: ") for line in proc.stderr.splitlines()
+                if line and not line.startswith("ninja: ")
+            ) or proc.stdout.strip()
+            raise UserError(message)
+    if not fresh:
+        from dnn64build.graph.generate import generate  # heavy imports: only when needed
+
+        generate(root)
+    return json.loads((out / TARGET_INDEX).read_text())
+
+
+@dataclass
+class NinjaResult:
+    ran: int
+    needed: int
+    seconds: float
+    ok: bool
+
+
+def run_ninja(
+    root: Path, phony: Sequence[str], *, jobs: int | None = None, verbose: bool = False
+) -> NinjaResult:
+    """Build ``phony`` targets, streaming ninja's progress lines. Call with the lock held."""
+    argv = [ninja_binary()]
+    if jobs:
+        argv += ["-j", str(jobs)]
+    if verbose:
+        argv.append("-v")
+    env = {**os.environ, "NINJA_STATUS": "[%f/%t] "}
+    start = time.monotonic()
+    ran = needed = 0
+    skip_command = False
+    with subprocess.Popen(
+        [*argv, *phony], cwd=root / OUTPUT_BASE, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True, env=env, bufsize=1,
+    ) as proc:
+        assert proc.stdout
+        for line in proc.stdout:
+            if m := _STATUS.match(line):
+                ran, needed = int(m[1]), int(m[2])
+            if skip_command:  # ninja echoes a failed action's full command line: noise
+                skip_command = False
+                continue
+            skip_command = line.startswith("FAILED: ") and not verbose
+            if line.startswith(("ninja: no work to do", "ninja: build stopped")):
+                continue
+            sys.stdout.write(line)
+            sys.stdout.flush()
+    return NinjaResult(ran, needed, time.monotonic() - start, proc.returncode == 0)

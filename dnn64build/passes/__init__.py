@@ -1,0 +1,54 @@
+"""Graph optimisation passes, run in a fixed order, each switchable by name.
+
+| name             | what it does                                                       |
+|------------------|--------------------------------------------------------------------|
+| fold_constants   | evaluates nodes whose inputs are constant (shape sub-graphs),       |
+|                  | absorbs constant parameter inputs into attributes                  |
+| remove_identity  | removes Identity and Dropout                                       |
+| fold_batchnorm   | folds BatchNormalization into the preceding Conv/ConvTranspose/Gemm;|
+|                  | a BN elsewhere becomes a per-channel Mul + Add                     |
+| fuse_activation  | fuses Relu/Clip/LeakyRelu/HardSwish/HardSigmoid/Sigmoid/Tanh,       |
+|                  | x*sigmoid(x) (SiLU), x*hardsigmoid(x) (HardSwish) into the preceding|
+|                  | Conv/ConvTranspose/Gemm                                            |
+| mark_views       | marks Reshape/Flatten/Squeeze/Unsqueeze/Identity and size-1        |
+|                  | Transposes as views (attr "view": true): output aliases input      |
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from dnn64build.ir.graph import Graph
+from dnn64build.ir.verify import verify
+from dnn64build.passes.fold_batchnorm import fold_batchnorm
+from dnn64build.passes.fold_constants import fold_constants
+from dnn64build.passes.fuse_activation import fuse_activation
+from dnn64build.passes.mark_views import mark_views
+from dnn64build.passes.remove_identity import remove_identity
+
+Pass = Callable[[Graph], Graph]
+
+PASSES: dict[str, Pass] = {
+    "fold_constants": fold_constants,
+    "remove_identity": remove_identity,
+    "fold_batchnorm": fold_batchnorm,
+    "fuse_activation": fuse_activation,
+    "mark_views": mark_views,
+}
+
+
+def optimize(graph: Graph, disabled: set[str] | frozenset[str] = frozenset()) -> Graph:
+    """Run every pass not named in ``disabled``, in order; returns a new graph."""
+    unknown = set(disabled) - set(PASSES)
+    if unknown:
+        raise ValueError(f"unknown pass name(s) {sorted(unknown)}; passes: {list(PASSES)}")
+    graph = graph.copy()
+    for name, run_pass in PASSES.items():
+        if name not in disabled:
+            graph = run_pass(graph)
+            graph.remove_unused()
+            verify(graph)
+    return graph
+
+
+__all__ = ["PASSES", "optimize"]

@@ -1,0 +1,166 @@
+"""Standalone problem files: read ``id,lower,upper,size[,alignment]`` CSV (half-open
+lifetimes), plan it, write the same rows with an ``offset`` column added.
+
+``plan_buffers_csv`` is what ``dnn64build plan-buffers`` calls.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from dnn64build.errors import UserError
+from dnn64build.planner.allocate import ALGORITHMS, DEFAULT_TIME_BUDGET_S, Trial, allocate
+from dnn64build.planner.problem import DEFAULT_ALIGNMENT, Buffer, Problem, lower_bound
+
+REQUIRED = ("id", "lower", "upper", "size")
+OPTIONAL = ("alignment", "offset")  # an input "offset" column is ignored and rewritten
+
+
+@dataclass(frozen=True)
+class CsvPlanResult:
+    algorithm: str  # the strategy whose plan was written
+    arena_bytes: int
+    lower_bound_bytes: int
+    outcome: str
+    trials: tuple[Trial, ...]
+    csv_text: str  # what was (or would be) written
+    out_path: Path | None
+
+    def summary(self) -> str:
+        lines = [
+            f"arena {self.arena_bytes} bytes (lower bound {self.lower_bound_bytes}), "
+            f"{self.algorithm}, {self.outcome}"
+        ]
+        for t in self.trials:
+            arena = "-" if t.arena_bytes is None else str(t.arena_bytes)
+            lines.append(f"  {t.algorithm:<20} {arena:>12} bytes {t.seconds:8.3f} s  {t.outcome}")
+        return "\n".join(lines)
+
+
+def read_problem_csv(path: str | os.PathLike[str]) -> Problem:
+    """Parse a problem CSV; UserError with ``file:line`` for anything wrong."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"cannot read problem file: {exc}", where=str(path)) from exc
+    rows = csv.reader(io.StringIO(text))
+    header = next(rows, None)
+    if header is None:
+        raise UserError("empty file; expected a header id,lower,upper,size[,alignment]",
+                        where=f"{path}:1")
+    header = [h.strip() for h in header]
+    unknown = [h for h in header if h not in REQUIRED + OPTIONAL]
+    missing = [h for h in REQUIRED if h not in header]
+    if unknown or missing or len(set(header)) != len(header):
+        raise UserError(
+            f"bad header {','.join(header)!r}"
+            + (f": missing {', '.join(missing)}" if missing else "")
+            + (f": unknown {', '.join(unknown)}" if unknown else ""),
+            where=f"{path}:1",
+            hint="the header must be id,lower,upper,size with an optional alignment column",
+        )
+    buffers: list[Buffer] = []
+    seen: dict[str, int] = {}
+    for row in rows:
+        line = rows.line_num
+        where = f"{path}:{line}"
+        if not row or all(not cell.strip() for cell in row):
+            continue
+        if len(row) != len(header):
+            raise UserError(f"expected {len(header)} fields, found {len(row)}", where=where)
+        cells = {h: cell.strip() for h, cell in zip(header, row, strict=True)}
+        name = cells["id"]
+        if not name:
+            raise UserError("empty id", where=where)
+        if name in seen:
+            raise UserError(f"duplicate id {name!r} (first on line {seen[name]})", where=where)
+        seen[name] = line
+        values = {}
+        for key in ("lower", "upper", "size", "alignment"):
+            if key not in cells:
+                continue
+            try:
+                values[key] = int(cells[key])
+            except ValueError:
+                raise UserError(f"{key} {cells[key]!r} is not an integer", where=where) from None
+            if values[key] < 0:
+                raise UserError(f"{key} {values[key]} is negative", where=where)
+        alignment = values.get("alignment", DEFAULT_ALIGNMENT)
+        if alignment == 0 or alignment & (alignment - 1):
+            raise UserError(f"alignment {alignment} is not a power of two", where=where)
+        if values["lower"] >= values["upper"]:
+            raise UserError(
+                f"empty lifetime [{values['lower']}, {values['upper']})", where=where,
+                hint="lifetimes are half-open: upper must be greater than lower",
+            )
+        buffers.append(Buffer(name, values["lower"], values["upper"], values["size"], alignment))
+    return Problem.of(buffers)
+
+
+def plan_buffers_csv(
+    in_path: str | os.PathLike[str],
+    out_path: str | os.PathLike[str] | None = None,
+    algorithm: str = "auto",
+    capacity: int | None = None,
+    *,
+    time_budget_s: float = DEFAULT_TIME_BUDGET_S,
+) -> CsvPlanResult:
+    """Plan a problem CSV and (if ``out_path``) write it with offsets, atomically.
+
+    Raises UserError for a bad file, an unknown algorithm, or a capacity that
+    the chosen algorithm cannot meet (nothing is written then).
+    """
+    if algorithm not in ALGORITHMS:
+        raise UserError(
+            f"unknown algorithm {algorithm!r}", hint=f"choose one of {', '.join(ALGORITHMS)}"
+        )
+    problem = read_problem_csv(in_path)
+    if capacity is not None and capacity < 0:
+        raise UserError(f"capacity {capacity} is negative")
+    peak = lower_bound(problem)
+    if capacity is not None and peak.bytes > capacity:
+        raise UserError(
+            f"no plan fits {capacity} bytes: {peak.bytes} bytes are live at step {peak.step}",
+            where=str(in_path),
+            hint=f"raise the capacity to at least {peak.bytes}",
+        )
+    allocation = allocate(problem, algorithm, capacity=capacity, time_budget_s=time_budget_s)
+    if allocation.offsets is None:
+        raise UserError(
+            f"{algorithm} found no plan within {capacity} bytes ({allocation.outcome})",
+            where=str(in_path),
+            hint="try --algorithm auto or exact, or raise the capacity",
+        )
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["id", "lower", "upper", "size", "alignment", "offset"])
+    for b in problem.buffers:
+        writer.writerow([b.id, b.lower, b.upper, b.size, b.alignment, allocation.offsets[b.id]])
+    text = out.getvalue()
+    if out_path is not None:
+        write_atomic(Path(out_path), text)
+    return CsvPlanResult(
+        allocation.algorithm, allocation.arena_bytes or 0, allocation.lower_bound_bytes,
+        allocation.outcome, allocation.trials, text,
+        None if out_path is None else Path(out_path),
+    )
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write via a temporary file and rename; leave an identical file untouched."""
+    if path.exists() and path.read_text(encoding="utf-8") == text:
+        return
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise

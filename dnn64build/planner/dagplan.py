@@ -1,0 +1,66 @@
+"""Plan a DAG of ops end to end: schedule, alias groups, allocation, plan.json."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from dnn64build.planner.aliasing import find_aliases
+from dnn64build.planner.allocate import DEFAULT_TIME_BUDGET_S, allocate
+from dnn64build.planner.exact import ExactParams
+from dnn64build.planner.planfile import build_plan, group_problem
+from dnn64build.planner.problem import lower_bound
+from dnn64build.planner.schedule import Dag, lifetimes, schedule
+
+ALL_KINDS = frozenset({"view", "inplace", "concat"})
+
+
+class PlanError(Exception):
+    """No plan fits the capacity (the caller turns this into a UserError)."""
+
+
+def plan_dag(
+    dag: Dag,
+    *,
+    algorithm: str = "auto",
+    scheduler: str = "auto",
+    alignment: int = 16,
+    time_budget_s: float = DEFAULT_TIME_BUDGET_S,
+    capacity: int | None = None,
+    exact_params: ExactParams | None = None,
+    timings: bool = True,
+) -> dict[str, Any]:
+    """plan.json content for ``dag``. The time budget is split: up to a fifth for
+    the schedule search, the rest for allocation."""
+    start = time.perf_counter()
+    sched = schedule(dag, scheduler, alignment=alignment, time_budget_s=time_budget_s / 5)
+    index = {op.name: i for i, op in enumerate(dag.ops)}
+    order = [index[name] for name in sched.order]
+    spans = lifetimes(dag, order)
+    # A copy-free concat makes its output live from its first input's birth;
+    # keep that only when it does not raise the live-bytes bound.
+    candidates = []
+    for kinds in (ALL_KINDS, ALL_KINDS - {"concat"}):
+        aliases = find_aliases(dag, order, spans, alignment, kinds)
+        problem = group_problem(dag.sizes, spans, aliases, alignment)
+        candidates.append((lower_bound(problem).bytes, len(candidates), aliases, problem))
+    _, _, aliases, problem = min(candidates)
+    left = max(time_budget_s - (time.perf_counter() - start), 0.0)
+    allocation = allocate(
+        problem, algorithm, capacity=capacity, time_budget_s=left, exact_params=exact_params
+    )
+    if allocation.offsets is None:
+        raise PlanError(
+            f"no plan within {capacity} bytes ({algorithm}: {allocation.outcome}); "
+            f"the live-bytes lower bound is {allocation.lower_bound_bytes}"
+        )
+    return build_plan(
+        problem=problem,
+        allocation=allocation,
+        sched=sched,
+        sizes=dag.sizes,
+        spans=spans,
+        aliases=aliases,
+        alignment=alignment,
+        timings=timings,
+    )

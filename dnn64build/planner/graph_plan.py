@@ -1,0 +1,103 @@
+"""Plan an IR graph (``dnn64build.ir.Graph``): derive the op DAG, then plan it.
+
+Only activations (graph inputs, node outputs) live in the arena; constants do
+not. A tensor's bytes are ``prod(shape) * dtype size``. Alias kinds per node:
+
+- "view": ``attrs["view"]`` is true, or the op only reinterprets its input
+  (Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout);
+- "inplace": element-wise ops (the output index reads the same input index),
+  over an input of exactly the output's shape and dtype;
+- "concat": a Concat whose inputs are contiguous chunks of the output, i.e.
+  every dimension before the axis is 1.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from dnn64build.errors import UserError
+from dnn64build.planner.allocate import DEFAULT_TIME_BUDGET_S
+from dnn64build.planner.dagplan import PlanError, plan_dag
+from dnn64build.planner.schedule import Dag, Op
+
+if TYPE_CHECKING:
+    from dnn64build.ir import Graph, Node
+
+VIEW_OPS = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"})
+ELEMENTWISE_OPS = frozenset({
+    "Add", "Sub", "Mul", "Div", "Relu", "Clip", "LeakyRelu", "Sigmoid", "Tanh",
+    "HardSigmoid", "HardSwish", "Floor", "Ceil", "BatchNormalization",
+})
+
+
+def tensor_bytes(shape: list[int], dtype: str) -> int:
+    return math.prod(shape) * np.dtype(dtype).itemsize
+
+
+def _alias_kind(node: Node, graph: Graph) -> str:
+    if node.attrs.get("view") is True or node.op in VIEW_OPS:
+        return "view"
+    if node.op in ELEMENTWISE_OPS:
+        return "inplace"
+    if node.op == "Concat" and node.outputs:
+        shape = graph.tensors[node.outputs[0]].shape
+        axis = node.attrs.get("axis", 0) % max(len(shape), 1)
+        return "concat" if math.prod(shape[:axis]) == 1 else ""
+    return ""
+
+
+def _inplace_inputs(node: Node, graph: Graph) -> tuple[str, ...] | None:
+    """Element-wise inputs with the output's exact shape and dtype (a broadcast
+    operand, or a same-size one of another rank, is never overwritten)."""
+    if not node.outputs or node.op not in ELEMENTWISE_OPS:
+        return None
+    out = graph.tensors[node.outputs[0]]
+    return tuple(
+        t for t in node.inputs
+        if t and graph.tensors[t].shape == out.shape and graph.tensors[t].dtype == out.dtype
+    )
+
+
+def dag_from_graph(graph: Graph) -> Dag:
+    sizes = {
+        name: tensor_bytes(t.shape, t.dtype)
+        for name, t in graph.tensors.items()
+        if t.kind != "constant"
+    }
+    ops = tuple(
+        Op(node.name, tuple(t for t in node.inputs if t), tuple(node.outputs),
+           _alias_kind(node, graph), _inplace_inputs(node, graph))
+        for node in graph.nodes
+    )
+    return Dag(ops, sizes, tuple(graph.inputs), tuple(graph.outputs))
+
+
+def plan_graph(
+    graph: Graph,
+    *,
+    algorithm: str = "auto",
+    scheduler: str = "auto",
+    alignment: int = 16,
+    time_budget_s: float = DEFAULT_TIME_BUDGET_S,
+    capacity: int | None = None,
+    timings: bool = True,
+) -> dict[str, Any]:
+    """plan.json content for ``graph`` (see dnn64build.planner.planfile).
+
+    ``timings=False`` leaves the seconds out, so the file only changes when the
+    plan does. Raises UserError when no plan fits ``capacity``.
+    """
+    try:
+        return plan_dag(
+            dag_from_graph(graph), algorithm=algorithm, scheduler=scheduler,
+            alignment=alignment, time_budget_s=time_budget_s, capacity=capacity,
+            timings=timings,
+        )
+    except PlanError as exc:
+        raise UserError(
+            str(exc), where=f"model {graph.name}",
+            hint="use a target with more memory (Expansion Pak), or a smaller model",
+        ) from exc

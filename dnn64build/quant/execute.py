@@ -1,0 +1,41 @@
+"""``run_int8``: the numpy executor of a quantised graph, the bit-exact oracle for codegen.
+
+int8 nodes (``"int8" in attrs``) and the conversion nodes run the integer definitions of
+``dnn64build.quant.int8_ops``; fp32 nodes run the fp32 reference executor's kernels.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dnn64build.ir.graph import Graph
+from dnn64build.ir.reference import run_node
+from dnn64build.quant.int8_ops import INT8_OPS
+
+
+def run_int8(graph: Graph, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Outputs of the quantised ``graph`` for ``inputs`` (name -> array of the input shape)."""
+    values: dict[str, np.ndarray] = dict(graph.constants)
+    for name in graph.inputs:
+        if name not in inputs:
+            raise ValueError(f"missing input {name!r}")
+        array = np.asarray(inputs[name], dtype=graph.tensors[name].dtype)
+        if list(array.shape) != graph.tensors[name].shape:
+            raise ValueError(f"input {name!r}: shape {list(array.shape)}, expected "
+                             f"{graph.tensors[name].shape}")
+        values[name] = array
+    for node in graph.nodes:
+        if "int8" in node.attrs:
+            out = node.outputs[0]
+            result = INT8_OPS[node.op]([values[n] for n in node.inputs if n], node.attrs,
+                                       graph.tensors[out].shape)
+            expected = graph.tensors[out]
+            if list(result.shape) != expected.shape or str(result.dtype) != expected.dtype:
+                raise AssertionError(f"node {node.name!r} ({node.op}): output {out!r} is "
+                                     f"{result.dtype}{list(result.shape)}, IR says "
+                                     f"{expected.dtype}{expected.shape}")
+            values[out] = result
+        else:
+            for name, result in zip(node.outputs, run_node(graph, node, values), strict=False):
+                values[name] = result
+    return {name: values[name] for name in graph.outputs}

@@ -1,0 +1,105 @@
+"""Assemble a bootable .z64: header, IPL3, program slot, asset area, CRCs.
+
+Layout (docs/rom-format.md): 0x0 header, 0x40 IPL3 (0xFC0 bytes), 0x1000 the
+program image (<= 1 MiB, the slot the IPL3 copies to 0x80000400), 0x101000 the
+asset image; zero padding to a multiple of 1 MiB; at most 64 MiB.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import ipl3checksum
+
+from dnn64build.errors import UserError
+from dnn64build.rom import layout
+from dnn64build.rom.header import RomHeader
+
+# The IPL3s whose boot contract (load 1 MiB from 0x1000 to the header's boot
+# address) the program slot assumes.
+_SUPPORTED_CICS = (ipl3checksum.CICKind.CIC_6102_7101,)
+
+
+def read_ipl3(path: Path) -> bytes:
+    """Read and check a user-supplied IPL3 file (exactly 0xFC0 bytes)."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise UserError(f"cannot read IPL3 file: {exc.strerror}", where=str(path)) from exc
+    check_ipl3(data, where=str(path))
+    return data
+
+
+def check_ipl3(ipl3: bytes, where: str | None = None) -> ipl3checksum.CICKind:
+    """Return the CIC kind the checksum must use for this IPL3.
+
+    A known CIC-signed IPL3 other than 6102/7101 is refused (its boot contract
+    differs); an unknown one (e.g. dnn64's own boot stub) gets 6102 CRCs, the
+    seeds mupen64plus assumes for an unknown IPL3.
+    """
+    if len(ipl3) != layout.IPL3_SIZE:
+        raise UserError(
+            f"IPL3 must be exactly {layout.IPL3_SIZE:#x} bytes (ROM 0x40..0x1000), "
+            f"got {len(ipl3):#x}",
+            where=where,
+            hint="pass the boot code only, not a whole ROM",
+        )
+    kind = ipl3checksum.detectCICRaw(bytes(ipl3))
+    if kind is not None and kind not in _SUPPORTED_CICS:
+        raise UserError(
+            f"IPL3 is signed for {kind.name}; only CIC-6102/7101 IPL3s are supported",
+            where=where,
+        )
+    return ipl3checksum.CICKind.CIC_6102_7101
+
+
+def pad_boot_stub(stub: bytes, where: str | None = None) -> bytes:
+    """Zero-pad an assembled boot stub to the IPL3 slot size."""
+    if len(stub) > layout.IPL3_SIZE:
+        raise UserError(f"boot stub is {len(stub)} bytes, over {layout.IPL3_SIZE}", where=where)
+    return stub.ljust(layout.IPL3_SIZE, b"\0")
+
+
+def pack_rom(
+    program: bytes,
+    asset_image: bytes,
+    *,
+    ipl3: bytes,
+    header: RomHeader | None = None,
+    where: str | None = None,
+) -> bytes:
+    """Return the ROM bytes.
+
+    program:     the raw program image (objcopy -O binary), loaded at 0x80000400.
+    asset_image: an asset image (dnn64build.rom.assets.build_asset_image().data).
+    ipl3:        exactly 0xFC0 bytes: the padded dnn64 boot stub or a CIC-6102 IPL3.
+    """
+    header = header or RomHeader()
+    header.validate(where)
+    kind = check_ipl3(ipl3, where)
+    if len(program) > layout.PROGRAM_SLOT_SIZE:
+        raise UserError(
+            f"program image is {len(program)} bytes; the program slot holds "
+            f"{layout.PROGRAM_SLOT_SIZE} (1 MiB)",
+            where=where,
+            hint="move constant data into assets",
+        )
+    end = layout.ASSET_AREA_OFFSET + len(asset_image)
+    size = max(layout.align_up(end, layout.ROM_SIZE_ALIGN), layout.ROM_MIN_SIZE)
+    if size > layout.ROM_MAX_SIZE:
+        raise UserError(
+            f"ROM would be {size / 2**20:.1f} MiB; a cartridge holds at most 64 MiB",
+            where=where,
+            hint="shrink the model (e.g. quantize to int8) or its inputs",
+        )
+    rom = bytearray(size)
+    rom[layout.IPL3_OFFSET : layout.PROGRAM_OFFSET] = ipl3
+    rom[layout.PROGRAM_OFFSET : layout.PROGRAM_OFFSET + len(program)] = program
+    rom[layout.ASSET_AREA_OFFSET : end] = asset_image
+    rom[: layout.HEADER_SIZE] = header.encode()
+    checksum = ipl3checksum.calculateChecksum(bytes(rom), kind)
+    if checksum is None:
+        raise AssertionError("bug: ipl3checksum refused a ROM of valid size")
+    crc1, crc2 = checksum
+    rom[: layout.HEADER_SIZE] = header.encode(crc1, crc2)
+    return bytes(rom)

@@ -1,0 +1,123 @@
+"""Records passed between the built-in rules, and the ROM packing they share.
+
+``n64_model`` packs a ROM holding its one model; ``n64_rom`` packs several
+models into one. Both declare the same actions through ``declare_rom``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from dnn64build.errors import UserError
+from dnn64build.rules_api import RuleContext
+from dnn64build.workspace.labels import Label
+
+HOST = "host"
+MODELS_GROUP = "models"  # the codegen meta.json of each model a ROM runs, in run order
+REFERENCE_GROUP = "reference"  # each model's quantised IR, graph.json then weights.npz
+N64_TOOLCHAINS = ("bare", "libdragon")
+TOOLCHAINS = ("auto", *N64_TOOLCHAINS, HOST)
+
+MEMORY_SCHEMA = {
+    "description": "target RDRAM: 4MiB (stock N64), 8MiB (Expansion Pak) or a byte count",
+    "oneOf": [
+        {"type": "string", "pattern": r"^[0-9]+ ?(B|KiB|MiB)$"},
+        {"type": "integer", "minimum": 65536},
+    ],
+}
+_UNITS = {"B": 1, "KiB": 1024, "MiB": 1024 * 1024}
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """A compiled model, ready to be packed into a ROM."""
+
+    label: Label
+    symbol: str  # C identifier prefix of the model's generated code
+    plan: str  # ninja path of plan.json
+    header: str  # generated model.h
+    meta: str  # codegen's meta.json: arena, staging, inputs and outputs
+    ir: tuple[str, str]  # the quantised IR (graph.json, weights.npz): the reference to compare
+    objects: Mapping[str, str]  # toolchain -> compiled model object
+    weights: Mapping[str, str]  # "big" / "little" -> weight blob
+    memory: int  # target memory in bytes
+
+
+def memory_bytes(value: str | int) -> int:
+    if isinstance(value, int):
+        return value
+    m = re.fullmatch(r"([0-9]+) ?(B|KiB|MiB)", value)
+    assert m, "the schema admits only this form"
+    return int(m[1]) * _UNITS[m[2]]
+
+
+def resolve_toolchain(name: str) -> str:
+    """``auto`` picks libdragon where $N64_INST is set, else the SDK-free bare toolchain."""
+    if name != "auto":
+        return name
+    return "libdragon" if os.environ.get("N64_INST") else "bare"
+
+
+def c_symbol(label: Label) -> str:
+    return "m_" + re.sub(r"[^A-Za-z0-9]", "_", label.path)
+
+
+def endianness(toolchain: str) -> str:
+    return "little" if toolchain == HOST else "big"
+
+
+def declare_rom(
+    ctx: RuleContext,
+    models: Sequence[ModelInfo],
+    *,
+    toolchain: str,
+    title: str,
+) -> dict[str, list[str]]:
+    """Declare the pack action(s) for ``models`` in one image; returns outputs per toolchain
+    (the target's own and, always, the host build used by ``run --platform host``)."""
+    if not models:
+        raise UserError(f"target {ctx.label}: no models to pack", where=ctx.where)
+    built: dict[str, list[str]] = {}
+    for tc in sorted({toolchain, HOST}):
+        runtime = ctx.shared_action(
+            "runtime",
+            key=f"runtime-{tc}",
+            inputs={},
+            outputs={"library": "libdnn64.a"},
+            config={"toolchain": tc},
+            progress=f"runtime library ({tc})",
+        )
+        outputs = (
+            {"program": f"{HOST}/{ctx.label.name}", "image": f"{HOST}/{ctx.label.name}.img"}
+            if tc == HOST
+            else {"rom": f"{ctx.label.name}.z64"}
+        )
+        packed = ctx.action(
+            "pack",
+            key=tc,
+            inputs={
+                "objects": [m.objects[tc] for m in models],
+                "headers": [m.header for m in models],
+                "plans": [m.plan for m in models],
+                "metas": [m.meta for m in models],
+                "weights": [m.weights[endianness(tc)] for m in models],
+                "runtime": runtime["library"],
+            },
+            outputs=outputs,
+            config={
+                "toolchain": tc,
+                "title": title,
+                "memory": max(m.memory for m in models),
+                "models": [{"label": str(m.label), "symbol": m.symbol} for m in models],
+            },
+            progress=f"{ctx.label} ({tc})",
+        )
+        built[tc] = sorted(packed.values())
+    ctx.add_group(None, built[toolchain])
+    ctx.add_group(HOST, built[HOST])
+    ctx.add_group(MODELS_GROUP, [m.meta for m in models])
+    ctx.add_group(REFERENCE_GROUP, [path for m in models for path in m.ir])
+    return built

@@ -1,0 +1,33 @@
+"""``python -m dnn64build.stages STAGE --config ... --in ... --out ...`` (run by ninja).
+
+Imports only the one stage module it runs, so a stage starts quickly. A
+stage's ``main(args)`` raises UserError for problems in the user's model or
+data; those print as one line, and the action fails without touching its
+outputs.
+"""
+
+import importlib
+import sys
+import warnings
+
+from dnn64build.errors import UserError
+from dnn64build.stages.io import parse_stage_args
+from dnn64build.stages.registry import STAGES
+
+
+def main(argv: list[str]) -> int:
+    warnings.formatwarning = lambda message, *_args, **_kw: f"WARNING: {message}\n"
+    if not argv or argv[0] not in STAGES:
+        print(f"usage: python -m dnn64build.stages {{{','.join(STAGES)}}} ...", file=sys.stderr)
+        return 2
+    module = importlib.import_module(STAGES[argv[0]].module)
+    try:
+        module.main(parse_stage_args(argv[1:]))
+    except UserError as e:
+        print(f"ERROR: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,58 @@
+"""What every stage needs: its parsed command line, its config, and atomic outputs."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dnn64build.atomic_write import write_if_changed
+
+
+@dataclass(frozen=True)
+class StageArgs:
+    """A stage's config (the target attributes it uses) and its named input/output paths."""
+
+    config: dict[str, Any]
+    inputs: dict[str, list[Path]]
+    outputs: dict[str, Path]
+
+    def input(self, name: str) -> Path:
+        """The one file given for input ``name``."""
+        (path,) = self.inputs[name]
+        return path
+
+    def optional_input(self, name: str) -> Path | None:
+        return self.input(name) if name in self.inputs else None
+
+    def write(self, name: str, data: bytes) -> None:
+        """Write output ``name`` atomically, leaving it untouched if unchanged."""
+        write_if_changed(self.outputs[name], data)
+
+    def write_text(self, name: str, text: str) -> None:
+        self.write(name, text.encode("utf-8"))
+
+    def write_json(self, name: str, value: Any) -> None:
+        self.write_text(name, json.dumps(value, indent=1, sort_keys=True) + "\n")
+
+
+def parse_stage_args(argv: list[str]) -> StageArgs:
+    """``--config FILE --in NAME=PATH ... --out NAME=PATH ...`` (names may repeat for --in)."""
+    config: dict[str, Any] = {}
+    inputs: dict[str, list[Path]] = {}
+    outputs: dict[str, Path] = {}
+    it = iter(argv)
+    for flag in it:
+        value = next(it)
+        if flag == "--config":
+            config = json.loads(Path(value).read_text())
+        elif flag == "--in":
+            name, _, path = value.partition("=")
+            inputs.setdefault(name, []).append(Path(path))
+        elif flag == "--out":
+            name, _, path = value.partition("=")
+            outputs[name] = Path(path)
+        else:
+            raise SystemExit(f"stage: unknown argument {flag!r}")
+    return StageArgs(config, inputs, outputs)

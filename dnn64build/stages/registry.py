@@ -1,0 +1,60 @@
+"""Which module runs each stage, and which source files it depends on.
+
+Plain data, so the manifest layer can name stages without importing the
+compiler. A stage's ``sources`` (paths relative to the tool root, files or
+directories) become implicit inputs of its actions: editing the compiler
+reruns exactly the stages that use the edited code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class StageSpec:
+    name: str
+    module: str  # "dnn64build.stages.<x>", run as a function main(args)
+    mnemonic: str  # short word shown in progress lines
+    sources: tuple[str, ...]  # tool-root-relative files/dirs this stage's code lives in
+
+
+_COMMON = ("dnn64build/errors.py", "dnn64build/stages/__main__.py", "dnn64build/stages/io.py")
+
+STAGES: dict[str, StageSpec] = {
+    spec.name: spec
+    for spec in (
+        StageSpec(
+            "import", "dnn64build.stages.import_model", "Import",
+            _COMMON + ("dnn64build/stages/import_model.py", "dnn64build/frontend",
+                       "dnn64build/ir", "dnn64build/passes"),
+        ),
+        StageSpec(
+            "quantize", "dnn64build.stages.quantize", "Quantize",
+            _COMMON + ("dnn64build/stages/quantize.py", "dnn64build/quant", "dnn64build/ir"),
+        ),
+        StageSpec(
+            "plan", "dnn64build.stages.plan", "Plan",
+            _COMMON + ("dnn64build/stages/plan.py", "dnn64build/planner", "dnn64build/ir"),
+        ),
+        StageSpec(
+            "codegen", "dnn64build.stages.codegen", "Codegen",
+            _COMMON + ("dnn64build/stages/codegen.py", "dnn64build/codegen", "dnn64build/ir"),
+        ),
+        StageSpec(
+            "compile", "dnn64build.stages.compile", "Compile",
+            _COMMON + ("dnn64build/stages/compile.py", "dnn64build/toolchains", "third_party",
+                       "kernels"),
+        ),
+        StageSpec(
+            "runtime", "dnn64build.stages.runtime", "Runtime",
+            _COMMON + ("dnn64build/stages/runtime.py", "dnn64build/toolchains", "third_party",
+                       "kernels"),
+        ),
+        StageSpec(
+            "pack", "dnn64build.stages.pack", "Pack",
+            _COMMON + ("dnn64build/stages/pack.py", "dnn64build/codegen", "dnn64build/rom",
+                       "dnn64build/toolchains", "third_party", "kernels"),
+        ),
+    )
+}

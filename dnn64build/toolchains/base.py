@@ -1,0 +1,109 @@
+"""The Toolchain interface: argv lists for compiling and linking a program.
+
+The build puts these argv lists into ninja commands; ``compile_and_link`` runs
+them directly (tests, quick experiments).
+"""
+
+from __future__ import annotations
+
+import subprocess
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from dnn64build import TOOL_ROOT
+from dnn64build.errors import UserError
+
+KERNELS_DIR = TOOL_ROOT / "kernels"  # the portable kernels (dnn64_kernels.h)
+PLATFORM_DIR = KERNELS_DIR / "platform"
+# Platform-free parts of the platform layer, built for every toolchain.
+COMMON_SOURCES = (PLATFORM_DIR / "dnn64_format.c", PLATFORM_DIR / "dnn64_assets.c")
+
+Defines = Mapping[str, str | None]
+
+
+def define_flags(defines: Defines) -> list[str]:
+    """-D flags in sorted order, so argv lists are deterministic."""
+    return [f"-D{k}" if v is None else f"-D{k}={v}" for k, v in sorted(defines.items())]
+
+
+class Toolchain(ABC):
+    """Builds a dnn64 program for one platform.
+
+    ``compile_argv`` turns one .c/.S file into an object; ``link_argv`` links
+    objects (yours plus ``platform_sources()``'s) into ``linked_path(out)``;
+    ``finish_argvs`` turns that into the final ``out`` (a raw program image
+    for bare, nothing more for host).
+    """
+
+    name: str
+    ar: str  # the archiver matching the compiler
+
+    @abstractmethod
+    def platform_sources(self) -> list[Path]:
+        """The platform layer's sources every program must also compile."""
+
+    def include_dirs(self) -> list[Path]:
+        """Where dnn64_platform.h lives."""
+        return [PLATFORM_DIR]
+
+    @abstractmethod
+    def compile_argv(
+        self,
+        source: Path,
+        obj: Path,
+        *,
+        include_dirs: Sequence[Path] = (),
+        defines: Defines | None = None,
+        depfile: Path | None = None,
+    ) -> list[str]:
+        """argv compiling ``source`` (.c or .S) to ``obj``; ``depfile`` gets -MMD output."""
+
+    @abstractmethod
+    def link_argv(self, objects: Sequence[Path], out: Path) -> list[str]:
+        """argv linking ``objects`` into ``self.linked_path(out)``."""
+
+    def archive_argv(self, objects: Sequence[Path], out: Path) -> list[str]:
+        """argv collecting ``objects`` into the static library ``out`` (deterministic: no
+        timestamps or owners, so an unchanged library is byte-identical)."""
+        return [self.ar, "rcsD", str(out), *map(str, objects)]
+
+    def linked_path(self, out: Path) -> Path:
+        return Path(out)
+
+    def finish_argvs(self, out: Path) -> list[list[str]]:
+        """argv lists run after linking to produce ``out``."""
+        return []
+
+    def compile_and_link(
+        self,
+        sources: Sequence[Path],
+        include_dirs: Sequence[Path],
+        out: Path,
+        defines: Defines | None = None,
+    ) -> Path:
+        """Compile ``sources`` + the platform layer and link them into ``out``."""
+        out = Path(out)
+        objdir = out.parent / f"{out.name}.objs"
+        objdir.mkdir(parents=True, exist_ok=True)
+        all_sources = [Path(s) for s in sources] + self.platform_sources()
+        objects = []
+        for i, source in enumerate(all_sources):
+            obj = objdir / f"{i:03d}_{source.name}.o"
+            run(self.compile_argv(source, obj, include_dirs=include_dirs, defines=defines))
+            objects.append(obj)
+        run(self.link_argv(objects, out))
+        for argv in self.finish_argvs(out):
+            run(argv)
+        return out
+
+
+def run(argv: Sequence[str]) -> None:
+    """Run one build command; a failure is a UserError carrying its output."""
+    proc = subprocess.run(list(argv), capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        output = (proc.stdout + proc.stderr).strip()
+        raise UserError(
+            f"command failed (exit {proc.returncode}): {' '.join(argv)}\n{output}",
+            where=Path(argv[0]).name,
+        )

@@ -1,0 +1,45 @@
+"""Find the rule kinds: every ``*.py`` in the tool's ``rules/`` and in the workspace's.
+
+Each module defines ``RULE``. A workspace may add its own kinds in its own
+``rules/`` directory without touching the tool.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+from dnn64build import TOOL_ROOT
+from dnn64build.errors import UserError
+from dnn64build.rules_api import Rule
+
+
+def rule_files(workspace_root: Path) -> list[Path]:
+    dirs = [TOOL_ROOT / "rules"]
+    if (workspace_root / "rules").resolve() != dirs[0].resolve():
+        dirs.append(workspace_root / "rules")
+    return [
+        f for d in dirs if d.is_dir() for f in sorted(d.glob("*.py"))
+        if not f.name.startswith("_")
+    ]
+
+
+def load_rules(workspace_root: Path) -> dict[str, Rule]:
+    rules: dict[str, Rule] = {}
+    for path in rule_files(workspace_root):
+        name = f"dnn64build_rules.{path.parent.parent.name}.{path.stem}"
+        module = sys.modules.get(name)
+        if module is None:
+            spec = importlib.util.spec_from_file_location(name, path)
+            assert spec and spec.loader
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module  # dataclasses look their module up while being created
+            spec.loader.exec_module(module)
+        rule = getattr(module, "RULE", None)
+        if not isinstance(rule, Rule):
+            raise UserError("rule module defines no RULE = Rule(...)", where=str(path))
+        if rule.kind in rules:
+            raise UserError(f"rule kind {rule.kind!r} is defined twice", where=str(path))
+        rules[rule.kind] = rule
+    return rules

@@ -1,0 +1,180 @@
+/*
+ * Element-wise binary ops with numpy broadcasting, fp32 and int8. The
+ * broadcast walk visits the output row by row (the last dim is the row);
+ * each op is a tight loop over one row with constant input strides.
+ */
+#include "dnn64_internal.h"
+
+/* Odometer over the output's outer dims, tracking the two input offsets. */
+typedef struct {
+    int32_t idx[DNN64_MAX_DIMS];
+    int32_t a_off, b_off;
+} dnn64__bcast_it;
+
+static int32_t dnn64__bcast_rows(const dnn64_bcast *bc)
+{
+    int32_t d, rows = 1;
+    for (d = 0; d + 1 < bc->rank; ++d)
+        rows *= bc->dims[d];
+    return rows;
+}
+
+static void dnn64__bcast_next(const dnn64_bcast *bc, dnn64__bcast_it *it)
+{
+    int32_t d;
+    for (d = bc->rank - 2; d >= 0; --d) {
+        it->a_off += bc->a_strides[d];
+        it->b_off += bc->b_strides[d];
+        if (++it->idx[d] < bc->dims[d])
+            return;
+        it->a_off -= bc->a_strides[d] * bc->dims[d];
+        it->b_off -= bc->b_strides[d] * bc->dims[d];
+        it->idx[d] = 0;
+    }
+}
+
+static void dnn64__bcast_start(dnn64__bcast_it *it)
+{
+    int32_t d;
+    for (d = 0; d < DNN64_MAX_DIMS; ++d)
+        it->idx[d] = 0;
+    it->a_off = it->b_off = 0;
+}
+
+/* Loop skeleton shared by every op: ROW(ar, sa, br, sb, yr, len) handles one row. */
+#define DNN64__FOR_ROWS(bc, a, b, y, ROW)                                               \
+    do {                                                                                \
+        const int32_t last_ = (bc)->rank - 1, len_ = (bc)->dims[last_];                 \
+        const int32_t sa_ = (bc)->a_strides[last_], sb_ = (bc)->b_strides[last_];       \
+        int32_t r_, rows_ = dnn64__bcast_rows(bc);                                      \
+        dnn64__bcast_it it_;                                                            \
+        dnn64__bcast_start(&it_);                                                       \
+        for (r_ = 0; r_ < rows_; ++r_) {                                                \
+            ROW((a) + it_.a_off, sa_, (b) + it_.b_off, sb_, (y) + r_ * len_, len_);     \
+            dnn64__bcast_next(bc, &it_);                                                \
+        }                                                                               \
+    } while (0)
+
+static void dnn64__row_f32(int32_t op, const float *a, int32_t sa, const float *b, int32_t sb,
+                           float *y, int32_t len)
+{
+    int32_t i;
+    switch (op) {
+    case DNN64_BINARY_ADD:
+        for (i = 0; i < len; ++i)
+            y[i] = a[i * sa] + b[i * sb];
+        break;
+    case DNN64_BINARY_SUB:
+        for (i = 0; i < len; ++i)
+            y[i] = a[i * sa] - b[i * sb];
+        break;
+    case DNN64_BINARY_MUL:
+        for (i = 0; i < len; ++i)
+            y[i] = a[i * sa] * b[i * sb];
+        break;
+    default:
+        for (i = 0; i < len; ++i)
+            y[i] = a[i * sa] / b[i * sb];
+        break;
+    }
+}
+
+void dnn64_binary_f32(int32_t op, const dnn64_bcast *bc, const float *a, const float *b,
+                      float *y)
+{
+#define DNN64__ROW_F32(ar, sa, br, sb, yr, len) dnn64__row_f32(op, ar, sa, br, sb, yr, len)
+    DNN64__FOR_ROWS(bc, a, b, y, DNN64__ROW_F32);
+#undef DNN64__ROW_F32
+}
+
+/* TFLite int8 add/sub of one element pair; `sign` is +1 (add) or -1 (sub). */
+static int8_t dnn64__add_one(int32_t av, int32_t bv, int32_t sign, const dnn64_add_s8_params *p)
+{
+    const int32_t as = dnn64__mbqm((av - p->a_zero_point) * (1 << p->left_shift), p->a_mult,
+                                   p->a_shift);
+    const int32_t bs = dnn64__mbqm((bv - p->b_zero_point) * (1 << p->left_shift), p->b_mult,
+                                   p->b_shift);
+    const int32_t raw = dnn64__mbqm(sign > 0 ? as + bs : as - bs, p->out_mult, p->out_shift);
+    return (int8_t)(dnn64__clamp(raw, p->act_min - p->out_zero_point,
+                                 p->act_max - p->out_zero_point) + p->out_zero_point);
+}
+
+static void dnn64__row_add_s8(const int8_t *a, int32_t sa, const int8_t *b, int32_t sb, int8_t *y,
+                              int32_t len, int32_t sign, const dnn64_add_s8_params *p)
+{
+    int32_t i;
+    for (i = 0; i < len; ++i)
+        y[i] = dnn64__add_one(a[i * sa], b[i * sb], sign, p);
+}
+
+void dnn64_add_s8(const dnn64_bcast *bc, const int8_t *a, const int8_t *b,
+                  const dnn64_add_s8_params *p, int8_t *y)
+{
+#define DNN64__ROW_ADD(ar, sa, br, sb, yr, len) dnn64__row_add_s8(ar, sa, br, sb, yr, len, 1, p)
+    DNN64__FOR_ROWS(bc, a, b, y, DNN64__ROW_ADD);
+#undef DNN64__ROW_ADD
+}
+
+void dnn64_sub_s8(const dnn64_bcast *bc, const int8_t *a, const int8_t *b,
+                  const dnn64_add_s8_params *p, int8_t *y)
+{
+#define DNN64__ROW_SUB(ar, sa, br, sb, yr, len) dnn64__row_add_s8(ar, sa, br, sb, yr, len, -1, p)
+    DNN64__FOR_ROWS(bc, a, b, y, DNN64__ROW_SUB);
+#undef DNN64__ROW_SUB
+}
+
+static int8_t dnn64__mul_out(int32_t v, const dnn64_mul_s8_params *p)
+{
+    v = dnn64__mbqm(v, p->mult, p->shift);
+    return (int8_t)(dnn64__clamp(v, p->act_min - p->out_zero_point,
+                                 p->act_max - p->out_zero_point) + p->out_zero_point);
+}
+
+static void dnn64__row_mul_s8(const int8_t *a, int32_t sa, const int8_t *b, int32_t sb, int8_t *y,
+                              int32_t len, const dnn64_mul_s8_params *p)
+{
+    int32_t i;
+    for (i = 0; i < len; ++i)
+        y[i] = dnn64__mul_out((a[i * sa] - p->a_zero_point) * (b[i * sb] - p->b_zero_point), p);
+}
+
+void dnn64_mul_s8(const dnn64_bcast *bc, const int8_t *a, const int8_t *b,
+                  const dnn64_mul_s8_params *p, int8_t *y)
+{
+#define DNN64__ROW_MUL(ar, sa, br, sb, yr, len) dnn64__row_mul_s8(ar, sa, br, sb, yr, len, p)
+    DNN64__FOR_ROWS(bc, a, b, y, DNN64__ROW_MUL);
+#undef DNN64__ROW_MUL
+}
+
+/* (num * 2^16) / den rounded half away from zero; den != 0, |num|, |den| <= 255. */
+static int32_t dnn64__div_q16(int32_t num, int32_t den)
+{
+    int32_t n = (den < 0 ? -num : num) * 65536;
+    int32_t d = den < 0 ? -den : den;
+    int32_t mag = ((n < 0 ? -n : n) * 2 + d) / (2 * d);
+    return n < 0 ? -mag : mag;
+}
+
+static void dnn64__row_div_s8(const int8_t *a, int32_t sa, const int8_t *b, int32_t sb, int8_t *y,
+                              int32_t len, const dnn64_mul_s8_params *p)
+{
+    int32_t i;
+    for (i = 0; i < len; ++i) {
+        const int32_t num = a[i * sa] - p->a_zero_point, den = b[i * sb] - p->b_zero_point;
+        if (den != 0)
+            y[i] = dnn64__mul_out(dnn64__div_q16(num, den), p);
+        else
+            y[i] = (int8_t)(num > 0 ? p->act_max
+                                    : num < 0 ? p->act_min
+                                              : dnn64__clamp(p->out_zero_point, p->act_min,
+                                                             p->act_max));
+    }
+}
+
+void dnn64_div_s8(const dnn64_bcast *bc, const int8_t *a, const int8_t *b,
+                  const dnn64_mul_s8_params *p, int8_t *y)
+{
+#define DNN64__ROW_DIV(ar, sa, br, sb, yr, len) dnn64__row_div_s8(ar, sa, br, sb, yr, len, p)
+    DNN64__FOR_ROWS(bc, a, b, y, DNN64__ROW_DIV);
+#undef DNN64__ROW_DIV
+}

@@ -1,0 +1,141 @@
+/*
+ * Type-agnostic data movement: Concat (one input per call), Pad, Transpose.
+ * Elements are moved as 1-, 2- or 4-byte words, never interpreted.
+ */
+#include "dnn64_internal.h"
+
+/* Copy `count` elements with source stride `sx` (elements) to contiguous y. */
+static void dnn64__copy(int32_t elem_size, const void *x, int32_t sx, void *y, int32_t count)
+{
+    int32_t i;
+    if (elem_size == 4) {
+        const uint32_t *s = (const uint32_t *)x;
+        uint32_t *d = (uint32_t *)y;
+        for (i = 0; i < count; ++i)
+            d[i] = s[i * sx];
+    } else if (elem_size == 2) {
+        const uint16_t *s = (const uint16_t *)x;
+        uint16_t *d = (uint16_t *)y;
+        for (i = 0; i < count; ++i)
+            d[i] = s[i * sx];
+    } else {
+        const uint8_t *s = (const uint8_t *)x;
+        uint8_t *d = (uint8_t *)y;
+        for (i = 0; i < count; ++i)
+            d[i] = s[i * sx];
+    }
+}
+
+static const void *dnn64__at_c(const void *p, int32_t elem_size, int32_t i)
+{
+    return (const uint8_t *)p + (size_t)i * (size_t)elem_size;
+}
+
+static void *dnn64__at(void *p, int32_t elem_size, int32_t i)
+{
+    return (uint8_t *)p + (size_t)i * (size_t)elem_size;
+}
+
+void dnn64_concat_copy(int32_t elem_size, int32_t outer, int32_t x_span, int32_t y_span,
+                       int32_t y_offset, const void *x, void *y)
+{
+    int32_t o;
+    for (o = 0; o < outer; ++o)
+        dnn64__copy(elem_size, dnn64__at_c(x, elem_size, o * x_span), 1,
+                    dnn64__at(y, elem_size, o * y_span + y_offset), x_span);
+}
+
+/* The source index of padded index `i` along a dim of size n, or -1 (constant fill). */
+static int32_t dnn64__pad_src(int32_t i, int32_t n, int32_t mode)
+{
+    if (i >= 0 && i < n)
+        return i;
+    if (mode == DNN64_PAD_EDGE)
+        return i < 0 ? 0 : n - 1;
+    if (mode == DNN64_PAD_REFLECT) {
+        const int32_t period = 2 * (n - 1);
+        if (period == 0)
+            return 0;
+        i %= period;
+        if (i < 0)
+            i += period;
+        return i < n ? i : period - i;
+    }
+    return -1;
+}
+
+static void dnn64__row_strides(int32_t rank, const int32_t *dims, int32_t *strides)
+{
+    int32_t d, s = 1;
+    for (d = rank - 1; d >= 0; --d) {
+        strides[d] = s;
+        s *= dims[d];
+    }
+}
+
+void dnn64_pad(int32_t elem_size, int32_t rank, const int32_t *in_dims,
+               const int32_t *pads_begin, const int32_t *out_dims, int32_t mode,
+               const void *value, const void *x, void *y)
+{
+    static const uint32_t zero = 0;
+    int32_t in_strides[DNN64_MAX_DIMS], idx[DNN64_MAX_DIMS];
+    const int32_t last = rank - 1, row = out_dims[last];
+    int32_t d, r, rows = 1, i;
+    if (!value)
+        value = &zero;
+    dnn64__row_strides(rank, in_dims, in_strides);
+    for (d = 0; d < last; ++d) {
+        rows *= out_dims[d];
+        idx[d] = 0;
+    }
+    for (r = 0; r < rows; ++r) {
+        void *yr = dnn64__at(y, elem_size, r * row);
+        int32_t base = 0, inside = 1;
+        for (d = 0; d < last; ++d) {
+            const int32_t s = dnn64__pad_src(idx[d] - pads_begin[d], in_dims[d], mode);
+            if (s < 0)
+                inside = 0;
+            else
+                base += s * in_strides[d];
+        }
+        for (i = 0; i < row; ++i) {
+            const int32_t s = inside ? dnn64__pad_src(i - pads_begin[last], in_dims[last], mode)
+                                     : -1;
+            dnn64__copy(elem_size, s < 0 ? value : dnn64__at_c(x, elem_size, base + s), 0,
+                        dnn64__at(yr, elem_size, i), 1);
+        }
+        for (d = last - 1; d >= 0; --d) {
+            if (++idx[d] < out_dims[d])
+                break;
+            idx[d] = 0;
+        }
+    }
+}
+
+void dnn64_transpose(int32_t elem_size, int32_t rank, const int32_t *in_dims,
+                     const int32_t *perm, const void *x, void *y)
+{
+    int32_t in_strides[DNN64_MAX_DIMS], out_dims[DNN64_MAX_DIMS], src_strides[DNN64_MAX_DIMS];
+    int32_t idx[DNN64_MAX_DIMS];
+    const int32_t last = rank - 1;
+    int32_t d, r, rows = 1, off = 0;
+    dnn64__row_strides(rank, in_dims, in_strides);
+    for (d = 0; d < rank; ++d) {
+        out_dims[d] = in_dims[perm[d]];
+        src_strides[d] = in_strides[perm[d]];
+        idx[d] = 0;
+    }
+    for (d = 0; d < last; ++d)
+        rows *= out_dims[d];
+    for (r = 0; r < rows; ++r) {
+        dnn64__copy(elem_size, dnn64__at_c(x, elem_size, off), src_strides[last],
+                    dnn64__at(y, elem_size, r * out_dims[last]), out_dims[last]);
+        for (d = last - 1; d >= 0; --d) {
+            off += src_strides[d];
+            if (++idx[d] < out_dims[d])
+                break;
+            off -= src_strides[d] * out_dims[d];
+            idx[d] = 0;
+        }
+    }
+}

@@ -1,0 +1,172 @@
+/* MaxPool, AveragePool and GlobalAveragePool, fp32 and int8. */
+#include "dnn64_internal.h"
+
+void dnn64_maxpool_f32(const dnn64_pool_geom *g, const float *x, float *y)
+{
+    const int32_t in_plane = g->h_in * g->w_in, out_plane = g->h_out * g->w_out;
+    int32_t p, oy, ox, ky, kx;
+    for (p = 0; p < g->n * g->c; ++p) {
+        const float *xp = x + p * in_plane;
+        float *yp = y + p * out_plane;
+        for (oy = 0; oy < g->h_out; ++oy) {
+            const int32_t iy0 = oy * g->stride_h - g->pad_top;
+            int32_t ky_lo, ky_hi;
+            dnn64__tap_range(iy0, g->dil_h, g->k_h, g->h_in, &ky_lo, &ky_hi);
+            for (ox = 0; ox < g->w_out; ++ox) {
+                const int32_t ix0 = ox * g->stride_w - g->pad_left;
+                int32_t kx_lo, kx_hi;
+                float best = -3.40282347e38f;
+                dnn64__tap_range(ix0, g->dil_w, g->k_w, g->w_in, &kx_lo, &kx_hi);
+                for (ky = ky_lo; ky < ky_hi; ++ky) {
+                    const float *xr = xp + (iy0 + ky * g->dil_h) * g->w_in;
+                    for (kx = kx_lo; kx < kx_hi; ++kx)
+                        if (xr[ix0 + kx * g->dil_w] > best)
+                            best = xr[ix0 + kx * g->dil_w];
+                }
+                yp[oy * g->w_out + ox] = best;
+            }
+        }
+    }
+}
+
+void dnn64_maxpool_s8(const dnn64_pool_geom *g, const int8_t *x, int8_t *y)
+{
+    const int32_t in_plane = g->h_in * g->w_in, out_plane = g->h_out * g->w_out;
+    int32_t p, oy, ox, ky, kx;
+    for (p = 0; p < g->n * g->c; ++p) {
+        const int8_t *xp = x + p * in_plane;
+        int8_t *yp = y + p * out_plane;
+        for (oy = 0; oy < g->h_out; ++oy) {
+            const int32_t iy0 = oy * g->stride_h - g->pad_top;
+            int32_t ky_lo, ky_hi;
+            dnn64__tap_range(iy0, g->dil_h, g->k_h, g->h_in, &ky_lo, &ky_hi);
+            for (ox = 0; ox < g->w_out; ++ox) {
+                const int32_t ix0 = ox * g->stride_w - g->pad_left;
+                int32_t kx_lo, kx_hi;
+                int8_t best = -128;
+                dnn64__tap_range(ix0, g->dil_w, g->k_w, g->w_in, &kx_lo, &kx_hi);
+                for (ky = ky_lo; ky < ky_hi; ++ky) {
+                    const int8_t *xr = xp + (iy0 + ky * g->dil_h) * g->w_in;
+                    for (kx = kx_lo; kx < kx_hi; ++kx)
+                        if (xr[ix0 + kx * g->dil_w] > best)
+                            best = xr[ix0 + kx * g->dil_w];
+                }
+                yp[oy * g->w_out + ox] = best;
+            }
+        }
+    }
+}
+
+/* Taps of a window starting at `start` (>= -pad_begin) that lie before the end
+ * of the padded input, size + pad_end: the begin pad counts, taps past the end
+ * pad (ceil_mode) do not. */
+static int32_t dnn64__padded_taps(int32_t start, int32_t dil, int32_t k, int32_t size,
+                                  int32_t pad_end)
+{
+    const int32_t limit = size + pad_end, n = start >= limit ? 0 : (limit - 1 - start) / dil + 1;
+    return n < k ? n : k;
+}
+
+/* The divisor of one average window, given its valid tap ranges. */
+static int32_t dnn64__avg_count(const dnn64_pool_geom *g, int32_t count_include_pad,
+                                int32_t iy0, int32_t ix0, int32_t valid_h, int32_t valid_w)
+{
+    if (!count_include_pad)
+        return valid_h * valid_w;
+    return dnn64__padded_taps(iy0, g->dil_h, g->k_h, g->h_in, g->pad_bottom) *
+           dnn64__padded_taps(ix0, g->dil_w, g->k_w, g->w_in, g->pad_right);
+}
+
+void dnn64_avgpool_f32(const dnn64_pool_geom *g, int32_t count_include_pad, const float *x,
+                       float *y)
+{
+    const int32_t in_plane = g->h_in * g->w_in, out_plane = g->h_out * g->w_out;
+    int32_t p, oy, ox, ky, kx;
+    for (p = 0; p < g->n * g->c; ++p) {
+        const float *xp = x + p * in_plane;
+        float *yp = y + p * out_plane;
+        for (oy = 0; oy < g->h_out; ++oy) {
+            const int32_t iy0 = oy * g->stride_h - g->pad_top;
+            int32_t ky_lo, ky_hi;
+            dnn64__tap_range(iy0, g->dil_h, g->k_h, g->h_in, &ky_lo, &ky_hi);
+            for (ox = 0; ox < g->w_out; ++ox) {
+                const int32_t ix0 = ox * g->stride_w - g->pad_left;
+                int32_t kx_lo, kx_hi, count;
+                float sum = 0.0f;
+                dnn64__tap_range(ix0, g->dil_w, g->k_w, g->w_in, &kx_lo, &kx_hi);
+                for (ky = ky_lo; ky < ky_hi; ++ky) {
+                    const float *xr = xp + (iy0 + ky * g->dil_h) * g->w_in;
+                    for (kx = kx_lo; kx < kx_hi; ++kx)
+                        sum += xr[ix0 + kx * g->dil_w];
+                }
+                count = dnn64__avg_count(g, count_include_pad, iy0, ix0, ky_hi - ky_lo,
+                                         kx_hi - kx_lo);
+                yp[oy * g->w_out + ox] = count > 0 ? sum / (float)count : 0.0f;
+            }
+        }
+    }
+}
+
+/* TFLite's average: total / count rounded half away from zero. */
+static int32_t dnn64__div_round(int32_t total, int32_t count)
+{
+    return total > 0 ? (total + count / 2) / count : (total - count / 2) / count;
+}
+
+void dnn64_avgpool_s8(const dnn64_pool_geom *g, int32_t count_include_pad,
+                      int32_t x_zero_point, int32_t act_min, int32_t act_max, const int8_t *x,
+                      int8_t *y)
+{
+    const int32_t in_plane = g->h_in * g->w_in, out_plane = g->h_out * g->w_out;
+    int32_t p, oy, ox, ky, kx;
+    for (p = 0; p < g->n * g->c; ++p) {
+        const int8_t *xp = x + p * in_plane;
+        int8_t *yp = y + p * out_plane;
+        for (oy = 0; oy < g->h_out; ++oy) {
+            const int32_t iy0 = oy * g->stride_h - g->pad_top;
+            int32_t ky_lo, ky_hi;
+            dnn64__tap_range(iy0, g->dil_h, g->k_h, g->h_in, &ky_lo, &ky_hi);
+            for (ox = 0; ox < g->w_out; ++ox) {
+                const int32_t ix0 = ox * g->stride_w - g->pad_left;
+                int32_t kx_lo, kx_hi, count, valid, sum = 0, v = x_zero_point;
+                dnn64__tap_range(ix0, g->dil_w, g->k_w, g->w_in, &kx_lo, &kx_hi);
+                for (ky = ky_lo; ky < ky_hi; ++ky) {
+                    const int8_t *xr = xp + (iy0 + ky * g->dil_h) * g->w_in;
+                    for (kx = kx_lo; kx < kx_hi; ++kx)
+                        sum += xr[ix0 + kx * g->dil_w];
+                }
+                valid = (ky_hi - ky_lo) * (kx_hi - kx_lo);
+                count = dnn64__avg_count(g, count_include_pad, iy0, ix0, ky_hi - ky_lo,
+                                         kx_hi - kx_lo);
+                if (count > 0)
+                    v = dnn64__div_round(sum + (count - valid) * x_zero_point, count);
+                yp[oy * g->w_out + ox] = (int8_t)dnn64__clamp(v, act_min, act_max);
+            }
+        }
+    }
+}
+
+void dnn64_global_avgpool_f32(int32_t planes, int32_t hw, const float *x, float *y)
+{
+    int32_t p, i;
+    for (p = 0; p < planes; ++p) {
+        const float *xp = x + p * hw;
+        float sum = 0.0f;
+        for (i = 0; i < hw; ++i)
+            sum += xp[i];
+        y[p] = sum / (float)hw;
+    }
+}
+
+void dnn64_global_avgpool_s8(int32_t planes, int32_t hw, int32_t act_min, int32_t act_max,
+                             const int8_t *x, int8_t *y)
+{
+    int32_t p, i;
+    for (p = 0; p < planes; ++p) {
+        const int8_t *xp = x + p * hw;
+        int32_t sum = 0;
+        for (i = 0; i < hw; ++i)
+            sum += xp[i];
+        y[p] = (int8_t)dnn64__clamp(dnn64__div_round(sum, hw), act_min, act_max);
+    }
+}

@@ -1,0 +1,92 @@
+/* ReduceMean over any set of axes (rank <= 6), fp32 and int8. */
+#include "dnn64_internal.h"
+
+/* The kept and reduced dims of a reduction, each with its input stride. */
+typedef struct {
+    int32_t n_kept, n_red;
+    int32_t kept_dims[DNN64_MAX_DIMS], kept_strides[DNN64_MAX_DIMS];
+    int32_t red_dims[DNN64_MAX_DIMS], red_strides[DNN64_MAX_DIMS];
+    int32_t out_count, red_count;
+} dnn64__reduce_plan;
+
+static void dnn64__reduce_split(int32_t rank, const int32_t *in_dims, int32_t axes_mask,
+                                dnn64__reduce_plan *r)
+{
+    int32_t d, stride = 1;
+    r->n_kept = r->n_red = 0;
+    r->out_count = r->red_count = 1;
+    for (d = rank - 1; d >= 0; --d) {
+        /* stored innermost first so that the odometers below step the last dim fastest */
+        if (axes_mask & (1 << d)) {
+            r->red_dims[r->n_red] = in_dims[d];
+            r->red_strides[r->n_red++] = stride;
+            r->red_count *= in_dims[d];
+        } else {
+            r->kept_dims[r->n_kept] = in_dims[d];
+            r->kept_strides[r->n_kept++] = stride;
+            r->out_count *= in_dims[d];
+        }
+        stride *= in_dims[d];
+    }
+}
+
+/* Advance an odometer (innermost first); returns the change of the input offset. */
+static int32_t dnn64__odo_step(int32_t n, const int32_t *dims, const int32_t *strides,
+                               int32_t *idx)
+{
+    int32_t d, delta = 0;
+    for (d = 0; d < n; ++d) {
+        delta += strides[d];
+        if (++idx[d] < dims[d])
+            return delta;
+        delta -= strides[d] * dims[d];
+        idx[d] = 0;
+    }
+    return delta;
+}
+
+/* Sum of the reduced elements of every output, in increasing input offset order. */
+#define DNN64__REDUCE_SUMS(r, x, ACC_T, EMIT)                                              \
+    do {                                                                                   \
+        int32_t kidx_[DNN64_MAX_DIMS] = {0}, ridx_[DNN64_MAX_DIMS];                        \
+        int32_t o_, e_, d_, base_ = 0;                                                     \
+        for (o_ = 0; o_ < (r).out_count; ++o_) {                                           \
+            ACC_T acc_ = 0;                                                                \
+            int32_t off_ = base_;                                                          \
+            for (d_ = 0; d_ < DNN64_MAX_DIMS; ++d_)                                        \
+                ridx_[d_] = 0;                                                             \
+            for (e_ = 0; e_ < (r).red_count; ++e_) {                                       \
+                acc_ += (x)[off_];                                                         \
+                off_ += dnn64__odo_step((r).n_red, (r).red_dims, (r).red_strides, ridx_);  \
+            }                                                                              \
+            EMIT(o_, acc_);                                                                \
+            base_ += dnn64__odo_step((r).n_kept, (r).kept_dims, (r).kept_strides, kidx_);  \
+        }                                                                                  \
+    } while (0)
+
+void dnn64_reduce_mean_f32(int32_t rank, const int32_t *in_dims, int32_t axes_mask,
+                           const float *x, float *y)
+{
+    dnn64__reduce_plan r;
+    float inv;
+    dnn64__reduce_split(rank, in_dims, axes_mask, &r);
+    inv = 1.0f / (float)r.red_count;
+#define DNN64__EMIT_F32(o, acc) y[o] = (acc) * inv
+    DNN64__REDUCE_SUMS(r, x, float, DNN64__EMIT_F32);
+#undef DNN64__EMIT_F32
+}
+
+void dnn64_reduce_mean_s8(int32_t rank, const int32_t *in_dims, int32_t axes_mask,
+                          int32_t x_zero_point, int32_t mult, int32_t shift,
+                          int32_t out_zero_point, const int8_t *x, int8_t *y)
+{
+    dnn64__reduce_plan r;
+    int32_t v;
+    dnn64__reduce_split(rank, in_dims, axes_mask, &r);
+#define DNN64__EMIT_S8(o, acc)                                                              \
+    v = dnn64__mbqm((acc) - r.red_count * x_zero_point, mult, shift);                      \
+    y[o] = (int8_t)(dnn64__clamp(v, -128 - out_zero_point, 127 - out_zero_point) +         \
+                    out_zero_point)
+    DNN64__REDUCE_SUMS(r, x, int32_t, DNN64__EMIT_S8);
+#undef DNN64__EMIT_S8
+}

@@ -1,0 +1,172 @@
+/*
+ * dnn64_platform.h - the platform layer every dnn64 program runs on.
+ *
+ * Generated inference code and the kernels are platform-free C99; everything
+ * that touches the machine goes through this header. Three implementations:
+ *   host/       native cc; the asset area is read from a file named by the
+ *               environment variable DNN64_ASSETS (an asset image or a .z64).
+ *   bare/       an N64 without any SDK: PI DMA from the cartridge, IS-Viewer
+ *               output, CP0 Count timer (built with Debian's mips-linux-gnu-gcc).
+ *   libdragon/  the libdragon SDK: the asset image is the DragonFS file
+ *               "assets.bin"; dma_read, debugf, get_ticks.
+ *
+ * A program looks like:
+ *     int main(void) {
+ *         dnn64_platform_init();
+ *         ... dnn64_asset_find("weights", &w); dnn64_rom_read(buf, w.offset, w.size); ...
+ *         dnn64_done();
+ *     }
+ *
+ * The ASSET AREA is the packed image of named blobs (weights, inputs) that
+ * dnn64build's packer writes; offsets passed to dnn64_rom_read are relative to
+ * its start. Its first bytes are the asset table (docs/rom-format.md):
+ *   header  16 bytes: magic "DN64", u32 version (1), u32 count, u32 area size
+ *   entry   48 bytes: char name[40] (NUL padded), u32 offset, u32 size
+ * all big-endian; every asset starts at a multiple of DNN64_ASSET_ALIGN.
+ * On the cartridge the asset area starts at DNN64_ASSET_CART_OFFSET.
+ *
+ * Hard limits: one thread, no interrupts; output lines are at most
+ * DNN64_LINE_MAX characters (longer text is split into several lines;
+ * mupen64plus itself cuts messages at ~505 characters); dnn64_ticks() must be
+ * called at least once per 2^32 Count ticks (~91 s on hardware) to extend the
+ * 32-bit CP0 Count to 64 bits.
+ */
+#ifndef DNN64_PLATFORM_H
+#define DNN64_PLATFORM_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Cartridge byte offset of the asset area (right after the 1 MiB program slot). */
+#define DNN64_ASSET_CART_OFFSET 0x00101000u
+/** Every asset starts at a multiple of this many bytes within the asset area. */
+#define DNN64_ASSET_ALIGN 16u
+/** Alignment the fast DMA path wants for dnn64_rom_read destinations (a D-cache line). */
+#define DNN64_DMA_ALIGN 16u
+/** Longest line dnn64_print writes in one piece (characters, without the newline). */
+#define DNN64_LINE_MAX 200u
+/** Longest asset name, without the terminating NUL. */
+#define DNN64_ASSET_NAME_MAX 39u
+/** The line dnn64_done prints last; runners stop reading at it. */
+#define DNN64_DONE_LINE "DNN64-DONE"
+/** Prefix of the line dnn64_fail prints; runners report it as a failure. */
+#define DNN64_FAIL_PREFIX "DNN64-FAIL"
+
+/** Declare a buffer aligned for the fast dnn64_rom_read path, e.g.
+ *  `static int8_t DNN64_ALIGNED(stage[4096]);` */
+#define DNN64_ALIGNED(decl) decl __attribute__((aligned(16)))
+
+/* ---- machine ------------------------------------------------------------ */
+
+/** Set up the platform (FPU, output, asset source). Call first in main(). On
+ *  failure (e.g. no asset area) it calls dnn64_fail and does not return. */
+void dnn64_platform_init(void);
+
+/**
+ * Copy `len` bytes from the asset area at byte `offset` into `dst`.
+ *
+ * dst:    `len` writable bytes, any alignment. The fast path (one DMA straight
+ *         into dst) needs dst 8-byte aligned, `offset` and `len` even; asset
+ *         offsets are 16-byte aligned, so a 16-byte aligned staging buffer
+ *         (DNN64_ALIGNED) and an even length take it. Otherwise the bare
+ *         platform goes through a small bounce buffer (correct, slower).
+ *         On bare the D-cache lines covering dst are written back and
+ *         invalidated first, so dst must not share a cache line with data
+ *         written concurrently (there is no concurrency here).
+ * offset: byte offset within the asset area; offset + len must lie inside it.
+ * len:    bytes to copy; 0 does nothing.
+ * An out-of-range read calls dnn64_fail.
+ */
+void dnn64_rom_read(void *dst, uint32_t offset, uint32_t len);
+
+/** Write one line of text (no newline needed) to the platform's console:
+ *  stdout on host, IS-Viewer on N64. `line` is a NUL-terminated string; text
+ *  longer than DNN64_LINE_MAX is written as several lines of DNN64_LINE_MAX
+ *  characters (the last shorter), identically on every platform. */
+void dnn64_print(const char *line);
+
+/** A monotonic tick counter: CP0 Count extended to 64 bits on N64
+ *  (mupen64plus advances it by 2 per instruction), nanoseconds on host. */
+uint64_t dnn64_ticks(void);
+
+/** Ticks per second of dnn64_ticks (46875000 on N64 hardware, 1e9 on host). */
+uint64_t dnn64_ticks_per_second(void);
+
+/** Print DNN64_DONE_LINE and stop (exit(0) on host, spin forever on N64). */
+void dnn64_done(void);
+
+/** Print "DNN64-FAIL <message>" and stop (exit(1) on host, spin on N64).
+ *  `message` is a NUL-terminated string. */
+void dnn64_fail(const char *message);
+
+/* ---- asset table (portable, over dnn64_rom_read) ------------------------- */
+
+/** One entry of the asset table; offset is relative to the asset area. */
+typedef struct dnn64_asset {
+    char name[DNN64_ASSET_NAME_MAX + 1];
+    uint32_t offset;
+    uint32_t size;
+} dnn64_asset;
+
+/** Look up asset `name` (NUL-terminated) in the asset table and fill `*out`
+ *  (caller-owned, any alignment). Returns 1 if found, 0 if not. */
+int dnn64_asset_find(const char *name, dnn64_asset *out);
+
+/** Like dnn64_asset_find, but calls dnn64_fail when the asset is missing. */
+dnn64_asset dnn64_asset_get(const char *name);
+
+/* ---- exact, printf-free formatting --------------------------------------- */
+
+/** A line under construction. Text past DNN64_LINE_MAX is dropped and marked
+ *  truncated, never written out of bounds. */
+typedef struct dnn64_line {
+    char text[DNN64_LINE_MAX + 1];
+    uint32_t len;
+    int truncated;
+} dnn64_line;
+
+/** Start `line` (caller-owned) with `prefix` (NUL-terminated, may be ""). */
+void dnn64_line_begin(dnn64_line *line, const char *prefix);
+/** Append a NUL-terminated string. */
+void dnn64_line_str(dnn64_line *line, const char *text);
+/** Append a space (unless the line is empty) then the value in decimal. */
+void dnn64_line_i32(dnn64_line *line, int32_t value);
+void dnn64_line_u32(dnn64_line *line, uint32_t value);
+void dnn64_line_u64(dnn64_line *line, uint64_t value);
+/** Append a space (unless empty) then exactly 8 lowercase hex digits. */
+void dnn64_line_hex32(dnn64_line *line, uint32_t value);
+/** Append a space (unless empty) then the float's IEEE-754 bit pattern as 8
+ *  hex digits: exact, comparable bit for bit across platforms. */
+void dnn64_line_f32(dnn64_line *line, float value);
+/** Print the line with dnn64_print. */
+void dnn64_line_end(dnn64_line *line);
+
+/** The IEEE-754 bit pattern of `value`. */
+uint32_t dnn64_f32_bits(float value);
+
+/** Print `prefix` and a decimal value on one line, e.g. "ticks 1234". */
+void dnn64_print_u64(const char *prefix, uint64_t value);
+
+/**
+ * Print `count` int8 values as hex, 32 values per line:
+ *     "<prefix> <first index> <8 words of 8 hex digits>"
+ * each word holding 4 consecutive values, two hex digits each, in array order
+ * (a partial last word is padded with "00"). `data`: `count` bytes, any alignment.
+ */
+void dnn64_print_i8_hex(const char *prefix, const int8_t *data, uint32_t count);
+
+/**
+ * Print `count` floats as their bit patterns, 8 per line:
+ *     "<prefix> <first index> <8 words of 8 hex digits>"
+ * `data`: `count` floats, 4-byte aligned.
+ */
+void dnn64_print_f32_hex(const char *prefix, const float *data, uint32_t count);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DNN64_PLATFORM_H */

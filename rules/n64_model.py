@@ -1,0 +1,179 @@
+"""``n64_model``: one ONNX model compiled for the N64, packed into a ROM of its own.
+
+Actions, each cached on its own: import -> quantize -> plan -> codegen ->
+compile (per toolchain) -> pack. ``dnn64build build`` builds the ROM (or the
+host program for ``toolchain: host``); ``dnn64build plan`` stops after plan.
+"""
+
+from __future__ import annotations
+
+from dnn64build.rule_helpers import (
+    HOST,
+    MEMORY_SCHEMA,
+    TOOLCHAINS,
+    ModelInfo,
+    c_symbol,
+    declare_rom,
+    endianness,
+    memory_bytes,
+    resolve_toolchain,
+)
+from dnn64build.rules_api import Attr, Rule, RuleContext
+
+ALGORITHMS = ["auto", "greedy_by_size", "greedy_by_conflicts", "hill_climb", "best_fit", "exact"]
+SCHEDULERS = ["auto", "graph"]
+
+_SHAPE = {"type": "array", "items": {"type": "integer", "minimum": 1}, "minItems": 1}
+
+
+def _implementation(ctx: RuleContext) -> ModelInfo:
+    attrs = ctx.attrs
+    label = str(ctx.label)
+    toolchain = resolve_toolchain(attrs["toolchain"])
+    imported = ctx.action(
+        "import",
+        inputs={"onnx": ctx.source(attrs["src"], attr="src")},
+        outputs={"graph": "import/graph.json", "weights": "import/weights.npz"},
+        config={"inputs": attrs.get("inputs", {})},
+        progress=label,
+    )
+    quantize = dict(attrs["quantize"])
+    quantize_inputs = dict(imported)
+    for data in ("calibration", "evaluation"):
+        if data in quantize:
+            quantize_inputs[data] = ctx.source(quantize.pop(data), attr=f"quantize.{data}")
+    quantized = ctx.action(
+        "quantize",
+        inputs=quantize_inputs,
+        outputs={
+            "graph": "quantize/graph.json",
+            "weights": "quantize/weights.npz",
+            "report": "quantize/report.json",
+        },
+        config=quantize,
+        progress=label,
+    )
+    memory = memory_bytes(attrs["memory"])
+    plan = ctx.action(
+        "plan",
+        inputs={"graph": quantized["graph"], "weights": quantized["weights"]},
+        outputs={"plan": "plan/plan.json", "report": "plan/report.txt",
+                 "timeline": "plan/timeline.svg"},
+        config={**attrs["planner"], "memory": memory, "label": label},
+        progress=label,
+    )
+    ctx.add_group("plan", [plan["plan"], plan["report"], plan["timeline"]])
+    symbol = c_symbol(ctx.label)
+    code = ctx.action(
+        "codegen",
+        inputs={"graph": quantized["graph"], "weights": quantized["weights"], "plan": plan["plan"]},
+        outputs={"source": f"codegen/{symbol}.c", "header": f"codegen/{symbol}.h",
+                 "meta": "codegen/meta.json", "weights_big": "codegen/weights.be.bin",
+                 "weights_little": "codegen/weights.le.bin"},
+        config={"symbol": symbol},
+        progress=label,
+    )
+    objects = {
+        tc: ctx.action(
+            "compile",
+            key=tc,
+            inputs={"source": code["source"], "header": code["header"]},
+            outputs={"object": f"compile/{tc}/{symbol}.o"},
+            config={"toolchain": tc},
+            progress=f"{label} ({tc})",
+        )["object"]
+        for tc in sorted({toolchain, HOST})
+    }
+    model = ModelInfo(
+        label=ctx.label,
+        symbol=symbol,
+        plan=plan["plan"],
+        header=code["header"],
+        meta=code["meta"],
+        ir=(quantized["graph"], quantized["weights"]),
+        objects=objects,
+        weights={e: code[f"weights_{e}"] for e in {endianness(tc) for tc in objects}},
+        memory=memory,
+    )
+    declare_rom(ctx, [model], toolchain=toolchain, title=attrs.get("title", ctx.label.name))
+    return model
+
+
+RULE = Rule(
+    kind="n64_model",
+    doc="A neural network (ONNX) compiled for the N64, with a ROM that runs it.",
+    implementation=_implementation,
+    attrs={
+        "src": Attr({"type": "string"}, "the ONNX file, relative to the package", required=True),
+        "inputs": Attr(
+            {"type": "object", "additionalProperties": _SHAPE},
+            "input name -> static shape; binds dynamic dimensions such as the batch",
+        ),
+        "quantize": Attr(
+            {
+                "type": "object",
+                "properties": {
+                    "mode": {"enum": ["none", "int8"]},
+                    "calibration": {
+                        "type": "string",
+                        "description": ".npz/.npy of representative inputs, package-relative",
+                    },
+                    "evaluation": {
+                        "type": "string",
+                        "description": "held-out inputs (.npz/.npy) for the accuracy report",
+                    },
+                    "method": {"enum": ["minmax", "percentile", "mse"]},
+                    "percentile": {"type": "number", "exclusiveMinimum": 50, "maximum": 100},
+                    "synthetic": {
+                        "type": "boolean",
+                        "description": "calibrate on random inputs (warns): for trying things",
+                    },
+                    "fp32_nodes": {"type": "array", "items": {"type": "string"}},
+                },
+                "required": ["mode"],
+                "additionalProperties": False,
+            },
+            "quantisation: none keeps fp32; int8 needs calibration data",
+            default={"mode": "none"},
+            workspace_default=True,
+        ),
+        "planner": Attr(
+            {
+                "type": "object",
+                "properties": {
+                    "algorithm": {"enum": ALGORITHMS},
+                    "scheduler": {"enum": SCHEDULERS},
+                    "alignment": {"type": "integer", "minimum": 1, "maximum": 4096},
+                    "time_budget_s": {"type": "number", "exclusiveMinimum": 0},
+                    "staging_bytes": {"type": "integer", "minimum": 1024},
+                },
+                "additionalProperties": False,
+            },
+            "memory planner: offset allocation algorithm and execution-order scheduler",
+            default={"algorithm": "auto", "scheduler": "auto"},
+            workspace_default=True,
+        ),
+        "memory": Attr(MEMORY_SCHEMA, "target memory", default="4MiB", workspace_default=True),
+        "toolchain": Attr(
+            {"enum": list(TOOLCHAINS)}, "how the ROM is built", default="auto",
+            workspace_default=True,
+        ),
+        "title": Attr({"type": "string", "maxLength": 20}, "ROM title (20 characters at most)"),
+        "test": Attr(
+            {
+                "type": "object",
+                "properties": {
+                    "inputs": {"type": "string", "description": ".npz keyed by input name"},
+                    "outputs": {"type": "string", "description": "expected outputs (.npz)"},
+                    "labels": {
+                        "type": "string",
+                        "description": "name of an array of class labels in the inputs file",
+                    },
+                },
+                "required": ["inputs"],
+                "additionalProperties": False,
+            },
+            "data for `dnn64build test`: inputs, and optionally expected outputs or labels",
+        ),
+    },
+)

@@ -1,0 +1,50 @@
+"""Activation kernels: fp32 vs onnxruntime ops, int8 table lookups."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from kernels_ctypes import act_f32
+from kernels_onnxref import assert_close_to_scale, run_node
+
+from dnn64build.quant import intmath as im
+
+# (kernel kind, alpha, beta, ONNX op, ONNX attrs, extra initializers)
+CASES = [
+    ("relu", 0, 0, "Relu", {}, {}),
+    ("clip", 0.0, 6.0, "Clip", {}, {"lo": np.float32(0.0), "hi": np.float32(6.0)}),
+    ("clip", -1.5, 0.5, "Clip", {}, {"lo": np.float32(-1.5), "hi": np.float32(0.5)}),
+    ("leaky_relu", 0.1, 0, "LeakyRelu", {"alpha": 0.1}, {}),
+    ("sigmoid", 0, 0, "Sigmoid", {}, {}),
+    ("tanh", 0, 0, "Tanh", {}, {}),
+    ("hard_sigmoid", 0.2, 0.5, "HardSigmoid", {"alpha": 0.2, "beta": 0.5}, {}),
+    ("hard_sigmoid", 1 / 6, 0.5, "HardSigmoid", {"alpha": 1 / 6, "beta": 0.5}, {}),
+    ("hard_swish", 0, 0, "HardSwish", {}, {}),
+]
+
+
+@pytest.mark.parametrize("kind,alpha,beta,op,attrs,inits", CASES)
+def test_activation_f32_matches_onnxruntime(kernels, kind, alpha, beta, op, attrs, inits) -> None:
+    x = np.concatenate([np.linspace(-12, 12, 2001), [-100, -0.0, 0.0, 100]]).astype(np.float32)
+    want = run_node(op, {"x": x}, attrs, {k: np.array(v) for k, v in inits.items()})
+    y = np.empty_like(x)
+    kernels.dnn64_activation_f32(act_f32(kind, alpha, beta), x, y, x.size)
+    assert_close_to_scale(y, want)
+
+
+def test_silu_f32_matches_onnxruntime_sigmoid_times_x(kernels) -> None:
+    x = np.linspace(-20, 20, 4001).astype(np.float32)
+    want = x.astype(np.float64) * run_node("Sigmoid", {"x": x})
+    y = x.copy()
+    kernels.dnn64_activation_f32(act_f32("silu"), y, y, y.size)  # in place
+    assert_close_to_scale(y, want)
+
+
+def test_lut_s8_is_a_lookup(kernels) -> None:
+    lut = im.activation_lut(lambda v: 1 / (1 + np.exp(-v)), 0.1, 3, 1 / 256, -128)
+    x = np.arange(-128, 128, dtype=np.int8)
+    y = np.empty_like(x)
+    kernels.dnn64_lut_s8(lut, x, y, x.size)
+    np.testing.assert_array_equal(y, lut)
+    # the table's values from the definition: sigmoid(0) = 0.5 -> 128 steps - 128 = 0
+    assert lut[3 + 128] == 0

@@ -1,0 +1,100 @@
+"""Element-wise binary kernels with broadcasting: fp32 vs onnxruntime, int8 vs intmath."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from kernels_ctypes import BINARY, AddS8Params, MulS8Params, bcast
+from kernels_onnxref import assert_close_to_scale, run_node
+
+from dnn64build.quant import intmath as im
+
+SHAPES = [
+    ((2, 3, 4, 5), (2, 3, 4, 5)),
+    ((2, 3, 4, 5), (3, 1, 1)),  # per-channel
+    ((1, 3, 1, 5), (2, 1, 4, 1)),  # both broadcast
+    ((4,), (3, 1)),
+    ((2, 1, 3, 1, 2, 3), (1, 2, 1, 4, 1, 3)),  # rank 6
+    ((5,), ()),  # scalar
+]
+
+
+@pytest.mark.parametrize("op", ["Add", "Sub", "Mul", "Div"])
+@pytest.mark.parametrize("a_shape,b_shape", SHAPES)
+def test_binary_f32_matches_onnxruntime(kernels, op, a_shape, b_shape) -> None:
+    rng = np.random.default_rng(31)
+    a = rng.standard_normal(a_shape).astype(np.float32)
+    b = rng.standard_normal(b_shape).astype(np.float32)
+    if op == "Div":
+        b = np.where(np.abs(b) < 0.1, np.float32(0.5), b).astype(np.float32)
+    want = run_node(op, {"a": a, "b": b})
+    y = np.empty(want.shape, np.float32)
+    out_shape = want.shape or (1,)
+    kernels.dnn64_binary_f32(BINARY[op], bcast(out_shape, a_shape, b_shape), a, b, y)
+    assert_close_to_scale(y, want)
+
+
+def test_binary_f32_in_place(kernels) -> None:
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    b = np.array([1, 2, 3, 4], np.float32)
+    want = a * b
+    kernels.dnn64_binary_f32(BINARY["Mul"], bcast((3, 4), (3, 4), (4,)), a, b, a)
+    np.testing.assert_array_equal(a, want)
+
+
+QUANT = [  # (a_scale, a_zp, b_scale, b_zp, out_scale, out_zp)
+    (0.05, -3, 0.02, 10, 0.06, 5),
+    (0.1, 0, 0.1, 0, 0.1, 0),
+    (0.003, 127, 0.5, -128, 0.4, -20),
+]
+
+
+def _add_struct(p: im.AddParams, act_min: int, act_max: int) -> AddS8Params:
+    return AddS8Params(p.a_zero_point, p.b_zero_point, p.out_zero_point, p.a_multiplier,
+                       p.a_shift, p.b_multiplier, p.b_shift, p.out_multiplier, p.out_shift,
+                       p.left_shift, act_min, act_max)
+
+
+def _mul_struct(p: im.MulParams, act_min: int, act_max: int) -> MulS8Params:
+    return MulS8Params(p.a_zero_point, p.b_zero_point, p.out_zero_point, p.multiplier, p.shift,
+                       act_min, act_max)
+
+
+def _int8_pair(a_shape, b_shape, seed):
+    rng = np.random.default_rng(seed)
+    return (rng.integers(-128, 128, a_shape, dtype=np.int8),
+            rng.integers(-128, 128, b_shape, dtype=np.int8))
+
+
+@pytest.mark.parametrize("q", QUANT)
+@pytest.mark.parametrize("a_shape,b_shape", SHAPES[:5])
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
+def test_binary_s8_bit_exact(kernels, q, a_shape, b_shape, op) -> None:
+    a, b = _int8_pair(a_shape, b_shape, 32)
+    out_shape = np.broadcast_shapes(a_shape, b_shape)
+    act_min, act_max = -100, 120
+    if op in ("add", "sub"):
+        p = im.add_params(*q)
+        want = im.add_s8(a, b, p, act_min, act_max, subtract=op == "sub")
+        params = _add_struct(p, act_min, act_max)
+    elif op == "mul":
+        p = im.mul_params(*q)
+        want = im.mul_s8(a, b, p, act_min, act_max)
+        params = _mul_struct(p, act_min, act_max)
+    else:
+        p = im.div_params(*q)
+        want = im.div_s8(a, b, p, act_min, act_max)
+        params = _mul_struct(p, act_min, act_max)
+    y = np.empty(out_shape, np.int8)
+    getattr(kernels, f"dnn64_{op}_s8")(bcast(out_shape, a_shape, b_shape), a, b, params, y)
+    np.testing.assert_array_equal(y, want)
+
+
+def test_int8_add_is_close_to_real_add() -> None:
+    """intmath.add_s8 itself against real arithmetic: within one output step."""
+    a, b = _int8_pair((1000,), (1000,), 33)
+    sa, za, sb, zb, so, zo = QUANT[0]
+    got = im.add_s8(a, b, im.add_params(*QUANT[0])).astype(np.float64)
+    real = ((a.astype(np.float64) - za) * sa + (b.astype(np.float64) - zb) * sb) / so + zo
+    inside = (real > -128) & (real < 127)
+    assert np.max(np.abs(got[inside] - real[inside])) <= 0.5 + 1e-3

@@ -1,0 +1,32 @@
+"""dnn64_math: fp32 exp/tanh/sigmoid accuracy against float64, as dnn64_math.h documents."""
+
+from __future__ import annotations
+
+import numpy as np
+from kernels_ctypes import act_f32
+
+
+def _rel_err(got: np.ndarray, want: np.ndarray) -> float:
+    return float(np.max(np.abs(got.astype(np.float64) - want) / np.abs(want)))
+
+
+def test_expf_accuracy(kernels) -> None:
+    x = np.concatenate([np.linspace(-87, 88, 20001), [-1e-8, 0.0, 1e-8, 0.34657, -0.34657]])
+    x = x.astype(np.float32)
+    got = np.array([kernels.dnn64_expf(float(v)) for v in x], np.float32)
+    assert _rel_err(got, np.exp(x.astype(np.float64))) <= 1.5e-7
+    assert kernels.dnn64_expf(89.0) == np.inf
+    assert kernels.dnn64_expf(-104.0) == 0.0
+    assert np.isnan(kernels.dnn64_expf(float("nan")))
+
+
+def test_tanh_and_sigmoid_accuracy(kernels) -> None:
+    x = np.concatenate([np.linspace(-20, 20, 40001), np.geomspace(1e-30, 1, 200)])
+    x = np.concatenate([x, -x]).astype(np.float32)
+    x = x[x != 0]
+    th = np.empty_like(x)
+    kernels.dnn64_activation_f32(act_f32("tanh"), x, th, x.size)
+    assert _rel_err(th, np.tanh(x.astype(np.float64))) <= 2.5e-7
+    sg = np.empty_like(x)
+    kernels.dnn64_activation_f32(act_f32("sigmoid"), x, sg, x.size)
+    assert _rel_err(sg, 1 / (1 + np.exp(-x.astype(np.float64)))) <= 2.5e-7

@@ -1,0 +1,130 @@
+"""The kernels on the N64's CPU: freestanding VR4300 objects, and a big-endian run under qemu."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from kernels_ctypes import KERNEL_DIR, ConvGeom, act_f32, bcast, kernel_sources, q8_out
+from kernels_refs import conv_acc_int, output_stage, resize_linear_s8_ref
+
+from dnn64build.quant import intmath as im
+
+CROSS = "mips-linux-gnu-gcc"
+# The bare-metal flags of the `bare` platform (see N64-NOTES.md), with warnings as errors.
+FREESTANDING = ("-std=c99", "-march=vr4300", "-mabi=32", "-mno-abicalls", "-fno-pic",
+                "-ffreestanding", "-G0", "-EB", "-O2", "-Wall", "-Wextra", "-Werror")
+# What the platform layer provides to the kernels; gcc may emit calls to these for copy loops.
+PLATFORM_SYMBOLS = {"memcpy", "memset"}
+
+needs_cross = pytest.mark.skipif(shutil.which(CROSS) is None, reason=f"{CROSS} not installed")
+
+
+def _run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
+    proc = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    assert proc.returncode == 0, f"{' '.join(cmd)}\n{proc.stdout}\n{proc.stderr}"
+    return proc
+
+
+@pytest.fixture(scope="module")
+def mips_objects(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    out = tmp_path_factory.mktemp("mips")
+    objs = []
+    for src in kernel_sources():
+        obj = out / (src.stem + ".o")
+        _run([CROSS, *FREESTANDING, "-c", str(src), "-o", str(obj)])
+        objs.append(obj)
+    return objs
+
+
+@needs_cross
+def test_kernels_are_freestanding_vr4300_objects(mips_objects: list[Path], tmp_path: Path) -> None:
+    for obj in mips_objects:
+        head = obj.read_bytes()[:20]
+        # ELF, 32-bit, big-endian (EI_DATA = 2), e_machine = EM_MIPS (8), big-endian u16
+        assert head[:4] == b"\x7fELF" and head[4] == 1 and head[5] == 2, obj.name
+        assert int.from_bytes(head[18:20], "big") == 8, obj.name
+    merged = tmp_path / "kernels.o"
+    _run(["mips-linux-gnu-ld", "-r", "-o", str(merged), *map(str, mips_objects)])
+    undefined = _run(["mips-linux-gnu-nm", "-u", str(merged)]).stdout.split()
+    names = {tok for tok in undefined if tok != "U"}
+    assert names <= PLATFORM_SYMBOLS, f"kernels need more than the platform gives: {names}"
+
+
+class _Lcg:
+    """The driver's generator: x = x * 1103515245 + 12345 mod 2^32."""
+
+    def __init__(self) -> None:
+        self.state = 12345
+
+    def next(self) -> int:
+        self.state = (self.state * 1103515245 + 12345) & 0xFFFFFFFF
+        return self.state
+
+    def s8(self, n: int) -> np.ndarray:
+        return np.array([((self.next() >> 16) & 0xFF) - 128 for _ in range(n)], np.int8)
+
+    def f32(self, n: int) -> np.ndarray:
+        vals = [np.float32((self.next() >> 8) & 0xFFFF) / np.float32(32768) - np.float32(1)
+                for _ in range(n)]
+        return np.array(vals, np.float32)
+
+
+def _parse(stdout: str) -> dict[str, list[str]]:
+    return {line.split()[0]: line.split()[1:] for line in stdout.splitlines() if line.strip()}
+
+
+@needs_cross
+@pytest.mark.skipif(shutil.which("qemu-mips") is None, reason="qemu-mips not installed")
+def test_big_endian_kernels_under_qemu(kernels, mips_objects: list[Path], tmp_path: Path) -> None:
+    exe = tmp_path / "driver"
+    _run([CROSS, "-std=c99", "-march=vr4300", "-mabi=32", "-EB", "-O2", f"-I{KERNEL_DIR}",
+          "-static", "-Wl,--no-warn-mismatch", "-o", str(exe),
+          str(Path(__file__).with_name("qemu_driver.c")), *map(str, mips_objects)])
+    got = _parse(_run(["qemu-mips", str(exe)], timeout=60).stdout)
+
+    rng = _Lcg()
+    # int8 Conv: group 2, stride (2, 1), pads 1: bit-exact against the numpy reference
+    cx = rng.s8(120).reshape(1, 4, 6, 5)
+    cw = rng.s8(108).reshape(6, 2, 3, 3)
+    cb = np.array([(rng.next() >> 20) - 2048 for _ in range(6)], np.int32)
+    mult = np.array([1518500250, 1200000000, 1800000000, 1073741824, 2000000000, 1300000000])
+    shift = np.array([-9, -8, -10, -7, -9, 1])
+    want = output_stage(conv_acc_int(cx, -3, cw, cb, (2, 1), (1, 1, 1, 1), (1, 1), 2), mult,
+                        shift, 5, -128, 127, None)
+    assert [int(v) for v in got["conv_s8"]] == want.reshape(-1).tolist()
+    host = np.empty_like(want)
+    kernels.dnn64_conv_s8(ConvGeom(1, 4, 6, 5, 6, 3, 5, 3, 3, 2, 1, 1, 1, 1, 1, 2), cx, -3, cw,
+                          cb, mult.astype(np.int32), shift.astype(np.int32), 0, 6, q8_out(5), host)
+    np.testing.assert_array_equal(host, want)
+
+    # fp32 Gemm + sigmoid and Softmax: the same IEEE bits as the host build, and close to float64
+    ga, gb, gbias = rng.f32(21).reshape(3, 7), rng.f32(35).reshape(5, 7), rng.f32(5)
+    host_g = np.empty((3, 5), np.float32)
+    kernels.dnn64_gemm_f32(3, 7, 5, ga, gb, 1, gbias, 0, 5, act_f32("sigmoid"), host_g)
+    mips_g = np.array([int(h, 16) for h in got["gemm_f32"]], np.uint32).view(np.float32)
+    np.testing.assert_array_equal(mips_g, host_g.reshape(-1))
+    ref = 1 / (1 + np.exp(-(ga.astype(np.float64) @ gb.T.astype(np.float64) + gbias)))
+    np.testing.assert_allclose(mips_g.reshape(3, 5), ref, rtol=1e-5)
+
+    sx = (rng.f32(18) * np.float32(8)).reshape(2, 9)
+    host_s = np.empty_like(sx)
+    kernels.dnn64_softmax_f32(2, 9, 1, sx, host_s)
+    mips_s = np.array([int(h, 16) for h in got["softmax_f32"]], np.uint32).view(np.float32)
+    np.testing.assert_array_equal(mips_s, host_s.reshape(-1))
+    e = np.exp(sx.astype(np.float64) - sx.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(mips_s.reshape(2, 9), e / e.sum(axis=1, keepdims=True),
+                               rtol=1e-5, atol=1e-9)
+
+    # int8 Add with broadcasting, and int8 bilinear resize: bit-exact against intmath
+    ea, eb = rng.s8(24).reshape(2, 3, 4), rng.s8(3).reshape(3, 1)
+    want_add = im.add_s8(ea, eb, im.add_params(0.05, -3, 0.02, 10, 0.06, 5))
+    assert [int(v) for v in got["add_s8"]] == want_add.reshape(-1).tolist()
+    assert bcast((2, 3, 4), (2, 3, 4), (3, 1)).b_strides[:3] == [0, 1, 0]  # as the driver's
+
+    rx = rng.s8(24).reshape(2, 3, 4)
+    want_rs = resize_linear_s8_ref(rx, (5, 7), (5 / 3, 7 / 4), "half_pixel")
+    assert [int(v) for v in got["resize_linear_s8"]] == want_rs.reshape(-1).tolist()

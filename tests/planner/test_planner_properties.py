@@ -1,0 +1,71 @@
+"""Property tests: random interval sets and random op DAGs, every plan checked
+by the independent checker."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from planner_helpers import brute_force_peak, dags, memory_hazards, problems
+
+from dnn64build.planner.allocate import ALGORITHMS, HEURISTICS, allocate
+from dnn64build.planner.checker import check_intervals, check_plan
+from dnn64build.planner.dagplan import plan_dag
+from dnn64build.planner.problem import Problem, lower_bound
+from dnn64build.planner.schedule import Dag, peak_bytes, schedule
+
+
+def _rows(problem: Problem, offsets: dict[str, int]):
+    return [(b.id, b.lower, b.upper, b.size, b.alignment, offsets[b.id]) for b in problem.buffers]
+
+
+@settings(max_examples=60, deadline=None)
+@given(problems(max_buffers=14, alignments=(4, 16, 64)))
+def test_every_algorithm_gives_a_valid_plan_and_auto_is_never_worse(problem: Problem):
+    bound = lower_bound(problem).bytes
+    arenas = {}
+    for algorithm in ALGORITHMS:
+        allocation = allocate(problem, algorithm, time_budget_s=0.2)
+        assert allocation.offsets is not None
+        assert check_intervals(_rows(problem, allocation.offsets)) is None, algorithm
+        assert allocation.arena_bytes >= bound
+        assert allocation.lower_bound_bytes == bound
+        arenas[algorithm] = allocation.arena_bytes
+    assert arenas["auto"] <= min(arenas[name] for name in HEURISTICS)
+
+
+@settings(max_examples=40, deadline=None)
+@given(problems(max_buffers=10))
+def test_a_capacity_met_by_auto_is_met_again(problem: Problem):
+    arena = allocate(problem, "auto", time_budget_s=0.2).arena_bytes
+    again = allocate(problem, "auto", capacity=arena, time_budget_s=0.2)
+    assert again.arena_bytes is not None and again.arena_bytes <= arena
+    for name in HEURISTICS:  # a heuristic either fits or says it cannot
+        result = allocate(problem, name, capacity=arena)
+        assert result.offsets is None or result.arena_bytes <= arena
+
+
+@settings(max_examples=50, deadline=None)
+@given(dags(max_ops=6))
+def test_searched_schedule_is_optimal_on_small_dags(dag: Dag):
+    found = schedule(dag, "search", alignment=16)
+    index = {op.name: i for i, op in enumerate(dag.ops)}
+    order = [index[name] for name in found.order]
+    assert sorted(order) == list(range(len(dag.ops)))
+    assert peak_bytes(dag, order, 16) == found.peak_bytes
+    assert found.optimal
+    assert found.peak_bytes == brute_force_peak(dag, 16)
+    auto = schedule(dag, "auto", alignment=16)
+    assert auto.peak_bytes <= schedule(dag, "graph", alignment=16).peak_bytes
+    assert auto.peak_bytes <= found.peak_bytes
+
+
+@settings(max_examples=40, deadline=None)
+@given(dags(max_ops=10))
+def test_every_graph_plan_passes_the_checker(dag: Dag):
+    for algorithm in ALGORITHMS:
+        for scheduler in ("graph", "search"):
+            plan = plan_dag(dag, algorithm=algorithm, scheduler=scheduler, time_budget_s=0.05)
+            assert check_plan(plan) is None, (algorithm, scheduler, check_plan(plan))
+            assert memory_hazards(dag, plan) == [], (algorithm, scheduler)
+            names = {b["name"] for b in plan["buffers"]}
+            assert names == set(dag.sizes)
+            assert sorted(plan["schedule"]) == sorted(op.name for op in dag.ops)

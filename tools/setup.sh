@@ -1,0 +1,40 @@
+#!/bin/sh
+# tools/setup.sh - set up a fresh Debian machine for dnn64build (run as root).
+#
+# Installs the MIPS cross compiler (the `bare` toolchain), mupen64plus (runs
+# ROMs headless) and qemu-user (big-endian MIPS unit tests), then installs
+# dnn64build itself, editable, with its test extras. Idempotent: apt is
+# skipped when every package is already installed. Tool descriptors: third_party/.
+#
+# Environment: PYTHON (default: python3) picks the interpreter to install into;
+# on Debian's own python3 (PEP 668) use a virtual environment's python.
+set -eu
+
+PACKAGES="gcc-mips-linux-gnu binutils-mips-linux-gnu mupen64plus-ui-console qemu-user"
+PYTHON="${PYTHON:-python3}"
+REPO_ROOT=$(cd "$(dirname "$0")/.." && pwd)
+
+missing=""
+for package in $PACKAGES; do
+    if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+        missing="$missing $package"
+    fi
+done
+
+if [ -n "$missing" ]; then
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "setup.sh: missing Debian packages:$missing; run as root" >&2
+        exit 1
+    fi
+    echo "setup.sh: installing$missing"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    # shellcheck disable=SC2086  # word splitting of the package list is intended
+    apt-get install -y -qq $missing
+else
+    echo "setup.sh: Debian packages already installed"
+fi
+
+cd "$REPO_ROOT"
+"$PYTHON" -m pip install -q -e '.[test]'
+echo "setup.sh: done"

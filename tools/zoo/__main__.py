@@ -1,0 +1,5 @@
+import sys
+
+from tools.zoo.generate import main
+
+sys.exit(main())
