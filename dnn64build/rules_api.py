@@ -119,6 +119,12 @@ class RuleContext(Protocol):
         outputs live under ``shared/<key>/``, such as the kernel library of one toolchain."""
         ...
 
+    def set_info(self, key: str, value: Any) -> None:
+        """Record JSON data about this target for commands (``run``, ``test``) to read from
+        the target index without loading the manifests; paths in it should be ninja paths
+        (as ``source`` returns)."""
+        ...
+
     def add_group(self, group: str | None, outputs: list[str]) -> None:
         """Name the outputs ``dnn64build build`` builds (group None) or that a command such as
         ``run --platform host`` builds (a named group)."""

@@ -96,6 +96,11 @@ def _implementation(ctx: RuleContext) -> ModelInfo:
         memory=memory,
     )
     declare_rom(ctx, [model], toolchain=toolchain, title=attrs.get("title", ctx.label.name))
+    if "test" in attrs:
+        ctx.set_info("test", {
+            key: ctx.source(value, attr=f"test.{key}") if key != "labels" else value
+            for key, value in attrs["test"].items()
+        })
     return model
 
 

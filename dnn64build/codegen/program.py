@@ -1,8 +1,9 @@
 """generate_main: the program that runs every model of a ROM and prints its outputs.
 
-main() initialises the platform, then for each model in order: loads its inputs
-(assets "<symbol>.in.<k>") into the one shared static arena at the planned input
-offsets, runs it timed with dnn64_ticks, and prints its outputs and ticks in the
+main() initialises the platform, then for each model in order and each input sample:
+loads its inputs (sample s of assets "<symbol>.in.<k>") into the one shared static arena
+at the planned input offsets, runs it timed with dnn64_ticks, and prints its outputs and
+ticks in the
 line protocol of dnn64build.codegen.protocol. The arena is sized for the largest
 model and 16-byte aligned.
 """
@@ -24,17 +25,25 @@ ModelEntry = tuple[str, str, int, dict[str, Any]]
 POISON_BYTES = (0xFF, 0x7F)
 
 _LOAD_INPUT = """\
-/* Read input asset `name` (exactly `size` bytes) to arena + offset. */
-static void load_input(const char *name, uint32_t offset, uint32_t size)
+/* How many samples of `size` bytes input asset `name` holds; fails unless a whole,
+ * non-zero number. */
+static uint32_t sample_count(const char *name, uint32_t size)
 {
     dnn64_asset asset = dnn64_asset_get(name);
-    if (asset.size != size) {
+    if (asset.size == 0 || asset.size % size != 0) {
         dnn64_line line;
-        dnn64_line_begin(&line, "input asset has the wrong size: ");
+        dnn64_line_begin(&line, "input asset size is not a multiple of the input size: ");
         dnn64_line_str(&line, name);
         dnn64_fail(line.text);
     }
-    dnn64_rom_read(arena + offset, asset.offset, size);
+    return asset.size / size;
+}
+
+/* Read sample `sample` of input asset `name` (`size` bytes each) to arena + offset. */
+static void load_input(const char *name, uint32_t offset, uint32_t size, uint32_t sample)
+{
+    dnn64_asset asset = dnn64_asset_get(name);
+    dnn64_rom_read(arena + offset, asset.offset + sample * size, size);
 }
 """
 
@@ -64,8 +73,9 @@ static void print_ticks(const char *symbol, uint64_t start, uint64_t end)
 def generate_main(models: Sequence[ModelEntry], *, runs: int = 1, poison: bool = False) -> str:
     """C source of main() for ``models`` (see ModelEntry), run in order.
 
-    ``runs``: how often each model runs (each run prints its outputs). ``poison``:
-    fill the arena before each run with POISON_BYTES[run % 2].
+    Each model runs once per sample its input assets hold (an asset of n x the input's
+    bytes holds n samples), printing its outputs each time. ``runs``: how often that
+    repeats. ``poison``: fill the arena before each run with POISON_BYTES[run % 2].
     """
     if not models or runs < 1:
         raise ValueError("generate_main needs at least one model and one run")
@@ -79,24 +89,31 @@ def generate_main(models: Sequence[ModelEntry], *, runs: int = 1, poison: bool =
     out += ["", "/* One arena for every model: the largest one's size. */",
             f"static uint8_t DNN64_ALIGNED(arena[{arena_bytes}u]);", "", _LOAD_INPUT,
             *([_POISON] if poison else []), _PRINT_TICKS,
-            "int main(void)", "{", "    uint64_t start, end;", "",
+            "int main(void)", "{", "    uint64_t start, end;", "    uint32_t s, samples;", "",
             "    dnn64_platform_init();",
             '    dnn64_print_u64("TICKRATE", dnn64_ticks_per_second());']
     for symbol, _, needed, meta in models:
         if meta["symbol"] != symbol or needed > arena_bytes:
             raise ValueError(f"model {symbol}: metadata or arena size does not match")
+        inputs = meta["inputs"]
+        out += ["", f"    /* model {symbol} ({c_comment(meta['graph'])}): every input sample */",
+                (f"    samples = sample_count({c_string(inputs[0]['asset'])}, "
+                 f"{inputs[0]['bytes']}u);" if inputs else "    samples = 1;")]
+        out += [f"    if (sample_count({c_string(e['asset'])}, {e['bytes']}u) != samples)\n"
+                f"        dnn64_fail({c_string(f'{symbol}: inputs hold different sample counts')});"
+                for e in inputs[1:]]
         for run in range(runs):
-            out += ["", f"    /* model {symbol} ({c_comment(meta['graph'])}), run {run} */"]
+            out += [f"    for (s = 0; s < samples; s++) {{  /* run {run} */"]
             if poison:
-                out.append(f"    poison_arena(0x{POISON_BYTES[run % 2]:02X}u);")
-            for entry in meta["inputs"]:
-                out.append(f"    load_input({c_string(entry['asset'])}, {entry['offset']}u, "
-                           f"{entry['bytes']}u);")
-            out += ["    start = dnn64_ticks();", f"    {symbol}_run(arena);",
-                    "    end = dnn64_ticks();"]
-            for k, entry in enumerate(meta["outputs"]):
-                out.append(_print_output(symbol, k, entry))
-            out.append(f"    print_ticks({c_string(symbol)}, start, end);")
+                out.append(f"        poison_arena(0x{POISON_BYTES[run % 2]:02X}u);")
+            for entry in inputs:
+                out.append(f"        load_input({c_string(entry['asset'])}, {entry['offset']}u, "
+                           f"{entry['bytes']}u, s);")
+            out += ["        start = dnn64_ticks();", f"        {symbol}_run(arena);",
+                    "        end = dnn64_ticks();"]
+            out += ["    " + _print_output(symbol, k, entry)
+                    for k, entry in enumerate(meta["outputs"])]
+            out += [f"        print_ticks({c_string(symbol)}, start, end);", "    }"]
     out += ["", "    dnn64_done();", "    return 0;", "}", ""]
     return "\n".join(out)
 

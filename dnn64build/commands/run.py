@@ -68,21 +68,23 @@ def test_command(patterns: list[str], *, platform: str, timeout: float) -> int:
     from dnn64build.workspace.root import find_root
 
     root = find_root(Path.cwd())
-    with workspace_lock(root / OUTPUT_BASE):
+    out_dir = root / OUTPUT_BASE
+    with workspace_lock(out_dir):
         targets = refresh_graph(root)["targets"]
-    chosen = [t for t in select(patterns, targets) if targets[t].get("test")]
+    chosen = [t for t in select(patterns, targets) if "test" in targets[t]["info"]]
     if not chosen:
         raise UserError("no matching target declares test inputs (a 'test:' attribute)")
     failures = 0
     for label in chosen:
-        test = targets[label]["test"]
-        _, runs, _ = run_target(label, platform=platform, input_path=root / test["inputs"],
+        test = {k: (v if k == "labels" else out_dir / v)
+                for k, v in targets[label]["info"]["test"].items()}
+        _, runs, _ = run_target(label, platform=platform, input_path=test["inputs"],
                                 timeout=timeout, quiet=True)
         verdicts = []
         for run in runs:
             verdicts.append(("reference executor", _compare_reference(run)))
             if "outputs" in test:
-                with np.load(root / test["outputs"]) as expected:
+                with np.load(test["outputs"]) as expected:
                     verdicts.append(("expected outputs", _compare(
                         run.outputs, _split_samples(dict(expected), run), 1e-4,
                         run.integer)))
@@ -90,7 +92,7 @@ def test_command(patterns: list[str], *, platform: str, timeout: float) -> int:
         failures += not ok
         details = "; ".join(f"{what}: {verdict}" for what, verdict in verdicts)
         if "labels" in test:
-            with np.load(root / test["inputs"]) as data:
+            with np.load(test["inputs"]) as data:
                 details += f"; top-1 accuracy {_accuracy(runs[0], data[test['labels']]):.2%}"
         print(f"{'PASSED' if ok else 'FAILED'} {label} ({platform}): {details}")
     print(f"{len(chosen) - failures} passed, {failures} failed")

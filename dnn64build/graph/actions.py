@@ -48,6 +48,7 @@ class BuildGraph:
         self.actions: dict[str, Action] = {}
         self._producer: dict[str, str] = {}  # output path -> action id
         self.groups: dict[str, list[str]] = {}  # phony name -> outputs it builds
+        self.info: dict[Label, dict[str, Any]] = {}  # rule-provided data for commands
 
     def add(self, action: Action) -> None:
         if action.id in self.actions:

@@ -115,6 +115,9 @@ class ActionContext:
             f"{directory}/config.json", config, progress,
         )
 
+    def set_info(self, key: str, value: Any) -> None:
+        self._graph.info.setdefault(self.label, {})[key] = value
+
     def add_group(self, group: str | None, outputs: list[str]) -> None:
         """Name the outputs ``dnn64build build`` (group None) or a command like ``run`` builds."""
         self._graph.add_group(group_name(self.label, group), outputs)

@@ -142,9 +142,7 @@ def index(workspace: Workspace, graph: BuildGraph) -> dict[str, Any]:
         labels[str(label)] = {
             "rule": target.rule.kind,
             "deps": [str(d) for d in target.deps],
-            # Test data paths, workspace-relative, for `dnn64build test`.
-            "test": {k: (Path(label.package) / v).as_posix()
-                     for k, v in target.attrs.get("test", {}).items()},
+            "info": graph.info.get(label, {}),
             "groups": groups,
             "outputs": {g: graph.groups[phony] for g, phony in groups.items()},
             "actions": {

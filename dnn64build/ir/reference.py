@@ -15,6 +15,16 @@ from dnn64build.ir.params import PARAM_INPUTS, absorb, has_pending_params
 
 def run(graph: Graph, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Outputs of ``graph`` for ``inputs`` (name -> array of the declared shape)."""
+    values = initial_values(graph, inputs)
+    for node in graph.nodes:
+        results = run_node(graph, node, values)
+        for name, result in zip(node.outputs, results, strict=False):
+            values[name] = result
+    return {name: values[name] for name in graph.outputs}
+
+
+def initial_values(graph: Graph, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The constants and the checked graph inputs: what an executor starts from."""
     values: dict[str, np.ndarray] = dict(graph.constants)
     for name in graph.inputs:
         if name not in inputs:
@@ -24,11 +34,7 @@ def run(graph: Graph, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
             raise ValueError(f"input {name!r}: shape {list(array.shape)}, expected "
                              f"{graph.tensors[name].shape}")
         values[name] = array
-    for node in graph.nodes:
-        results = run_node(graph, node, values)
-        for name, result in zip(node.outputs, results, strict=False):
-            values[name] = result
-    return {name: values[name] for name in graph.outputs}
+    return values
 
 
 def run_node(graph: Graph, node: Node, values: dict[str, np.ndarray]) -> list[np.ndarray]:

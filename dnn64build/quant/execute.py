@@ -9,21 +9,13 @@ from __future__ import annotations
 import numpy as np
 
 from dnn64build.ir.graph import Graph
-from dnn64build.ir.reference import run_node
+from dnn64build.ir.reference import initial_values, run_node
 from dnn64build.quant.int8_ops import INT8_OPS
 
 
 def run_int8(graph: Graph, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Outputs of the quantised ``graph`` for ``inputs`` (name -> array of the input shape)."""
-    values: dict[str, np.ndarray] = dict(graph.constants)
-    for name in graph.inputs:
-        if name not in inputs:
-            raise ValueError(f"missing input {name!r}")
-        array = np.asarray(inputs[name], dtype=graph.tensors[name].dtype)
-        if list(array.shape) != graph.tensors[name].shape:
-            raise ValueError(f"input {name!r}: shape {list(array.shape)}, expected "
-                             f"{graph.tensors[name].shape}")
-        values[name] = array
+    values = initial_values(graph, inputs)
     for node in graph.nodes:
         if "int8" in node.attrs:
             out = node.outputs[0]

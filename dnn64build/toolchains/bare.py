@@ -15,9 +15,7 @@ from dnn64build.rom.pack import pad_boot_stub
 from dnn64build.toolchains.base import (
     COMMON_SOURCES,
     PLATFORM_DIR,
-    Defines,
     Toolchain,
-    define_flags,
     run,
 )
 from dnn64build.toolchains.tools import find_tool
@@ -54,7 +52,8 @@ class BareToolchain(Toolchain):
     def __init__(self, env: Mapping[str, str] | None = None, ram_end: int = 0x80400000):
         """``ram_end``: KSEG0 end of usable RDRAM (0x80800000 with the Expansion Pak)."""
         tool = find_tool("mips-linux-gnu-gcc", env=env)
-        self.gcc = tool["gcc"]
+        self.cc = tool["gcc"]
+        self.cflags = CFLAGS
         self.objcopy = tool["objcopy"]
         self.ar = tool["ar"]
         self.objdump = tool["objdump"]
@@ -69,28 +68,12 @@ class BareToolchain(Toolchain):
             BARE_DIR / "dnn64_libgcc.c",
         ]
 
-    def compile_argv(
-        self,
-        source: Path,
-        obj: Path,
-        *,
-        include_dirs: Sequence[Path] = (),
-        defines: Defines | None = None,
-        depfile: Path | None = None,
-    ) -> list[str]:
-        incs = [f"-I{d}" for d in [*include_dirs, *self.include_dirs()]]
-        dep = ["-MMD", "-MF", str(depfile)] if depfile else []
-        return [
-            self.gcc, *CFLAGS, *define_flags(defines or {}), *incs, *dep,
-            "-c", str(source), "-o", str(obj),
-        ]  # fmt: skip
-
     def linked_path(self, out: Path) -> Path:
         return Path(out).with_suffix(".elf")
 
     def link_argv(self, objects: Sequence[Path], out: Path) -> list[str]:
         return [
-            self.gcc, *LDFLAGS, f"-Wl,--defsym=__dnn64_ram_end={self.ram_end:#x}",
+            self.cc, *LDFLAGS, f"-Wl,--defsym=__dnn64_ram_end={self.ram_end:#x}",
             "-T", str(LINKER_SCRIPT), "-o", str(self.linked_path(out)), *map(str, objects),
         ]  # fmt: skip
 
@@ -103,7 +86,7 @@ class BareToolchain(Toolchain):
         """Assemble boot.S into ``out`` (raw, unpadded; pad with rom.pad_boot_stub)."""
         obj = Path(out).with_suffix(".o")
         return [
-            [self.gcc, *ARCH_FLAGS, "-mno-abicalls", "-fno-pic", "-c", str(BOOT_STUB_SOURCE),
+            [self.cc, *ARCH_FLAGS, "-mno-abicalls", "-fno-pic", "-c", str(BOOT_STUB_SOURCE),
              "-o", str(obj)],
             [self.objcopy, "-O", "binary", "-j", ".text", str(obj), str(out)],
         ]  # fmt: skip

@@ -37,6 +37,8 @@ class Toolchain(ABC):
     """
 
     name: str
+    cc: str  # the C compiler (also assembles .S)
+    cflags: tuple[str, ...]  # its flags, before defines and include directories
     ar: str  # the archiver matching the compiler
 
     @abstractmethod
@@ -47,7 +49,6 @@ class Toolchain(ABC):
         """Where dnn64_platform.h lives."""
         return [PLATFORM_DIR]
 
-    @abstractmethod
     def compile_argv(
         self,
         source: Path,
@@ -58,6 +59,12 @@ class Toolchain(ABC):
         depfile: Path | None = None,
     ) -> list[str]:
         """argv compiling ``source`` (.c or .S) to ``obj``; ``depfile`` gets -MMD output."""
+        incs = [f"-I{d}" for d in [*include_dirs, *self.include_dirs()]]
+        dep = ["-MMD", "-MF", str(depfile)] if depfile else []
+        return [
+            self.cc, *self.cflags, *define_flags(defines or {}), *incs, *dep,
+            "-c", str(source), "-o", str(obj),
+        ]  # fmt: skip
 
     @abstractmethod
     def link_argv(self, objects: Sequence[Path], out: Path) -> list[str]:

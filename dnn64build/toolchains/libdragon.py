@@ -14,9 +14,7 @@ from pathlib import Path
 from dnn64build.toolchains.base import (
     COMMON_SOURCES,
     PLATFORM_DIR,
-    Defines,
     Toolchain,
-    define_flags,
 )
 from dnn64build.toolchains.tools import find_tool
 
@@ -42,27 +40,13 @@ class LibdragonToolchain(Toolchain):
         tool = find_tool("libdragon", env=env, check_version=False)
         self.paths = {role: str(path) for role, path in tool.paths.items()}
         self.root = Path(tool.paths["gcc"]).parent.parent
+        self.cc = self.paths["gcc"]
+        self.cflags = (*CFLAGS, f"-I{self.root / 'mips64-elf' / 'include'}")
         self.ar = self.paths["ar"]
         self.title = title
 
     def platform_sources(self) -> list[Path]:
         return [*COMMON_SOURCES, PLATFORM_DIR / "libdragon" / "dnn64_platform_libdragon.c"]
-
-    def compile_argv(
-        self,
-        source: Path,
-        obj: Path,
-        *,
-        include_dirs: Sequence[Path] = (),
-        defines: Defines | None = None,
-        depfile: Path | None = None,
-    ) -> list[str]:
-        incs = [f"-I{d}" for d in [*include_dirs, *self.include_dirs()]]
-        dep = ["-MMD", "-MF", str(depfile)] if depfile else []
-        return [
-            self.paths["gcc"], *CFLAGS, f"-I{self.root / 'mips64-elf' / 'include'}",
-            *define_flags(defines or {}), *incs, *dep, "-c", str(source), "-o", str(obj),
-        ]  # fmt: skip
 
     def linked_path(self, out: Path) -> Path:
         return Path(out).with_suffix(".elf")

@@ -1,0 +1,73 @@
+"""Tiles: byte layout, tiling choices, staging size; and the generated C compiles
+for the N64 (VR4300, big-endian) with the cross compiler when it is installed."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import warnings
+
+import numpy as np
+import pytest
+from codegen_cases import Case, compile_case
+
+from dnn64build.codegen import generate_main, generate_model
+from dnn64build.codegen.host_run import KERNELS_DIR, PLATFORM_DIR
+from dnn64build.codegen.lowering import Call, Tiled
+from dnn64build.codegen.staging import DEFAULT_STAGING_CAP, Tile, half_bytes, tile_counts
+from dnn64build.planner.graph_plan import plan_graph
+from dnn64build.quant import quantize_graph
+from tools.zoo import build
+
+
+def test_tile_bytes_in_both_orders() -> None:
+    tile = Tile((np.array([1, -2, 3], np.int8), np.array([0x01020304, -1], np.int32)), "t")
+    head = bytes([1, 0xFE, 3]) + bytes(13)
+    assert tile.encode(True) == head + bytes([1, 2, 3, 4, 255, 255, 255, 255]) + bytes(8)
+    assert tile.encode(False) == head + bytes([4, 3, 2, 1, 255, 255, 255, 255]) + bytes(8)
+    assert tile.part_offsets() == [0, 16] and tile.nbytes == 32
+
+
+def _tiled(rows: int, row_floats: int) -> Tiled:
+    return Tiled((np.zeros((rows, row_floats), np.float32),), lambda b, n, p: "")
+
+
+def test_tiles_are_as_few_as_fit_and_balanced() -> None:
+    # 25 floats = 100 bytes a row; 512 bytes hold 5 rows (500 -> 512 padded)
+    assert tile_counts(_tiled(10, 25), 512) == [(0, 5), (5, 5)]
+    # 11 rows need 3 tiles of at most 5: balanced as 4 + 4 + 3
+    assert tile_counts(_tiled(11, 25), 512) == [(0, 4), (4, 4), (8, 3)]
+    assert tile_counts(_tiled(3, 25), 4096) == [(0, 3)]
+
+
+def test_default_staging() -> None:
+    small = Call(lambda p: "", (np.zeros(100, np.float32),))
+    assert half_bytes([small], None, "m") == 400
+    big = _tiled(1000, 100)  # 400 kB layer: tiled to the cap
+    assert half_bytes([small, big], None, "m") == DEFAULT_STAGING_CAP // 2
+    wide = _tiled(4, 10000)  # one channel above the cap: that channel's size
+    assert half_bytes([wide], None, "m") == 40000
+    assert half_bytes([small], 1000, "m") == 496  # halves rounded down to 16 bytes
+
+
+@pytest.mark.skipif(shutil.which("mips-linux-gnu-gcc") is None,
+                    reason="needs Debian's gcc-mips-linux-gnu")
+def test_generated_c_compiles_for_the_n64(tmp_path) -> None:
+    case = Case("mobilenetv3", build("mobilenetv3"))
+    graph, plan, fp32 = compile_case(case, tmp_path, "net")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        quantized = quantize_graph(graph, None, synthetic=True)[0]
+    int8 = generate_model(quantized, plan_graph(quantized, timings=False), symbol="qnet")
+    models = [(m.symbol, f"{m.symbol}.h", m.arena_bytes, m.metadata) for m in (fp32, int8)]
+    sources = {"net": fp32.c_source, "qnet": int8.c_source, "main": generate_main(models)}
+    (tmp_path / "net.h").write_text(fp32.header)
+    (tmp_path / "qnet.h").write_text(int8.header)
+    for name, text in sources.items():
+        (tmp_path / f"{name}.c").write_text(text)
+        subprocess.run(
+            ["mips-linux-gnu-gcc", "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror",
+             "-march=vr4300", "-mabi=32", "-mno-abicalls", "-fno-pic", "-G0", "-ffreestanding",
+             f"-I{KERNELS_DIR}", f"-I{PLATFORM_DIR}", f"-I{tmp_path}", "-c",
+             str(tmp_path / f"{name}.c"), "-o", str(tmp_path / f"{name}.o")],
+            check=True, capture_output=True)
