@@ -3,10 +3,12 @@
 ``allocate(problem, algorithm)`` returns an :class:`Allocation`. Strategies:
 ``greedy_by_size``, ``greedy_by_conflicts``, ``hill_climb`` (Apache TVM USMP),
 ``best_fit`` (TFLite Micro), ``exact`` (branch and bound) and ``auto``: every
-heuristic, then the exact search seeded with the best of them for the rest of
-the time budget; the smallest arena wins, so auto is never worse than any
-heuristic. The heuristics always run to completion; the budget bounds the
-exact search only.
+heuristic, then the exact search seeded with the best of them; the smallest
+arena wins, so auto is never worse than any heuristic. The heuristics do a
+fixed amount of work; the exact search stops at its work budget
+(``ExactParams.work_budget``), so the result depends only on the problem and
+the parameters. ``deadline_s`` (opt-in) also stops the exact search at a
+wall-clock time, which makes the result depend on the machine's speed.
 """
 
 from __future__ import annotations
@@ -30,7 +32,6 @@ HEURISTICS: dict[str, Callable[[Problem, int | None], Offsets | None]] = {
     "best_fit": best_fit,
 }
 ALGORITHMS = (*HEURISTICS, "exact", "auto")
-DEFAULT_TIME_BUDGET_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -62,10 +63,11 @@ def allocate(
     algorithm: str = "auto",
     *,
     capacity: int | None = None,
-    time_budget_s: float = DEFAULT_TIME_BUDGET_S,
     exact_params: ExactParams | None = None,
+    deadline_s: float | None = None,
 ) -> Allocation:
-    """Place every buffer of ``problem`` with ``algorithm``."""
+    """Place every buffer of ``problem`` with ``algorithm``. ``deadline_s``
+    (seconds from now, opt-in) overrides ``exact_params.deadline_s``."""
     if algorithm not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {algorithm!r}; choose one of {', '.join(ALGORITHMS)}")
     bound = lower_bound(problem).bytes
@@ -73,12 +75,12 @@ def allocate(
         offsets, trial = _run_heuristic(problem, algorithm, capacity)
         return Allocation(algorithm, offsets, trial.arena_bytes, bound, trial.outcome, (trial,))
     params = exact_params or ExactParams()
+    if deadline_s is not None:
+        params = replace(params, deadline_s=deadline_s)
     if algorithm == "exact":
-        if params.deadline_s is None:
-            params = replace(params, deadline_s=time_budget_s)
         offsets, trial = _run_exact(problem, params, capacity, None)
         return Allocation("exact", offsets, trial.arena_bytes, bound, trial.outcome, (trial,))
-    return _auto(problem, capacity, time_budget_s, params, bound)
+    return _auto(problem, capacity, params, bound)
 
 
 def _run_heuristic(
@@ -103,7 +105,7 @@ def _run_exact(
 
 
 def _auto(
-    problem: Problem, capacity: int | None, budget: float, params: ExactParams, bound: int
+    problem: Problem, capacity: int | None, params: ExactParams, bound: int
 ) -> Allocation:
     start = time.perf_counter()
     trials: list[Trial] = []
@@ -113,19 +115,17 @@ def _auto(
         trials.append(trial)
         if offsets is not None and (best is None or trial.arena_bytes < best[0]):
             best = (trial.arena_bytes, name, offsets)
-    outcome = "ok"
-    left = budget - (time.perf_counter() - start)
-    if best is None or best[0] > bound:
-        outcome = ExactOutcome.DEADLINE_EXCEEDED.value  # unless the exact search runs
-        if left > 0:
-            exact_params = replace(params, deadline_s=left, heuristic_incumbent=False)
-            offsets, trial = _run_exact(problem, exact_params, capacity, best and best[2])
-            trials.append(trial)
-            outcome = trial.outcome
-            if offsets is not None and (best is None or trial.arena_bytes < best[0]):
-                best = (trial.arena_bytes, "exact", offsets)
-    else:
+    if best is not None and best[0] <= bound:
         outcome = ExactOutcome.OPTIMAL.value  # a heuristic met the lower bound
+    else:
+        if params.deadline_s is not None:  # the heuristics' time counts against it
+            params = replace(params, deadline_s=params.deadline_s - (time.perf_counter() - start))
+        params = replace(params, heuristic_incumbent=False)
+        offsets, trial = _run_exact(problem, params, capacity, best and best[2])
+        trials.append(trial)
+        outcome = trial.outcome
+        if offsets is not None and (best is None or trial.arena_bytes < best[0]):
+            best = (trial.arena_bytes, "exact", offsets)
     if best is None:
         return Allocation("auto", None, None, bound, outcome, tuple(trials))
     return Allocation(best[1], best[2], best[0], bound, outcome, tuple(trials))

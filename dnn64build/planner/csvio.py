@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dnn64build.errors import UserError
-from dnn64build.planner.allocate import ALGORITHMS, DEFAULT_TIME_BUDGET_S, Trial, allocate
+from dnn64build.planner.allocate import ALGORITHMS, Trial, allocate
 from dnn64build.planner.problem import DEFAULT_ALIGNMENT, Buffer, Problem, lower_bound
 
 REQUIRED = ("id", "lower", "upper", "size")
@@ -109,9 +109,13 @@ def plan_buffers_csv(
     algorithm: str = "auto",
     capacity: int | None = None,
     *,
-    time_budget_s: float = DEFAULT_TIME_BUDGET_S,
+    deadline_s: float | None = None,
 ) -> CsvPlanResult:
     """Plan a problem CSV and (if ``out_path``) write it with offsets, atomically.
+
+    The exact search (``exact``, ``auto``) stops at its default work budget, so
+    the output depends only on the input; ``deadline_s`` (opt-in) also stops it
+    after that many seconds.
 
     Raises UserError for a bad file, an unknown algorithm, or a capacity that
     the chosen algorithm cannot meet (nothing is written then).
@@ -130,7 +134,7 @@ def plan_buffers_csv(
             where=str(in_path),
             hint=f"raise the capacity to at least {peak.bytes}",
         )
-    allocation = allocate(problem, algorithm, capacity=capacity, time_budget_s=time_budget_s)
+    allocation = allocate(problem, algorithm, capacity=capacity, deadline_s=deadline_s)
     if allocation.offsets is None:
         raise UserError(
             f"{algorithm} found no plan within {capacity} bytes ({allocation.outcome})",

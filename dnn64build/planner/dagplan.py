@@ -6,11 +6,11 @@ import time
 from typing import Any
 
 from dnn64build.planner.aliasing import find_aliases
-from dnn64build.planner.allocate import DEFAULT_TIME_BUDGET_S, allocate
+from dnn64build.planner.allocate import allocate
 from dnn64build.planner.exact import ExactParams
 from dnn64build.planner.planfile import build_plan, group_problem
 from dnn64build.planner.problem import lower_bound
-from dnn64build.planner.schedule import Dag, lifetimes, schedule
+from dnn64build.planner.schedule import EXPANSION_BUDGET, Dag, lifetimes, schedule
 
 ALL_KINDS = frozenset({"view", "inplace", "concat"})
 
@@ -25,15 +25,20 @@ def plan_dag(
     algorithm: str = "auto",
     scheduler: str = "auto",
     alignment: int = 16,
-    time_budget_s: float = DEFAULT_TIME_BUDGET_S,
     capacity: int | None = None,
     exact_params: ExactParams | None = None,
+    expansion_budget: int = EXPANSION_BUDGET,
+    deadline_s: float | None = None,
     timings: bool = True,
 ) -> dict[str, Any]:
-    """plan.json content for ``dag``. The time budget is split: up to a fifth for
-    the schedule search, the rest for allocation."""
+    """plan.json content for ``dag``. The searches stop on work budgets
+    (``expansion_budget`` for the schedule, ``exact_params.work_budget`` for the
+    exact placement), so the plan depends only on the arguments. ``deadline_s``
+    is opt-in and makes it depend on the machine's speed: a fifth of it for the
+    schedule search, what is left for allocation."""
     start = time.perf_counter()
-    sched = schedule(dag, scheduler, alignment=alignment, time_budget_s=time_budget_s / 5)
+    sched = schedule(dag, scheduler, alignment=alignment, expansion_budget=expansion_budget,
+                     deadline_s=None if deadline_s is None else deadline_s / 5)
     index = {op.name: i for i, op in enumerate(dag.ops)}
     order = [index[name] for name in sched.order]
     spans = lifetimes(dag, order)
@@ -45,9 +50,9 @@ def plan_dag(
         problem = group_problem(dag.sizes, spans, aliases, alignment)
         candidates.append((lower_bound(problem).bytes, len(candidates), aliases, problem))
     _, _, aliases, problem = min(candidates)
-    left = max(time_budget_s - (time.perf_counter() - start), 0.0)
+    left = None if deadline_s is None else max(deadline_s - (time.perf_counter() - start), 0.0)
     allocation = allocate(
-        problem, algorithm, capacity=capacity, time_budget_s=left, exact_params=exact_params
+        problem, algorithm, capacity=capacity, exact_params=exact_params, deadline_s=left
     )
     if allocation.offsets is None:
         raise PlanError(

@@ -19,9 +19,16 @@ exact; every combination is tested against brute force):
   the lower index first;
 - ``heuristic_incumbent``: start from best_fit's arena so bounds bite at once.
 
-Outcomes are kept apart: optimal, node budget exhausted, deadline exceeded
-(both with the best plan found, if any), infeasible under the capacity. The
-search stops early when it meets the live-bytes lower bound.
+The search is bounded by *work*, so a given problem and budget give the same
+plan on any machine: each node costs ``NODE_OVERHEAD`` units plus one per
+buffer and per time section (what choosing its children scans), so a unit
+takes about the same time on small and large problems; the search stops when ``work_budget``
+units are spent (or ``node_budget`` nodes, if set). A wall-clock ``deadline_s``
+is opt-in only: with it the result depends on the machine's speed.
+
+Outcomes are kept apart: optimal, budget exhausted, deadline exceeded (both
+with the best plan found, if any), infeasible under the capacity. The search
+stops early when it meets the live-bytes lower bound.
 """
 
 from __future__ import annotations
@@ -43,6 +50,11 @@ from dnn64build.planner.problem import (
     lower_bound,
 )
 
+# Units of work (see above). On the reference machine (2 shared cores) a unit
+# takes 0.06-0.14 microseconds: the default budget is 0.4-0.9 s.
+WORK_BUDGET = 6_000_000
+NODE_OVERHEAD = 256  # a node's fixed cost (place, unplace, sort), in units
+
 
 @dataclass(frozen=True)
 class ExactParams:
@@ -50,8 +62,9 @@ class ExactParams:
     section_bound: bool = True
     symmetric_buffers: bool = True
     heuristic_incumbent: bool = True
-    node_budget: int = 2_000_000
-    deadline_s: float | None = None  # seconds from the start of the search
+    work_budget: int = WORK_BUDGET
+    node_budget: int | None = None  # an extra cap on nodes, if set
+    deadline_s: float | None = None  # opt-in: seconds from the start of the search
 
 
 class ExactOutcome(enum.Enum):
@@ -104,6 +117,11 @@ class _Search:
         self.twin = self._twins() if params.symmetric_buffers else [None] * n
         self.best: dict[int, Offset] | None = None
         self.nodes = 0
+        self.node_cost = NODE_OVERHEAD + n + len(self.height)
+        limits = [params.work_budget // self.node_cost]
+        if params.node_budget is not None:
+            limits.append(params.node_budget)
+        self.max_nodes = min(limits)
 
     def _twins(self) -> list[int | None]:
         seen: dict[tuple[int, int, int, int], int] = {}
@@ -189,7 +207,7 @@ class _Search:
             if self.offset[i] is not None or align_up(self.floor[i], self.alignment[i]) != at:
                 raise AssertionError("exact search: stale child (a bug)")
             self.nodes += 1
-            if self.nodes > self.params.node_budget:
+            if self.nodes > self.max_nodes:
                 raise _Stop(ExactOutcome.BUDGET_EXHAUSTED)
             if deadline is not None and self.nodes % 256 == 1 and time.perf_counter() > deadline:
                 raise _Stop(ExactOutcome.DEADLINE_EXCEEDED)

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dnn64build.errors import UserError
-from dnn64build.planner.allocate import DEFAULT_TIME_BUDGET_S
 from dnn64build.planner.dagplan import PlanError, plan_dag
-from dnn64build.planner.schedule import Dag, Op
+from dnn64build.planner.exact import WORK_BUDGET, ExactParams
+from dnn64build.planner.schedule import EXPANSION_BUDGET, Dag, Op
 
 if TYPE_CHECKING:
     from dnn64build.ir import Graph, Node
@@ -81,20 +81,30 @@ def plan_graph(
     algorithm: str = "auto",
     scheduler: str = "auto",
     alignment: int = 16,
-    time_budget_s: float = DEFAULT_TIME_BUDGET_S,
     capacity: int | None = None,
+    work_budget: int = WORK_BUDGET,
+    expansion_budget: int = EXPANSION_BUDGET,
+    deadline_s: float | None = None,
     timings: bool = True,
+    time_budget_s: float | None = None,
 ) -> dict[str, Any]:
     """plan.json content for ``graph`` (see dnn64build.planner.planfile).
 
-    ``timings=False`` leaves the seconds out, so the file only changes when the
-    plan does. Raises UserError when no plan fits ``capacity``.
+    The searches stop on work budgets (``work_budget`` units for the exact
+    placement, ``expansion_budget`` for the schedule search), so with
+    ``timings=False`` (no seconds in the file) the same graph and arguments
+    give a byte-identical plan on any machine. ``deadline_s`` is an opt-in
+    wall-clock limit that gives up that guarantee. ``time_budget_s`` is
+    ignored: it is accepted only until stages/plan.py stops passing it.
+    Raises UserError when no plan fits ``capacity``.
     """
+    del time_budget_s  # transitional, see above
     try:
         return plan_dag(
             dag_from_graph(graph), algorithm=algorithm, scheduler=scheduler,
-            alignment=alignment, time_budget_s=time_budget_s, capacity=capacity,
-            timings=timings,
+            alignment=alignment, capacity=capacity,
+            exact_params=ExactParams(work_budget=work_budget),
+            expansion_budget=expansion_budget, deadline_s=deadline_s, timings=timings,
         )
     except PlanError as exc:
         raise UserError(

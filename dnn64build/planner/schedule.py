@@ -7,7 +7,12 @@
   scheduled sets). States are expanded level by level; when a level holds more
   than ``beam_width`` sets only the best are kept (HMCOS-style beam), and the
   result says whether that ever happened (if not, the order is optimal).
-  Past the deadline the beam narrows to 1, so a full order always comes back;
+  The search is bounded by *work*, not time, so the same DAG gets the same
+  order on any machine: once ``expansion_budget`` (state, op) pairs have been
+  scanned, the beam narrows to 1 (a greedy completion, at most ops² more
+  pairs), so a full order always comes back. An optional wall-clock
+  ``deadline_s`` does the same when it passes (opt-in: it makes the order
+  depend on the machine's speed);
 - ``auto``: the better of the two (graph order on a tie).
 
 Live bytes count every activation's footprint from the step that produces it
@@ -24,6 +29,16 @@ from dataclasses import dataclass
 from dnn64build.planner.problem import align_up
 
 SCHEDULERS = ("graph", "search", "auto")
+# (state, op) pairs the search scans at full beam width. ~0.1 s on the
+# reference machine (2 cores, shared); the zoo models need under 10% of it.
+EXPANSION_BUDGET = 200_000
+
+# Schedule.outcome: how the search ended.
+OPTIMAL = "optimal"  # nothing was cut: the order has the least peak
+BEAM_TRUNCATED = "beam_truncated"  # the beam dropped sets; the order is a heuristic
+BUDGET_EXHAUSTED = "budget_exhausted"  # the expansion budget ran out; greedy completion
+DEADLINE_EXCEEDED = "deadline_exceeded"  # the opt-in deadline passed; greedy completion
+NOT_SEARCHED = "not_searched"  # scheduler "graph"
 
 
 ALIAS_KINDS = ("", "view", "inplace", "concat")
@@ -62,6 +77,7 @@ class Schedule:
     method: str  # "graph" or "search"
     optimal: bool  # proven minimal peak (search without truncation)
     peaks: Mapping[str, int]  # peak of every order that was tried
+    outcome: str = NOT_SEARCHED  # how the search ended (see the constants above)
 
 
 def schedule(
@@ -70,8 +86,11 @@ def schedule(
     *,
     alignment: int = 16,
     beam_width: int = 64,
-    time_budget_s: float = 2.0,
+    expansion_budget: int = EXPANSION_BUDGET,
+    deadline_s: float | None = None,
 ) -> Schedule:
+    """An order for ``dag``. ``deadline_s`` (seconds from now) is opt-in; without
+    it the result depends only on the arguments."""
     if scheduler not in SCHEDULERS:
         raise ValueError(f"unknown scheduler {scheduler!r}; choose one of {', '.join(SCHEDULERS)}")
     graph_order = tuple(range(len(dag.ops)))
@@ -79,11 +98,13 @@ def schedule(
     names = tuple(op.name for op in dag.ops)
     if scheduler == "graph":
         return Schedule(names, graph_peak, "graph", False, {"graph": graph_peak})
-    order, peak, exact = _search(dag, alignment, beam_width, time_budget_s)
+    deadline = None if deadline_s is None else time.perf_counter() + deadline_s
+    order, peak, outcome = _search(dag, alignment, beam_width, expansion_budget, deadline)
+    exact = outcome == OPTIMAL
     peaks = {"graph": graph_peak, "search": peak}
     if scheduler == "auto" and graph_peak <= peak:
-        return Schedule(names, graph_peak, "graph", exact and graph_peak == peak, peaks)
-    return Schedule(tuple(names[i] for i in order), peak, "search", exact, peaks)
+        return Schedule(names, graph_peak, "graph", exact and graph_peak == peak, peaks, outcome)
+    return Schedule(tuple(names[i] for i in order), peak, "search", exact, peaks, outcome)
 
 
 def lifetimes(dag: Dag, order: Sequence[int]) -> dict[str, tuple[int, int]]:
@@ -122,9 +143,8 @@ def peak_bytes(dag: Dag, order: Sequence[int], alignment: int = 16) -> int:
 
 
 def _search(
-    dag: Dag, alignment: int, beam_width: int, budget: float
-) -> tuple[tuple[int, ...], int, bool]:
-    deadline = time.perf_counter() + budget
+    dag: Dag, alignment: int, beam_width: int, budget: int, deadline: float | None
+) -> tuple[tuple[int, ...], int, str]:
     n = len(dag.ops)
     producer = {t: i for i, op in enumerate(dag.ops) for t in op.outputs}
     size = {t: align_up(s, alignment) for t, s in dag.sizes.items()}
@@ -152,9 +172,16 @@ def _search(
     # level: mask -> (peak, live, parent mask, op)
     level: dict[int, tuple[int, int, int, int]] = {0: (start_live, start_live, -1, -1)}
     history = []
-    exact = True
+    outcome = OPTIMAL
+    stop = ""  # why the beam narrowed to 1, once it has
+    work = 0  # (state, op) pairs scanned
     for _ in range(n):
-        width = beam_width if time.perf_counter() < deadline else 1
+        if not stop and work >= budget:
+            stop = BUDGET_EXHAUSTED
+        elif not stop and deadline is not None and time.perf_counter() > deadline:
+            stop = DEADLINE_EXCEEDED
+        width = 1 if stop else beam_width
+        work += n * len(level)
         nxt: dict[int, tuple[int, int, int, int]] = {}
         for mask, (peak, live, _, _) in level.items():
             for i in range(n):
@@ -169,7 +196,8 @@ def _search(
                 if old is None or entry[:2] < old[:2]:
                     nxt[new_mask] = entry
         if len(nxt) > width:
-            exact = False
+            # A budget or deadline cut outranks a beam cut in the outcome.
+            outcome = stop or (BEAM_TRUNCATED if outcome == OPTIMAL else outcome)
             best = sorted(nxt.items(), key=lambda kv: (kv[1][0], kv[1][1], kv[0]))[:width]
             nxt = dict(best)
         history.append(level)
@@ -182,4 +210,4 @@ def _search(
     for depth in range(n - 1, 0, -1):
         _, _, mask, op = history[depth][mask]
         order.append(op)
-    return tuple(reversed(order)) if n else (), peak, exact
+    return tuple(reversed(order)) if n else (), peak, outcome

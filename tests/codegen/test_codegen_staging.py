@@ -4,7 +4,6 @@ for the N64 (VR4300, big-endian) with the cross compiler when it is installed.""
 from __future__ import annotations
 
 import shutil
-import subprocess
 import warnings
 
 import numpy as np
@@ -12,11 +11,12 @@ import pytest
 from codegen_cases import Case, compile_case
 
 from dnn64build.codegen import generate_main, generate_model
-from dnn64build.codegen.host_run import KERNELS_DIR, PLATFORM_DIR
 from dnn64build.codegen.lowering import Call, Tiled
 from dnn64build.codegen.staging import DEFAULT_STAGING_CAP, Tile, half_bytes, tile_counts
 from dnn64build.planner.graph_plan import plan_graph
 from dnn64build.quant import quantize_graph
+from dnn64build.toolchains import BareToolchain
+from dnn64build.toolchains.base import KERNELS_DIR, run
 from tools.zoo import build
 
 
@@ -65,9 +65,5 @@ def test_generated_c_compiles_for_the_n64(tmp_path) -> None:
     (tmp_path / "qnet.h").write_text(int8.header)
     for name, text in sources.items():
         (tmp_path / f"{name}.c").write_text(text)
-        subprocess.run(
-            ["mips-linux-gnu-gcc", "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror",
-             "-march=vr4300", "-mabi=32", "-mno-abicalls", "-fno-pic", "-G0", "-ffreestanding",
-             f"-I{KERNELS_DIR}", f"-I{PLATFORM_DIR}", f"-I{tmp_path}", "-c",
-             str(tmp_path / f"{name}.c"), "-o", str(tmp_path / f"{name}.o")],
-            check=True, capture_output=True)
+        run(BareToolchain().compile_argv(tmp_path / f"{name}.c", tmp_path / f"{name}.o",
+                                         include_dirs=[KERNELS_DIR, tmp_path]))

@@ -9,6 +9,7 @@ import pytest
 from dnn64build.errors import UserError
 from dnn64build.toolchains import BareToolchain, HostToolchain
 from dnn64build.toolchains.tools import find_tool
+from tests.tool_required import missing_tool
 
 PROGRAMS = Path(__file__).parent / "programs"
 
@@ -18,7 +19,7 @@ def bare() -> BareToolchain:
     try:
         return BareToolchain()
     except UserError as exc:
-        pytest.skip(str(exc))
+        missing_tool(exc)
 
 
 @pytest.fixture(scope="session")
@@ -26,7 +27,7 @@ def host() -> HostToolchain:
     try:
         return HostToolchain()
     except UserError as exc:
-        pytest.skip(str(exc))
+        missing_tool(exc)
 
 
 @pytest.fixture(scope="session")
@@ -34,7 +35,7 @@ def mupen64plus() -> None:
     try:
         find_tool("mupen64plus", check_version=False)
     except UserError as exc:
-        pytest.skip(str(exc))
+        missing_tool(exc)
 
 
 @pytest.fixture(scope="session")

@@ -12,6 +12,7 @@ import pytest
 
 from dnn64build.errors import UserError
 from dnn64build.toolchains import BareToolchain
+from tests.tool_required import missing_tool
 
 PROBE = Path(__file__).parents[1] / "emulator" / "programs" / "asset_probe.c"
 # MIPS32/MIPS IV+ mnemonics the VR4300 lacks (reserved-instruction exceptions).
@@ -27,7 +28,7 @@ def bare() -> BareToolchain:
     try:
         return BareToolchain()
     except UserError as exc:
-        pytest.skip(str(exc))
+        missing_tool(exc)
 
 
 @pytest.fixture(scope="module")
@@ -84,5 +85,5 @@ def test_ram_end_moves_the_stack(tmp_path: Path):
     try:
         big = BareToolchain(ram_end=0x80800000)
     except UserError as exc:
-        pytest.skip(str(exc))
+        missing_tool(exc)
     assert "-Wl,--defsym=__dnn64_ram_end=0x80800000" in big.link_argv([], tmp_path / "p.bin")

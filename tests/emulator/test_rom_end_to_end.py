@@ -1,0 +1,112 @@
+"""Issue-level checks of the N64 targets, through the real CLI: ROMs built with Debian's
+cross gcc boot in mupen64plus and print the same outputs as the host build of the same
+generated code (int8 bit-exact, fp32 within 1e-5), and match the reference executors."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+
+from dnn64build.errors import UserError
+from dnn64build.toolchains import BareToolchain
+from dnn64build.toolchains.tools import find_tool
+from tests.build.conftest import Workspace
+from tests.tool_required import missing_tool
+from tools.zoo import build as zoo_model
+
+REPO = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.emulator
+
+
+@pytest.fixture(scope="module", autouse=True)
+def tools() -> None:
+    try:
+        BareToolchain()
+        find_tool("mupen64plus", check_version=False)
+    except UserError as exc:
+        missing_tool(exc)
+
+
+@pytest.fixture(scope="module")
+def cnn_workspace(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
+    """small_cnn in int8 and fp32, and a ROM bundling both, built for `bare`."""
+    ws = Workspace(tmp_path_factory.mktemp("rom") / "ws")
+    ws.write("BUILD.yaml", """\
+        workspace:
+          name: roms
+          defaults: {toolchain: bare}
+        targets:
+          - {rule: n64_rom, name: bundle, models: ["//models:cnn_int8", "//models:cnn_fp32"]}
+        """)
+    (ws.root / "models").mkdir()
+    onnx.save(zoo_model("small_cnn"), ws.root / "models" / "cnn.onnx")
+    rng = np.random.default_rng(11)
+    np.savez(ws.root / "models" / "calib.npz",
+             input=rng.standard_normal((16, 1, 1, 16, 16)).astype(np.float32))
+    np.savez(ws.root / "in.npz", input=rng.standard_normal((3, 1, 1, 16, 16)).astype(np.float32))
+    ws.write("models/BUILD.yaml", """\
+        targets:
+          - rule: n64_model
+            name: cnn_int8
+            src: cnn.onnx
+            quantize: {mode: int8, calibration: calib.npz}
+          - {rule: n64_model, name: cnn_fp32, src: cnn.onnx}
+        """)
+    return ws
+
+
+def _outputs(ws: Workspace, target: str, platform: str) -> tuple[dict[str, np.ndarray], str]:
+    out = ws.root / f"{target.replace('/', '_').replace(':', '_')}-{platform}.npz"
+    proc = ws.run("run", target, "--platform", platform, "--input", "in.npz", "--output",
+                  str(out))
+    with np.load(out) as data:
+        return {k: data[k] for k in data.files}, proc.stdout
+
+
+@pytest.mark.parametrize("target", ["//models:cnn_int8", "//models:cnn_fp32", "//:bundle"])
+def test_rom_outputs_equal_the_host_build(cnn_workspace: Workspace, target: str) -> None:
+    rom, stdout = _outputs(cnn_workspace, target, "emulator")
+    host, _ = _outputs(cnn_workspace, target, "host")
+    assert rom.keys() == host.keys() and rom
+    for name in rom:
+        assert rom[name].shape[0] == 3  # every sample ran
+        if "int8" in name or target.endswith("int8"):
+            assert rom[name].tobytes() == host[name].tobytes(), name
+        else:
+            scale = np.abs(host[name]).max()
+            assert np.abs(rom[name] - host[name]).max() <= 1e-5 * scale, name
+    # The run also compared each model with the numpy reference executor of its IR.
+    assert stdout.count("vs the reference executor: match") == (2 if target == "//:bundle" else 1)
+    assert "MISMATCH" not in stdout
+
+
+def test_the_bundle_shares_one_arena_sized_for_the_larger_model(cnn_workspace: Workspace) -> None:
+    import json
+
+    cnn_workspace.run("build", "//...")
+    base = cnn_workspace.root / "dnn64-out" / "bin" / "models"
+    arenas = [json.loads((base / m / "codegen" / "meta.json").read_text())["arena_bytes"]
+              for m in ("cnn_int8", "cnn_fp32")]
+    rom = (cnn_workspace.root / "dnn64-out" / "bin" / "bundle" / "bundle.z64").read_bytes()
+    assert rom[0x20:0x34].rstrip() == b"bundle"
+    assert max(arenas) > min(arenas)  # int8 needs less; the bundle must use the fp32 size
+    assert len(rom) % (1024 * 1024) == 0
+
+
+def test_digits_accuracy_on_the_rom_equals_the_host(tmp_path: Path) -> None:
+    ws = Workspace(tmp_path / "ws")
+    shutil.copytree(REPO / "models", ws.root / "models")
+    shutil.copy(REPO / "BUILD.yaml", ws.root / "BUILD.yaml")
+    results = {}
+    for platform in ("emulator", "host"):
+        out = ws.run("test", "//models:digits", "--platform", platform).stdout
+        (line,) = [x for x in out.splitlines() if x.startswith(("PASSED", "FAILED"))]
+        assert line.startswith("PASSED") and "bit-exact" in line, line
+        results[platform] = line.rsplit("top-1 accuracy ", 1)[1]
+    assert results["emulator"] == results["host"]
+    assert float(results["host"].rstrip("%")) > 90.0
