@@ -245,13 +245,14 @@ def _c_source(graph: Graph, symbol: str, lowered: list[tuple[Node, Lowered]],
         out.append("    (void)arena; /* keeps -Wunused quiet for a model without nodes */")
     offsets = np.cumsum([0] + [t.nbytes for t in tiles]).tolist()
 
-    def read(t: int, what: str) -> list[str]:
+    def read(t: int, call: str) -> list[str]:
+        what = "tile" if call == "dnn64_rom_read" else "prefetch tile"
         return [f"    /* {what} {t}: {c_comment(tiles[t].label)} */",
-                f"    dnn64_rom_read(stage[{t % 2}], weights.offset + {offsets[t]}u, "
+                f"    {call}(stage[{t % 2}], weights.offset + {offsets[t]}u, "
                 f"{tiles[t].nbytes}u);"]
 
     if tiles:
-        out += read(0, "tile")
+        out += read(0, "dnn64_rom_read")
     t = 0
     for index, ((node, low), (_, node_calls)) in enumerate(zip(lowered, calls, strict=True)):
         ins = ", ".join(c_comment(i) for i in node.inputs if i and not graph.is_constant(i))
@@ -261,13 +262,17 @@ def _c_source(graph: Graph, symbol: str, lowered: list[tuple[Node, Lowered]],
             out.append(f"    /* {low.note} */")
         for call in node_calls:
             pointers: list[str] = []
+            prefetching = bool(call.parts) and t + 1 < len(tiles)
             if call.parts:
-                if t + 1 < len(tiles):
-                    out += read(t + 1, "prefetch tile")
+                # The next tile streams into the other half while this one is used.
+                if prefetching:
+                    out += read(t + 1, "dnn64_rom_read_start")
                 for offset, part in zip(tiles[t].part_offsets(), call.parts, strict=True):
                     ctype = CTYPES[str(part.dtype)]
                     pointers.append(f"(const {ctype} *)(stage[{t % 2}] + {offset}u)")
                 t += 1
             out += [wrap("    " + line) for line in call.render(pointers).splitlines()]
+            if prefetching:
+                out.append("    dnn64_rom_read_wait();")
     out += ["}", ""]
     return "\n".join(out)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,10 +38,10 @@ def build(
         labels = select(patterns, targets)
         phony = [targets[t]["groups"][group] for t in labels if group in targets[t]["groups"]]
         if not phony:
-            raise UserError(
-                f"nothing to build: {', '.join(labels)} "
-                f"{'has' if len(labels) == 1 else 'have'} no {group or 'default'} outputs"
-            )
+            kinds = ", ".join(f"{t} ({targets[t]['rule']})" for t in labels)
+            raise UserError(f"nothing to build: {kinds}: no {group or 'default'} outputs",
+                            hint=f"this command works on targets that have {group} outputs"
+                            if group else None)
         needed = set().union(*(targets[t]["actions"][group] for t in labels
                                if group in targets[t]["groups"]))
         result = run_ninja(root, phony, jobs=jobs, verbose=verbose)
@@ -57,5 +58,5 @@ def _summary(n_targets: int, n_actions: int, result: NinjaResult) -> None:
         f"{status}: {n_targets} target{'s' if n_targets != 1 else ''}, "
         f"{result.ran} action{'s' if result.ran != 1 else ''} run, "
         f"{n_actions - result.ran} up to date, {result.seconds:.2f}s",
-        flush=True,
+        file=sys.stderr, flush=True,
     )

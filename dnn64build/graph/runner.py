@@ -127,6 +127,6 @@ def run_ninja(
             skip_command = line.startswith("FAILED: ") and not verbose
             if line.startswith(("ninja: no work to do", "ninja: build stopped")):
                 continue
-            sys.stdout.write(line)
-            sys.stdout.flush()
+            sys.stderr.write(line)  # progress: stdout is for results (plan --json, query)
+            sys.stderr.flush()
     return NinjaResult(ran, needed, time.monotonic() - start, proc.returncode == 0)

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any
 
-from dnn64build.planner.aliasing import find_aliases
+from dnn64build.planner.aliasing import Aliases, find_aliases
 from dnn64build.planner.allocate import allocate
 from dnn64build.planner.exact import ExactParams
 from dnn64build.planner.planfile import build_plan, group_problem
-from dnn64build.planner.problem import lower_bound
+from dnn64build.planner.problem import Problem, lower_bound
 from dnn64build.planner.schedule import EXPANSION_BUDGET, Dag, lifetimes, schedule
 
 ALL_KINDS = frozenset({"view", "inplace", "concat"})
@@ -17,6 +18,23 @@ ALL_KINDS = frozenset({"view", "inplace", "concat"})
 
 class PlanError(Exception):
     """No plan fits the capacity (the caller turns this into a UserError)."""
+
+
+def order_problem(
+    dag: Dag, order: Sequence[int], alignment: int
+) -> tuple[dict[str, tuple[int, int]], Aliases, Problem]:
+    """Lifetimes, alias groups and the allocation problem of ``dag`` run in
+    ``order`` (op indices)."""
+    spans = lifetimes(dag, order)
+    # A copy-free concat makes its output live from its first input's birth;
+    # keep that only when it does not raise the live-bytes bound.
+    candidates = []
+    for kinds in (ALL_KINDS, ALL_KINDS - {"concat"}):
+        aliases = find_aliases(dag, order, spans, alignment, kinds)
+        problem = group_problem(dag.sizes, spans, aliases, alignment)
+        candidates.append((lower_bound(problem).bytes, len(candidates), aliases, problem))
+    _, _, aliases, problem = min(candidates)
+    return spans, aliases, problem
 
 
 def plan_dag(
@@ -40,16 +58,7 @@ def plan_dag(
     sched = schedule(dag, scheduler, alignment=alignment, expansion_budget=expansion_budget,
                      deadline_s=None if deadline_s is None else deadline_s / 5)
     index = {op.name: i for i, op in enumerate(dag.ops)}
-    order = [index[name] for name in sched.order]
-    spans = lifetimes(dag, order)
-    # A copy-free concat makes its output live from its first input's birth;
-    # keep that only when it does not raise the live-bytes bound.
-    candidates = []
-    for kinds in (ALL_KINDS, ALL_KINDS - {"concat"}):
-        aliases = find_aliases(dag, order, spans, alignment, kinds)
-        problem = group_problem(dag.sizes, spans, aliases, alignment)
-        candidates.append((lower_bound(problem).bytes, len(candidates), aliases, problem))
-    _, _, aliases, problem = min(candidates)
+    spans, aliases, problem = order_problem(dag, [index[name] for name in sched.order], alignment)
     left = None if deadline_s is None else max(deadline_s - (time.perf_counter() - start), 0.0)
     allocation = allocate(
         problem, algorithm, capacity=capacity, exact_params=exact_params, deadline_s=left

@@ -27,6 +27,9 @@ re-places the buffers a swap can affect (same result, less work).
 
 from __future__ import annotations
 
+import heapq
+from collections.abc import Mapping
+
 from dnn64build.planner.greedy import size_key
 from dnn64build.planner.problem import BufferId, Offset, Problem, align_up, conflict_lists
 
@@ -72,23 +75,32 @@ class IncrementalFirstFit:
         pos = [0] * len(order)
         for p, b in enumerate(order):
             pos[b] = p
+        conflicts, offsets = self.conflicts, self.offset
         if self.order:
-            moved = [p for p, (new, old) in enumerate(zip(order, self.order, strict=True))
-                     if new != old]
-            start = moved[0] if moved else len(order)
-            dirty = {order[p] for p in moved}
+            moved = [p for p in range(len(order)) if order[p] != self.order[p]]
+            # A moved buffer may now precede a different set of its conflicts.
+            start = moved[0] if moved else 0
+            queued = {pos[c] for p in moved for c in conflicts[order[p]] if pos[c] > start}
+            queued.update(moved)
         else:
-            start, dirty = 0, set(order)
-        conflicts = self.conflicts
-        for p in range(start, len(order)):
+            queued = set(range(len(order)))
+        # Re-place by position; a buffer that gets a new offset queues its
+        # conflicts after it.
+        heap = sorted(queued)
+        while heap:
+            p = heapq.heappop(heap)
             k = order[p]
-            if k in dirty or not dirty.isdisjoint(conflicts[k]):
-                offset = self._place(k, pos)
-                if offset != self.offset[k] or k in dirty:
-                    self.offset[k] = offset
-                    dirty.add(k)
+            offset = self._place(k, pos)
+            if offset == offsets[k]:
+                continue
+            offsets[k] = offset
+            for c in conflicts[k]:
+                q = pos[c]
+                if q > p and q not in queued:
+                    queued.add(q)
+                    heapq.heappush(heap, q)
         self.order = list(order)
-        return list(self.offset)
+        return list(offsets)
 
     def _place(self, i: int, pos: list[int]) -> Offset | None:
         cap, fp, need, align = self.capacity, self.footprint, self.footprint[i], self.alignment[i]
@@ -104,6 +116,8 @@ class IncrementalFirstFit:
         ])
         candidate = 0
         for off, top in below:
+            if cap is None and candidate + need <= off:
+                break  # a gap: no later buffer (higher offset) can move the candidate
             if not self.uniform:
                 top = align_up(top, align)
             # TVM rejects the pool as soon as any conflict's top leaves no room.
@@ -125,13 +139,19 @@ def accept(best: int, total: int, could_not_fit: bool, attempt: int, rand: Glibc
 
 
 def neighbours(
-    node: int, conflicts: list[list[int]], pos: dict[int, int]
+    node: int, conflicts: list[list[int]], pos: Mapping[int, int] | list[int]
 ) -> tuple[list[int], list[int]]:
     """Step 4's candidates: conflicts of ``node`` earlier in the order, and
-    conflicts of each conflict c earlier than c (repeats kept), by position."""
-    first = [c for c in conflicts[node] if pos[node] > pos[c]]
-    second = [c2 for c1 in conflicts[node] for c2 in conflicts[c1] if pos[c1] > pos[c2]]
-    return sorted(first, key=pos.__getitem__), sorted(second, key=pos.__getitem__)
+    conflicts of each conflict c earlier than c (repeats kept), by position
+    (``pos[buffer]``)."""
+    here = pos[node]
+    first = [c for c in conflicts[node] if here > pos[c]]
+    second = []
+    for c1 in conflicts[node]:
+        p1 = pos[c1]
+        second += [c2 for c2 in conflicts[c1] if p1 > pos[c2]]
+    key = pos.__getitem__
+    return sorted(first, key=key), sorted(second, key=key)
 
 
 def hill_climb(
@@ -144,10 +164,13 @@ def hill_climb(
     if n == 0:
         return {}
     bufs = problem.buffers
+    sizes = [b.size for b in bufs]
     conflicts = conflict_lists(problem)
     rand = GlibcRandR(0)
     order = sorted(range(n), key=size_key(problem, conflicts))
-    pos = {b: p for p, b in enumerate(order)}
+    pos = [0] * n  # buffer -> position in order
+    for p, b in enumerate(order):
+        pos[b] = p
     first_fit = IncrementalFirstFit(problem, conflicts, capacity)
 
     def swap(p1: int, p2: int) -> None:
@@ -158,8 +181,8 @@ def hill_climb(
         pos[b1], pos[b2] = p2, p1
 
     def top_of(alloc: list[Offset | None]) -> int | None:
-        tops = [off + bufs[i].size for i, off in enumerate(alloc) if off is not None]
-        return max(tops) if tops else None
+        return max([off + size for off, size in zip(alloc, sizes, strict=True) if off is not None],
+                   default=None)
 
     total_size = 0
     swap_p1 = swap_p2 = -1
@@ -184,8 +207,8 @@ def hill_climb(
             top = top_of(allocation)
 
         at_top = sorted(
-            (i for i, off in enumerate(allocation)
-             if off is not None and off + bufs[i].size == top),
+            (i for i, (off, size) in enumerate(zip(allocation, sizes, strict=True))
+             if off is not None and off + size == top),
             key=pos.__getitem__,
         )
         node = at_top[rand() % len(at_top)]

@@ -13,9 +13,12 @@ Top-level keys::
                        memory alias_of (the group root) + alias_offset
     peak               {"step", "node", "live": buffers live there} at the bound
     algorithm          the strategy whose offsets these are
-    outcome            "ok" | "optimal" | "budget_exhausted" | "deadline_exceeded"
+    outcome            "ok" (a heuristic alone) | "optimal" (proven, or the lower
+                       bound met) | "budget_exhausted" | "deadline_exceeded"
     trials             every strategy tried: algorithm, arena_bytes, seconds, outcome, nodes
-    scheduler          {"method", "optimal", "peaks": {order: peak bytes}}
+    scheduler          {"method", "optimal", "outcome", "peaks": {order: peak bytes}};
+                       outcome: "optimal" | "beam_truncated" | "budget_exhausted"
+                       | "deadline_exceeded" | "not_searched"
 
 A group root's first/last cover its whole group. Model inputs are live from
 step 0, model outputs to the last step. This module is the one place where
@@ -119,6 +122,7 @@ def build_plan(
         "scheduler": {
             "method": sched.method,
             "optimal": sched.optimal,
+            "outcome": sched.outcome,
             "peaks": dict(sched.peaks),
         },
     }

@@ -8,11 +8,11 @@
   than ``beam_width`` sets only the best are kept (HMCOS-style beam), and the
   result says whether that ever happened (if not, the order is optimal).
   The search is bounded by *work*, not time, so the same DAG gets the same
-  order on any machine: once ``expansion_budget`` (state, op) pairs have been
-  scanned, the beam narrows to 1 (a greedy completion, at most ops² more
-  pairs), so a full order always comes back. An optional wall-clock
-  ``deadline_s`` does the same when it passes (opt-in: it makes the order
-  depend on the machine's speed);
+  order on any machine: each level's beam is narrowed to what the rest of
+  ``expansion_budget`` ((state, op) pairs scanned) can expand at every level
+  still to come, down to 1 (a greedy order: ops² pairs however small the
+  budget). An optional wall-clock ``deadline_s`` narrows the beam to 1 once
+  it passes (opt-in: it makes the order depend on the machine's speed);
 - ``auto``: the better of the two (graph order on a tie).
 
 Live bytes count every activation's footprint from the step that produces it
@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from dnn64build.planner.problem import align_up
 
 SCHEDULERS = ("graph", "search", "auto")
-# (state, op) pairs the search scans at full beam width. ~0.1 s on the
-# reference machine (2 cores, shared); the zoo models need under 10% of it.
-EXPANSION_BUDGET = 200_000
+# (state, op) pairs the search scans at full beam width: 0.2-0.5 s on the
+# reference machine (2 shared cores); every zoo model needs under 2% of it.
+EXPANSION_BUDGET = 1_000_000
 
 # Schedule.outcome: how the search ended.
 OPTIMAL = "optimal"  # nothing was cut: the order has the least peak
@@ -173,14 +173,10 @@ def _search(
     level: dict[int, tuple[int, int, int, int]] = {0: (start_live, start_live, -1, -1)}
     history = []
     outcome = OPTIMAL
-    stop = ""  # why the beam narrowed to 1, once it has
+    late = False  # the deadline has passed
     work = 0  # (state, op) pairs scanned
-    for _ in range(n):
-        if not stop and work >= budget:
-            stop = BUDGET_EXHAUSTED
-        elif not stop and deadline is not None and time.perf_counter() > deadline:
-            stop = DEADLINE_EXCEEDED
-        width = 1 if stop else beam_width
+    for depth in range(n):
+        late = late or (deadline is not None and time.perf_counter() > deadline)
         work += n * len(level)
         nxt: dict[int, tuple[int, int, int, int]] = {}
         for mask, (peak, live, _, _) in level.items():
@@ -195,9 +191,17 @@ def _search(
                 old = nxt.get(new_mask)
                 if old is None or entry[:2] < old[:2]:
                     nxt[new_mask] = entry
+        # Keep no more sets than the rest of the budget can expand at every
+        # remaining level; a budget or deadline cut outranks a beam cut.
+        affordable = max((budget - work) // (n * max(n - depth - 1, 1)), 1)
+        width, reason = beam_width, BEAM_TRUNCATED
+        if late:
+            width, reason = 1, DEADLINE_EXCEEDED
+        elif affordable < beam_width:
+            width, reason = affordable, BUDGET_EXHAUSTED
         if len(nxt) > width:
-            # A budget or deadline cut outranks a beam cut in the outcome.
-            outcome = stop or (BEAM_TRUNCATED if outcome == OPTIMAL else outcome)
+            if outcome in (OPTIMAL, BEAM_TRUNCATED):
+                outcome = reason
             best = sorted(nxt.items(), key=lambda kv: (kv[1][0], kv[1][1], kv[0]))[:width]
             nxt = dict(best)
         history.append(level)

@@ -82,6 +82,22 @@ void dnn64_platform_init(void);
  */
 void dnn64_rom_read(void *dst, uint32_t offset, uint32_t len);
 
+/**
+ * Start copying `len` bytes from the asset area at `offset` into `dst` and return,
+ * possibly before the bytes have arrived, so the CPU can compute meanwhile (the
+ * weight prefetch of the generated code). dnn64_rom_read_wait() blocks until they
+ * have. Parameters and alignment as dnn64_rom_read.
+ *
+ * At most one read may be in flight, and nothing may touch [dst, dst + len) until
+ * the wait. bare overlaps a fast-path read of at most 64 KiB (one PI DMA) with the
+ * CPU; libdragon uses dma_read_async; everything else (host, misaligned or longer
+ * reads) completes before this returns.
+ */
+void dnn64_rom_read_start(void *dst, uint32_t offset, uint32_t len);
+
+/** Wait for the read dnn64_rom_read_start began; returns at once if it is done. */
+void dnn64_rom_read_wait(void);
+
 /** Write one line of text (no newline needed) to the platform's console:
  *  stdout on host, IS-Viewer on N64. `line` is a NUL-terminated string; text
  *  longer than DNN64_LINE_MAX is written as several lines of DNN64_LINE_MAX

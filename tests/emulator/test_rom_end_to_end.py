@@ -56,6 +56,8 @@ def cnn_workspace(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
             src: cnn.onnx
             quantize: {mode: int8, calibration: calib.npz}
           - {rule: n64_model, name: cnn_fp32, src: cnn.onnx}
+          # Weights streamed in many small tiles: the asynchronous DMA prefetch path.
+          - {rule: n64_model, name: cnn_tiled, src: cnn.onnx, planner: {staging_bytes: 2080}}
         """)
     return ws
 
@@ -68,7 +70,8 @@ def _outputs(ws: Workspace, target: str, platform: str) -> tuple[dict[str, np.nd
         return {k: data[k] for k in data.files}, proc.stdout
 
 
-@pytest.mark.parametrize("target", ["//models:cnn_int8", "//models:cnn_fp32", "//:bundle"])
+@pytest.mark.parametrize(
+    "target", ["//models:cnn_int8", "//models:cnn_fp32", "//models:cnn_tiled", "//:bundle"])
 def test_rom_outputs_equal_the_host_build(cnn_workspace: Workspace, target: str) -> None:
     rom, stdout = _outputs(cnn_workspace, target, "emulator")
     host, _ = _outputs(cnn_workspace, target, "host")
@@ -83,6 +86,9 @@ def test_rom_outputs_equal_the_host_build(cnn_workspace: Workspace, target: str)
     # The run also compared each model with the numpy reference executor of its IR.
     assert stdout.count("vs the reference executor: match") == (2 if target == "//:bundle" else 1)
     assert "MISMATCH" not in stdout
+    if target.endswith("tiled"):
+        source = cnn_workspace.root / "dnn64-out/bin/models/cnn_tiled/codegen/m_models_cnn_tiled.c"
+        assert source.read_text().count("dnn64_rom_read_start(") > 4
 
 
 def test_the_bundle_shares_one_arena_sized_for_the_larger_model(cnn_workspace: Workspace) -> None:

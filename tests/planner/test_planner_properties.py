@@ -9,8 +9,11 @@ from planner_helpers import brute_force_peak, dags, memory_hazards, problems
 from dnn64build.planner.allocate import ALGORITHMS, HEURISTICS, allocate
 from dnn64build.planner.checker import check_intervals, check_plan
 from dnn64build.planner.dagplan import plan_dag
+from dnn64build.planner.exact import ExactParams
 from dnn64build.planner.problem import Problem, lower_bound
 from dnn64build.planner.schedule import Dag, peak_bytes, schedule
+
+SMALL = ExactParams(work_budget=300_000)  # a few tens of ms at most
 
 
 def _rows(problem: Problem, offsets: dict[str, int]):
@@ -23,7 +26,7 @@ def test_every_algorithm_gives_a_valid_plan_and_auto_is_never_worse(problem: Pro
     bound = lower_bound(problem).bytes
     arenas = {}
     for algorithm in ALGORITHMS:
-        allocation = allocate(problem, algorithm, time_budget_s=0.2)
+        allocation = allocate(problem, algorithm, exact_params=SMALL)
         assert allocation.offsets is not None
         assert check_intervals(_rows(problem, allocation.offsets)) is None, algorithm
         assert allocation.arena_bytes >= bound
@@ -35,8 +38,8 @@ def test_every_algorithm_gives_a_valid_plan_and_auto_is_never_worse(problem: Pro
 @settings(max_examples=40, deadline=None)
 @given(problems(max_buffers=10))
 def test_a_capacity_met_by_auto_is_met_again(problem: Problem):
-    arena = allocate(problem, "auto", time_budget_s=0.2).arena_bytes
-    again = allocate(problem, "auto", capacity=arena, time_budget_s=0.2)
+    arena = allocate(problem, "auto", exact_params=SMALL).arena_bytes
+    again = allocate(problem, "auto", capacity=arena, exact_params=SMALL)
     assert again.arena_bytes is not None and again.arena_bytes <= arena
     for name in HEURISTICS:  # a heuristic either fits or says it cannot
         result = allocate(problem, name, capacity=arena)
@@ -63,7 +66,7 @@ def test_searched_schedule_is_optimal_on_small_dags(dag: Dag):
 def test_every_graph_plan_passes_the_checker(dag: Dag):
     for algorithm in ALGORITHMS:
         for scheduler in ("graph", "search"):
-            plan = plan_dag(dag, algorithm=algorithm, scheduler=scheduler, time_budget_s=0.05)
+            plan = plan_dag(dag, algorithm=algorithm, scheduler=scheduler, exact_params=SMALL)
             assert check_plan(plan) is None, (algorithm, scheduler, check_plan(plan))
             assert memory_hazards(dag, plan) == [], (algorithm, scheduler)
             names = {b["name"] for b in plan["buffers"]}

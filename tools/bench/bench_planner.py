@@ -4,7 +4,7 @@ The problem looks like a deep CNN's activations: a chain (each buffer read by
 the next step), residual skips held for a few steps, and a few long-lived
 buffers, with sizes from 256 bytes to 96 KiB. Prints a markdown table.
 
-    python tools/bench/bench_planner.py [--buffers 1000] [--seed 0] [--budget 5]
+    python tools/bench/bench_planner.py [--buffers 1000] [--seed 0] [--work N] [--deadline S]
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import time
 
 from dnn64build.planner.allocate import HEURISTICS, allocate
 from dnn64build.planner.checker import check_intervals
+from dnn64build.planner.exact import WORK_BUDGET, ExactParams
 from dnn64build.planner.problem import Buffer, Problem, lower_bound
 
 
@@ -38,7 +39,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--buffers", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--budget", type=float, default=5.0, help="seconds for exact and auto")
+    parser.add_argument("--work", type=int, default=WORK_BUDGET,
+                        help="work budget of the exact search (exact and auto)")
+    parser.add_argument("--deadline", type=float, default=None,
+                        help="opt-in wall-clock limit for the exact search, in seconds")
     args = parser.parse_args()
     problem = synthetic_problem(args.buffers, args.seed)
     bound = lower_bound(problem).bytes
@@ -47,7 +51,8 @@ def main() -> None:
     print("|---|---:|---:|---:|---|")
     for algorithm in (*HEURISTICS, "exact", "auto"):
         start = time.perf_counter()
-        result = allocate(problem, algorithm, time_budget_s=args.budget)
+        result = allocate(problem, algorithm, exact_params=ExactParams(work_budget=args.work),
+                          deadline_s=args.deadline)
         seconds = time.perf_counter() - start
         rows = [(b.id, b.lower, b.upper, b.size, b.alignment, result.offsets[b.id])
                 for b in problem.buffers]

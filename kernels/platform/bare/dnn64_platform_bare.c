@@ -62,15 +62,26 @@ static void dcache_writeback_invalidate(const void *p, uint32_t len)
         __asm__ volatile("cache 0x15, 0(%0)" : : "r"(a) : "memory");
 }
 
-/* One PI DMA: dst_phys 8-byte aligned, cart_phys and len even, len <= 16 MiB. */
-static void pi_dma_read(uint32_t dst_phys, uint32_t cart_phys, uint32_t len)
+/* Start one PI DMA (after any in flight): dst_phys 8-byte aligned, cart_phys and len
+ * even, len <= 16 MiB. pi_dma_finish() waits for it. */
+static void pi_dma_start(uint32_t dst_phys, uint32_t cart_phys, uint32_t len)
 {
     pi_wait();
     PI_DRAM_ADDR = dst_phys;
     PI_CART_ADDR = cart_phys;
     PI_WR_LEN = len - 1u;
+}
+
+static void pi_dma_finish(void)
+{
     pi_wait();
     PI_STATUS = PI_STATUS_CLEAR_INTR;
+}
+
+static void pi_dma_read(uint32_t dst_phys, uint32_t cart_phys, uint32_t len)
+{
+    pi_dma_start(dst_phys, cart_phys, len);
+    pi_dma_finish();
 }
 
 static uint32_t physical(const void *p)
@@ -113,13 +124,37 @@ static void rom_read_unchecked(void *dst, uint32_t offset, uint32_t len)
     }
 }
 
+static void check_range(uint32_t offset, uint32_t len)
+{
+    if (offset > asset_area_size || len > asset_area_size - offset)
+        dnn64_fail("dnn64_rom_read: read past the end of the asset area");
+}
+
 void dnn64_rom_read(void *dst, uint32_t offset, uint32_t len)
 {
     if (len == 0)
         return;
-    if (offset > asset_area_size || len > asset_area_size - offset)
-        dnn64_fail("dnn64_rom_read: read past the end of the asset area");
+    check_range(offset, len);
     rom_read_unchecked(dst, offset, len);
+}
+
+void dnn64_rom_read_start(void *dst, uint32_t offset, uint32_t len)
+{
+    uint32_t cart = CART_PHYS + DNN64_ASSET_CART_OFFSET + offset;
+    if (len == 0)
+        return;
+    check_range(offset, len);
+    if (((uintptr_t)dst & 7u) == 0 && (cart & 1u) == 0 && (len & 1u) == 0 && len <= DMA_CHUNK) {
+        dcache_writeback_invalidate(dst, len);
+        pi_dma_start(physical(dst), cart, len);
+        return;
+    }
+    rom_read_unchecked(dst, offset, len);
+}
+
+void dnn64_rom_read_wait(void)
+{
+    pi_dma_finish();
 }
 
 void dnn64_platform_init(void)

@@ -50,6 +50,16 @@ void dnn64_rom_read(void *dst, uint32_t offset, uint32_t len)
         dnn64_fail("dnn64_rom_read: read error");
 }
 
+/* A file read cannot overlap the caller: start completes it, wait has nothing to do. */
+void dnn64_rom_read_start(void *dst, uint32_t offset, uint32_t len)
+{
+    dnn64_rom_read(dst, offset, len);
+}
+
+void dnn64_rom_read_wait(void)
+{
+}
+
 void dnn64_print(const char *line)
 {
     /* Pieces of at most DNN64_LINE_MAX characters, as on the N64. */

@@ -16,5 +16,7 @@ int dfs_init(uint32_t base_fs_loc);
 uint32_t dfs_rom_addr(const char *path);
 void data_cache_hit_writeback_invalidate(volatile void *addr, unsigned long length);
 void dma_read(void *ram_address, unsigned long pi_address, unsigned long len);
+void dma_read_async(void *ram_address, unsigned long pi_address, unsigned long len);
+void dma_wait(void);
 uint32_t get_ticks(void);
 #endif
