@@ -54,7 +54,8 @@ def run_command(
         _, host_runs, _ = run_target(label, platform=HOST, input_path=input_path,
                                      timeout=timeout, quiet=True)
         for run, host in zip(runs, host_runs, strict=True):
-            print(f"  vs the host build: {_compare(run.outputs, host.outputs, 1e-5, True)}")
+            verdict = _compare(run.outputs, host.outputs, 1e-5, run.integer)
+            print(f"{run.label}: ROM vs the host build: {verdict}")
     if output_path:
         _save(output_path, runs)
         print(f"wrote {output_path}")
@@ -122,7 +123,8 @@ def run_target(
         raise UserError(f"{label} is built with toolchain host: it has no ROM to emulate",
                         hint="use --platform host, or set toolchain: bare")
     metas = [json.loads((out_dir / f).read_text()) for f in entry["outputs"][MODELS_GROUP]]
-    arrays = _load_inputs(input_path, metas)
+    labels = _model_labels(outcome.index, label)
+    arrays = _load_inputs(input_path, metas, labels)
     big_endian = platform != HOST
     new_assets = {
         spec["asset"]: b"".join(encode_input(sample, spec, big_endian) for sample in samples)
@@ -139,8 +141,7 @@ def run_target(
              for i in range(len(arrays[meta["symbol"]][0]))],
             parse_run_outputs(lines, meta), parse_ticks(lines, meta["symbol"]),
         )
-        for k, (model_label, meta) in enumerate(
-            zip(_model_labels(outcome.index, label), metas, strict=True))
+        for k, (model_label, meta) in enumerate(zip(labels, metas, strict=True))
     ]
     return label, runs, parse_tickrate(lines)
 
@@ -169,11 +170,14 @@ def _model_labels(index: dict[str, Any], label: str) -> list[str]:
     return entry["deps"] if entry["deps"] else [label]
 
 
-def _load_inputs(path: Path | None, metas: list[dict[str, Any]]) -> dict[str, list[np.ndarray]]:
+def _load_inputs(path: Path | None, metas: list[dict[str, Any]], labels: list[str]
+                 ) -> dict[str, list[np.ndarray]]:
     """Per model symbol, per input: an array of samples ([samples, *shape]).
 
-    The .npz is keyed by the ONNX input names; an array of exactly the input's shape is one
-    sample, one with an extra leading axis holds several. Without a file, zeros."""
+    The .npz is keyed by the ONNX input names, or "<model label>/<input name>" to tell apart
+    the models of a bundle; an array of exactly the input's shape is one sample, one with an
+    extra leading axis (or samples in place of a batch of 1) holds several. Without a file,
+    zeros."""
     given: dict[str, np.ndarray] = {}
     if path is not None:
         if not path.is_file():
@@ -182,17 +186,18 @@ def _load_inputs(path: Path | None, metas: list[dict[str, Any]]) -> dict[str, li
             given = {k: npz[k] for k in npz.files}
     result: dict[str, list[np.ndarray]] = {}
     counts = set()
-    for meta in metas:
+    for meta, label in zip(metas, labels, strict=True):
         per_input = []
         for spec in meta["inputs"]:
             shape = tuple(spec["shape"])
+            key = next((k for k in (f"{label}/{spec['name']}", spec["name"]) if k in given), None)
             if path is None:
                 array = np.zeros((1, *shape), dtype=spec["dtype"])
-            elif spec["name"] not in given:
+            elif key is None:
                 raise UserError(f"{path}: no array named {spec['name']!r}",
                                 hint=f"the model's inputs: {[s['name'] for s in meta['inputs']]}")
             else:
-                array = np.asarray(given[spec["name"]], dtype=spec["dtype"])
+                array = np.asarray(given[key], dtype=spec["dtype"])
                 if array.shape == shape:
                     array = array[None]
                 elif shape[0] == 1 and array.shape[1:] == shape[1:]:  # samples as the batch

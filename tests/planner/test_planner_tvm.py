@@ -131,14 +131,14 @@ def test_neighbour_lists():
 
 
 @settings(max_examples=30, deadline=None)
-@given(problems(max_buffers=12, alignments=(16, 64)), st.randoms(use_true_random=False))
+@given(problems(max_buffers=24, alignments=(16, 64)), st.randoms(use_true_random=False))
 def test_incremental_first_fit_equals_placing_everything_again(problem: Problem, rng):
     # The hill climb re-places only what an order change can affect; compare
     # with a fresh run after every random swap.
     conflicts = conflict_lists(problem)
     incremental = IncrementalFirstFit(problem, conflicts, None)
     order = list(range(len(problem)))
-    for _ in range(10):
+    for _ in range(20):
         i, j = rng.randrange(len(order)), rng.randrange(len(order))
         order[i], order[j] = order[j], order[i]
         assert incremental.run(order) == IncrementalFirstFit(problem, conflicts, None).run(order)
