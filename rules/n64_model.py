@@ -149,7 +149,14 @@ RULE = Rule(
                     "algorithm": {"enum": ALGORITHMS},
                     "scheduler": {"enum": SCHEDULERS},
                     "alignment": {"type": "integer", "minimum": 1, "maximum": 4096},
-                    "time_budget_s": {"type": "number", "exclusiveMinimum": 0},
+                    "work_budget": {
+                        "type": "integer", "minimum": 0,
+                        "description": "search steps the exact allocator may take (deterministic)",
+                    },
+                    "expansion_budget": {
+                        "type": "integer", "minimum": 0,
+                        "description": "search steps the scheduler may take (deterministic)",
+                    },
                     "staging_bytes": {"type": "integer", "minimum": 1024},
                 },
                 "additionalProperties": False,

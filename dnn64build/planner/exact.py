@@ -22,9 +22,10 @@ exact; every combination is tested against brute force):
 The search is bounded by *work*, so a given problem and budget give the same
 plan on any machine: each node costs ``NODE_OVERHEAD`` units plus one per
 buffer and per time section (what choosing its children scans), so a unit
-takes about the same time on small and large problems; the search stops when ``work_budget``
-units are spent (or ``node_budget`` nodes, if set). A wall-clock ``deadline_s``
-is opt-in only: with it the result depends on the machine's speed.
+takes about the same time on small and large problems; the search stops when
+``work_budget`` units are spent (or ``node_budget`` nodes, if set). A
+wall-clock ``deadline_s`` is opt-in only: with it the result depends on the
+machine's speed.
 
 Outcomes are kept apart: optimal, budget exhausted, deadline exceeded (both
 with the best plan found, if any), infeasible under the capacity. The search

@@ -86,7 +86,6 @@ def plan_graph(
     expansion_budget: int = EXPANSION_BUDGET,
     deadline_s: float | None = None,
     timings: bool = True,
-    time_budget_s: float | None = None,
 ) -> dict[str, Any]:
     """plan.json content for ``graph`` (see dnn64build.planner.planfile).
 
@@ -94,11 +93,9 @@ def plan_graph(
     placement, ``expansion_budget`` for the schedule search), so with
     ``timings=False`` (no seconds in the file) the same graph and arguments
     give a byte-identical plan on any machine. ``deadline_s`` is an opt-in
-    wall-clock limit that gives up that guarantee. ``time_budget_s`` is
-    ignored: it is accepted only until stages/plan.py stops passing it.
-    Raises UserError when no plan fits ``capacity``.
+    wall-clock limit that gives up that guarantee. Raises UserError when no
+    plan fits ``capacity``.
     """
-    del time_budget_s  # transitional, see above
     try:
         return plan_dag(
             dag_from_graph(graph), algorithm=algorithm, scheduler=scheduler,

@@ -80,7 +80,7 @@ class IncrementalFirstFit:
             moved = [p for p in range(len(order)) if order[p] != self.order[p]]
             # A moved buffer may now precede a different set of its conflicts.
             start = moved[0] if moved else 0
-            queued = set()
+            queued = {pos[c] for p in moved for c in conflicts[order[p]] if pos[c] > start}
             queued.update(moved)
         else:
             queued = set(range(len(order)))

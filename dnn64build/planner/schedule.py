@@ -36,8 +36,8 @@ EXPANSION_BUDGET = 1_000_000
 # Schedule.outcome: how the search ended.
 OPTIMAL = "optimal"  # nothing was cut: the order has the least peak
 BEAM_TRUNCATED = "beam_truncated"  # the beam dropped sets; the order is a heuristic
-BUDGET_EXHAUSTED = "budget_exhausted"  # the expansion budget ran out; greedy completion
-DEADLINE_EXCEEDED = "deadline_exceeded"  # the opt-in deadline passed; greedy completion
+BUDGET_EXHAUSTED = "budget_exhausted"  # the expansion budget narrowed the beam and it cut
+DEADLINE_EXCEEDED = "deadline_exceeded"  # the opt-in deadline passed; greedy from there
 NOT_SEARCHED = "not_searched"  # scheduler "graph"
 
 

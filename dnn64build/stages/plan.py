@@ -11,13 +11,14 @@ import math
 
 from dnn64build.ir import Graph, load_graph
 from dnn64build.planner.checker import check_plan
+from dnn64build.planner.exact import WORK_BUDGET
 from dnn64build.planner.fit import PROGRAM_ESTIMATE_BYTES, check_fit, live_at
 from dnn64build.planner.graph_plan import plan_graph
 from dnn64build.planner.report import render_ascii, render_svg
+from dnn64build.planner.schedule import EXPANSION_BUDGET
 from dnn64build.stages.io import StageArgs
 
 DEFAULT_STAGING_CAP = 64 * 1024  # bytes of weight staging (both halves) unless configured
-DEFAULT_TIME_BUDGET_S = 1.0
 
 
 def main(args: StageArgs) -> None:
@@ -29,7 +30,9 @@ def main(args: StageArgs) -> None:
         algorithm=config.get("algorithm", "auto"),
         scheduler=config.get("scheduler", "auto"),
         alignment=alignment,
-        time_budget_s=config.get("time_budget_s", DEFAULT_TIME_BUDGET_S),
+        # Work budgets, not seconds: the same model plans the same on every machine.
+        work_budget=config.get("work_budget", WORK_BUDGET),
+        expansion_budget=config.get("expansion_budget", EXPANSION_BUDGET),
         timings=False,
     )
     violation = check_plan(plan)

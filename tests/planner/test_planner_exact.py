@@ -11,7 +11,7 @@ from planner_helpers import brute_force_arena, problems
 
 from dnn64build.planner.allocate import HEURISTICS
 from dnn64build.planner.checker import check_intervals
-from dnn64build.planner.exact import ExactOutcome, ExactParams, solve_exact
+from dnn64build.planner.exact import NODE_OVERHEAD, ExactOutcome, ExactParams, solve_exact
 from dnn64build.planner.problem import Buffer, Problem, lower_bound
 
 SWITCHES = ("canonical_order", "section_bound", "symmetric_buffers", "heuristic_incumbent")
@@ -64,6 +64,17 @@ def test_node_budget_exhausted_keeps_the_best_found():
     result = solve_exact(HARD, ExactParams(node_budget=1))
     assert result.outcome is ExactOutcome.BUDGET_EXHAUSTED
     assert result.offsets is not None and _valid(HARD, result.offsets)
+
+
+def test_work_budget_counts_units_per_node():
+    # HARD: 8 buffers, lifetime ends 0..6 make 6 time sections, so a node costs
+    # NODE_OVERHEAD + 8 + 6 = 270 units; the node past the budget stops it.
+    assert NODE_OVERHEAD == 256
+    base = ExactParams(heuristic_incumbent=False)
+    assert solve_exact(HARD, base).nodes > 10  # the full proof needs more
+    for budget, nodes in ((270 * 5, 6), (270 * 5 - 1, 5), (270 * 10 + 269, 11)):
+        result = solve_exact(HARD, replace(base, work_budget=budget))
+        assert (result.outcome, result.nodes) == (ExactOutcome.BUDGET_EXHAUSTED, nodes)
 
 
 def test_deadline_exceeded_keeps_the_best_found():

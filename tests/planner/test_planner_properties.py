@@ -4,6 +4,7 @@ by the independent checker."""
 from __future__ import annotations
 
 from hypothesis import given, settings
+from hypothesis import strategies as st
 from planner_helpers import brute_force_peak, dags, memory_hazards, problems
 
 from dnn64build.planner.allocate import ALGORITHMS, HEURISTICS, allocate
@@ -59,6 +60,22 @@ def test_searched_schedule_is_optimal_on_small_dags(dag: Dag):
     auto = schedule(dag, "auto", alignment=16)
     assert auto.peak_bytes <= schedule(dag, "graph", alignment=16).peak_bytes
     assert auto.peak_bytes <= found.peak_bytes
+
+
+@settings(max_examples=40, deadline=None)
+@given(dags(max_ops=7), st.integers(0, 400))
+def test_any_expansion_budget_gives_a_full_order(dag: Dag, budget: int):
+    found = schedule(dag, "search", alignment=16, beam_width=3, expansion_budget=budget)
+    index = {op.name: i for i, op in enumerate(dag.ops)}
+    order = [index[name] for name in found.order]
+    assert sorted(order) == list(range(len(dag.ops)))
+    assert peak_bytes(dag, order, 16) == found.peak_bytes
+    assert found.outcome in ("optimal", "beam_truncated", "budget_exhausted")
+    assert found.optimal == (found.outcome == "optimal")
+    if found.optimal:
+        assert found.peak_bytes == brute_force_peak(dag, 16)
+    if budget >= 3 * len(dag.ops) ** 2:  # the beam can be kept at every level
+        assert found.outcome != "budget_exhausted"
 
 
 @settings(max_examples=40, deadline=None)

@@ -11,6 +11,11 @@ emulator`` runs one seeded random sample; the table shows the CP0 Count ticks it
 the match verdicts against the reference executor and the host build, and the arena from
 ``codegen/meta.json``. Models run smallest (fewest MACs) first; rows not started once
 ``--budget`` seconds have passed are marked "not run: time".
+
+The ROM reads the 32-bit CP0 Count only around the whole run, so runs over 2^32 ticks
+print their ticks modulo 2^32: such rows are flagged, and get an estimate from their wall
+time and the emulator's speed, measured per mode with a multi-sample run of the largest
+exact model (the notes under the table explain both).
 """
 
 from __future__ import annotations
@@ -40,14 +45,16 @@ WRAP_MS = WRAP / COUNT_HZ * 1e3
 # Count ticks per MAC at least: 2 per instruction, and >= 2 instructions per MAC (the VR4300,
 # MIPS III, has no fused multiply-add: mul.s + add.s, or mult + mflo + addu).
 MIN_TICKS_PER_MAC = 4
-# Faster than mupen64plus's dynarec emulates (N64-NOTES.md: ~250 M instructions/s; up to
-# ~400 M/s seen here): a run shorter than 2^32 ticks at this rate cannot have wrapped.
+# Faster than mupen64plus's dynarec emulates here (N64-NOTES.md: ~250 M instructions/s;
+# the calibration prints the measured rate): a run shorter than 2^32 ticks at this rate
+# cannot have wrapped.
 MAX_INSTRUCTIONS_PER_S = 600e6
 MEMORIES = ("4MiB", "8MiB")
-CALIBRATION_SAMPLES = 8
+CALIBRATION_SAMPLES = 8  # quantisation calibration samples
+RATE_TICKS = 4e9  # ticks the emulator-speed calibration run aims for (its samples x ticks)
 COLUMNS = ("model", "mode", "M MACs", "memory needed", "arena bytes", "weight bytes streamed",
-           "ticks / inference", "emulated ms @46.875 MHz", "emulator wall s",
-           "vs reference", "vs host")
+           "ticks / inference (printed)", "emulated ms @46.875 MHz",
+           "ticks estimated from wall time", "emulator wall s", "vs reference", "vs host")
 NOTES = """\
 Notes:
 - ticks: CP0 Count printed by the ROM ("N ticks (CP0 Count) per inference"), one sample.
@@ -55,36 +62,82 @@ Notes:
   instructions (instructions = ticks / 2), not cycles: "emulated ms" = ticks / 46.875 MHz
   is the time at one instruction per cycle, ignoring cache misses, stalls and multi-cycle
   multiply/FPU ops; real hardware is slower.
+- wrapping: the generated program reads dnn64_ticks() only before and after the run, so
+  a run over 2^32 ticks (91.6 s emulated, ~2.1 G instructions) prints its ticks modulo
+  2^32. "+ k·2^32 (k >= 0)": the emulator ran long enough for that to be possible (wall
+  time x {max_ips:.0f} M instructions/s >= 2^32 ticks); "(k >= 1)": the printed value is
+  below {min_tpm} ticks per MAC, so it certainly wrapped. Rows without either are exact.
 - emulator wall s: from starting `dnn64build run` until it printed the ticks line (a no-op
   build check, ROM repack, mupen64plus boot and run); the reference executor and host
   build comparisons that follow are not included.
-- wrapping: the generated program reads dnn64_ticks() only before and after the run, so
-  a run over 2^32 ticks (91.6 s emulated, ~2.1 G instructions) prints its ticks modulo
-  2^32. "+ k·2^32 (k >= 0)": the emulator ran long enough (wall x {max_ips:.0f} M instr/s)
-  for that to be possible; "(k >= 1)": the printed value is below {min_tpm} ticks per MAC,
-  so it certainly wrapped. Rows without either are exact.
 - memory needed: the first of 4MiB / 8MiB (Expansion Pak) whose plan-stage fit check passed.
-"""
+- ticks estimated from wall time (only for rows that may have wrapped): the emulator's
+  speed, measured per mode on the largest exact model run with several samples, times the
+  row's wall time less the fixed overhead; k is rounded to the nearest wrap (not below the
+  least). A rough figure: the dynarec's speed depends on the code it runs.
+{calibration}"""
+
+
+@dataclass
+class Rate:
+    """Emulator speed for one mode: Count ticks per wall second, and the fixed seconds a
+    `dnn64build run` takes before its ticks line besides emulating (build check, boot)."""
+
+    ticks_per_s: float
+    overhead_s: float
+    source: str
 
 
 @dataclass
 class Row:
     model: str
     mode: str
-    mmacs: str = "-"
+    macs: int
     memory: str = "-"
     arena: str = "-"
     streamed: str = "-"
-    ticks: str = "-"
-    ms: str = "-"
-    wall: str = "-"
+    ticks: float | None = None  # as printed: modulo 2^32
+    wall: float | None = None  # seconds until the ticks line
+    outcome: str = "-"  # without ticks: why ("timeout", "run failed: ...", "not run: time")
     reference: str = "-"
     host: str = "-"
     log: str = ""  # the full error output of a failed build or run, printed after the table
 
-    def cells(self) -> tuple[str, ...]:
-        return (self.model, self.mode, self.mmacs, self.memory, self.arena, self.streamed,
-                self.ticks, self.ms, self.wall, self.reference, self.host)
+    def least_wraps(self) -> int | None:
+        """The fewest 2^32 wraps the printed ticks may hide (enough to reach
+        MIN_TICKS_PER_MAC per MAC), or None when they must be exact."""
+        if self.ticks is None or self.wall is None:
+            return None
+        least = max(0, -int(-(MIN_TICKS_PER_MAC * self.macs - self.ticks) // WRAP))
+        if least == 0 and self.wall * MAX_INSTRUCTIONS_PER_S * 2 < WRAP:
+            return None
+        return least
+
+    def estimate(self, rate: Rate | None) -> str:
+        least = self.least_wraps()
+        if self.ticks is None or self.wall is None:
+            return "-"
+        if least is None:
+            return "exact"
+        if rate is None:
+            return "no calibration"
+        seen = rate.ticks_per_s * max(self.wall - rate.overhead_s, 0.0)
+        wraps = max(least, round((seen - self.ticks) / WRAP))
+        ticks = self.ticks + wraps * WRAP
+        return f"~{ticks:.2e} (k = {wraps}; ~{ticks / COUNT_HZ:.0f} s)"
+
+    def cells(self, rate: Rate | None = None) -> tuple[str, ...]:
+        ticks = ms = self.outcome
+        if self.ticks is not None:
+            ticks, ms = f"{self.ticks:.0f}", f"{self.ticks / COUNT_HZ * 1e3:.1f}"
+            least = self.least_wraps()
+            if least is not None:
+                ticks += f" + k·2^32 (k >= {least})"
+                ms += f" + k·{WRAP_MS:.0f}"
+        wall = "-" if self.wall is None else f"{self.wall:.1f}"
+        return (self.model, self.mode, f"{self.macs / 1e6:.1f}", self.memory, self.arena,
+                self.streamed, ticks, ms, self.estimate(rate), wall, self.reference,
+                self.host)
 
 
 def macs(model: onnx.ModelProto) -> int:
@@ -121,13 +174,10 @@ class Bench:
     def add_model(self, name: str) -> None:
         model = build(name)
         onnx.save(model, self.root / "models" / f"{name}.onnx")
-        value = model.graph.input[0]
-        shape = [d.dim_value for d in value.type.tensor_type.shape.dim]
         rng = np.random.default_rng(sum(map(ord, name)))
-        np.savez(self.root / "models" / f"{name}_calib.npz", **{value.name: rng.standard_normal(
-            (CALIBRATION_SAMPLES, *shape)).astype(np.float32)})
-        np.savez(self.root / f"{name}_in.npz",
-                 **{value.name: rng.standard_normal(shape).astype(np.float32)})
+        np.savez(self.root / "models" / f"{name}_calib.npz",
+                 **_samples(model, rng, CALIBRATION_SAMPLES))
+        np.savez(self.root / f"{name}_in.npz", **_samples(model, rng, None))
 
     def _set_target(self, name: str, mode: str, memory: str) -> str:
         target = f"{name}_{mode}"
@@ -165,7 +215,7 @@ class Bench:
         return (-1 if timer.fired else status), "".join(lines), ticks_at
 
     def measure(self, name: str, mode: str, count: int) -> Row:
-        row = Row(name, mode, mmacs=f"{count / 1e6:.1f}")
+        row = Row(name, mode, count)
         target = ""
         for memory in MEMORIES:
             target = self._set_target(name, mode, memory)
@@ -184,31 +234,47 @@ class Bench:
         meta_path = self.root / "dnn64-out" / "bin" / "models" / target / "codegen" / "meta.json"
         meta = json.loads(meta_path.read_text())
         row.arena, row.streamed = str(meta["arena_bytes"]), str(meta["weight_bytes_streamed"])
-        status, out, ticks_at = self.cli(
-            "run", f"//models:{target}", "--platform", "emulator", "--input",
-            str(self.root / f"{name}_in.npz"), "--timeout", str(self.timeout),
-            limit=self.timeout + 3600)
-        found = re.search(r"([\d.]+) ticks \(CP0 Count\) per inference", out)
-        if found:
-            ticks = float(found[1])
-            row.ticks, row.ms = f"{ticks:.0f}", f"{ticks / COUNT_HZ * 1e3:.1f}"
-            row.wall = f"{ticks_at:.1f}"
-            assert ticks_at is not None  # set on the line the pattern matched
-            wraps = _least_wraps(ticks, ticks_at, count)
-            if wraps is not None:
-                row.ticks += f" + k·2^32 (k >= {wraps})"
-                row.ms += f" + k·{WRAP_MS:.0f}"
+        status, out, row.wall = self.run(target, self.root / f"{name}_in.npz")
+        found = _ticks(out)
+        if found is not None:
+            row.ticks = found
         elif "time limit" in out:
-            row.ticks = f"timeout ({self.timeout:g} s)"
+            row.outcome = f"timeout ({self.timeout:g} s)"
         else:
-            row.ticks = f"run failed: {_error(out, status)}"
+            row.outcome = f"run failed: {_error(out, status)}"
         if status != 0:
             row.log = _tail(out)
         row.reference = _verdict(out, "vs the reference executor: ")
         row.host = _verdict(out, "vs the host build: ")
-        if status != 0 and found:
+        if status != 0 and found is not None:
             row.host = f"{row.host}; run failed after: {_error(out, status)}"
         return row
+
+    def run(self, target: str, inputs: Path) -> tuple[int, str, float | None]:
+        return self.cli("run", f"//models:{target}", "--platform", "emulator", "--input",
+                        str(inputs), "--timeout", str(self.timeout),
+                        limit=self.timeout + 3600)
+
+    def calibrate(self, rows: list[Row], mode: str) -> Rate | None:
+        """The emulator's speed on the ``mode`` row with the most exact ticks, from a run
+        over enough samples for RATE_TICKS: the extra ticks over the extra wall time."""
+        exact = [r for r in rows if r.mode == mode and r.ticks and r.wall is not None
+                 and r.least_wraps() is None]
+        if not exact:
+            return None
+        row = max(exact, key=lambda r: r.ticks or 0.0)
+        assert row.ticks is not None and row.wall is not None
+        samples = min(max(2, round(RATE_TICKS / row.ticks)), 64)
+        inputs = self.root / f"{row.model}_rate.npz"
+        np.savez(inputs, **_samples(build(row.model), np.random.default_rng(1), samples))
+        _, out, wall = self.run(f"{row.model}_{mode}", inputs)
+        mean = _ticks(out)
+        if mean is None or wall is None or wall <= row.wall:
+            return None
+        rate = (samples * mean - row.ticks) / (wall - row.wall)
+        return Rate(rate, max(row.wall - row.ticks / rate, 0.0),
+                    f"{row.model}_{mode}, {samples} samples in {wall:.1f} s vs 1 in "
+                    f"{row.wall:.1f} s")
 
 
 class _Killer:
@@ -230,6 +296,22 @@ class _Killer:
         self._timer.cancel()
 
 
+def _samples(model: onnx.ModelProto, rng: np.random.Generator,
+             count: int | None) -> dict[str, np.ndarray]:
+    """Seeded normal inputs for every graph input: [count, *shape], or one [*shape]."""
+    arrays = {}
+    for value in model.graph.input:
+        shape = [d.dim_value for d in value.type.tensor_type.shape.dim]
+        size = shape if count is None else [count, *shape]
+        arrays[value.name] = rng.standard_normal(size).astype(np.float32)
+    return arrays
+
+
+def _ticks(out: str) -> float | None:
+    found = re.search(r"([\d.]+) ticks \(CP0 Count\) per inference", out)
+    return float(found[1]) if found else None
+
+
 def _error(out: str, status: int) -> str:
     """The ERROR message the CLI printed (its first line), else the output's last line."""
     if status == -1:
@@ -237,15 +319,6 @@ def _error(out: str, status: int) -> str:
     lines = [line.strip() for line in out.splitlines() if line.strip()]
     errors = [line for line in lines if line.startswith("ERROR")]
     return errors[0] if errors else (lines[-1] if lines else f"exit status {status}")
-
-
-def _least_wraps(ticks: float, wall: float, count: int) -> int | None:
-    """The fewest 2^32 wraps the printed ``ticks`` may hide (enough to reach
-    MIN_TICKS_PER_MAC per MAC), or None when they must be exact."""
-    least = max(0, -int(-(MIN_TICKS_PER_MAC * count - ticks) // WRAP))
-    if least == 0 and wall * MAX_INSTRUCTIONS_PER_S * 2 < WRAP:
-        return None
-    return least
 
 
 def _tail(out: str, count: int = 30) -> str:
@@ -257,10 +330,21 @@ def _verdict(out: str, prefix: str) -> str:
     return "; ".join(found) or "-"
 
 
-def table(rows: list[Row]) -> str:
+def table(rows: list[Row], rates: dict[str, Rate | None]) -> str:
     lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-    lines += ["| " + " | ".join(row.cells()) + " |" for row in rows]
+    lines += ["| " + " | ".join(row.cells(rates.get(row.mode))) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def _calibration_notes(rates: dict[str, Rate | None]) -> str:
+    lines = []
+    for mode, rate in rates.items():
+        if rate is None:
+            lines.append(f"  {mode}: no calibration (no exact row, or its run failed)\n")
+        else:
+            lines.append(f"  {mode}: {rate.ticks_per_s / 2e6:.0f} M instructions/s, "
+                         f"{rate.overhead_s:.1f} s overhead ({rate.source})\n")
+    return "  emulator speed measured:\n" + "".join(lines) if lines else ""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -289,7 +373,7 @@ def main(argv: list[str] | None = None) -> int:
         for name in names:
             count = counts[name]
             if args.max_macs is not None and count > args.max_macs:
-                rows += [Row(name, mode, ticks=f"skipped: {count / 1e6:.0f} M MACs")
+                rows += [Row(name, mode, count, outcome="skipped: --max-macs")
                          for mode in modes]
                 continue
             added = False
@@ -297,7 +381,7 @@ def main(argv: list[str] | None = None) -> int:
                 if args.budget is not None and time.monotonic() - started > args.budget:
                     reason = reason or "time"
                 if reason:
-                    rows.append(Row(name, mode, ticks=f"not run: {reason}"))
+                    rows.append(Row(name, mode, count, outcome=f"not run: {reason}"))
                     continue
                 row_start = time.monotonic()
                 try:
@@ -307,14 +391,21 @@ def main(argv: list[str] | None = None) -> int:
                     rows.append(bench.measure(name, mode, count))
                 except KeyboardInterrupt:
                     reason = "interrupted"
-                    rows.append(Row(name, mode, ticks=f"not run: {reason}"))
+                    rows.append(Row(name, mode, count, outcome=f"not run: {reason}"))
                     continue
                 print(f"# {name} {mode} ({count / 1e6:.1f} M MACs): "
                       f"{time.monotonic() - row_start:.0f} s | " + " | ".join(rows[-1].cells()),
                       flush=True)
-    print(table(rows))
+        rates: dict[str, Rate | None] = {}
+        if not reason and any(r.least_wraps() is not None for r in rows):
+            try:
+                rates = {mode: bench.calibrate(rows, mode) for mode in modes}
+            except KeyboardInterrupt:
+                rates = {}
+    print(table(rows, rates))
     print()
-    print(NOTES.format(max_ips=MAX_INSTRUCTIONS_PER_S / 1e6, min_tpm=MIN_TICKS_PER_MAC), end="")
+    print(NOTES.format(max_ips=MAX_INSTRUCTIONS_PER_S / 1e6, min_tpm=MIN_TICKS_PER_MAC,
+                       calibration=_calibration_notes(rates)), end="")
     for row in rows:
         if row.log:
             print(f"\nOutput of the failed {row.model} {row.mode} step (last lines):\n{row.log}")
