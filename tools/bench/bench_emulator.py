@@ -21,6 +21,7 @@ exact model (the notes under the table explain both).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -28,6 +29,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -211,7 +213,7 @@ class Bench:
         finally:
             timer.cancel()
             if proc.poll() is None:  # interrupted: its own session would outlive us
-                os.killpg(proc.pid, signal.SIGKILL)
+                _stop(proc)
         return (-1 if timer.fired else status), "".join(lines), ticks_at
 
     def measure(self, name: str, mode: str, count: int) -> Row:
@@ -277,19 +279,28 @@ class Bench:
                     f"{row.wall:.1f} s")
 
 
-class _Killer:
-    """Kill a process's session (it runs mupen64plus and ninja) when ``limit`` s pass."""
-
-    def __init__(self, proc: subprocess.Popen[str], limit: float) -> None:
-        import threading
-
-        self.fired = False
-
-        def kill() -> None:
-            self.fired = True
+def _stop(proc: subprocess.Popen[str]) -> None:
+    """Interrupt a dnn64build process group: SIGINT lets it stop the emulator (which runs in
+    a session of its own) and ninja lets go of its stages; SIGKILL if that takes too long."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGINT)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
 
-        self._timer = threading.Timer(limit, kill)
+
+class _Killer:
+    """Stop a dnn64build process when ``limit`` s pass."""
+
+    def __init__(self, proc: subprocess.Popen[str], limit: float) -> None:
+        self.fired = False
+
+        def stop() -> None:
+            self.fired = True
+            _stop(proc)
+
+        self._timer = threading.Timer(limit, stop)
         self._timer.start()
 
     def cancel(self) -> None:
