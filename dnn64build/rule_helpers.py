@@ -69,6 +69,13 @@ def endianness(toolchain: str) -> str:
     return "little" if toolchain == HOST else "big"
 
 
+IPL3_ATTR_SCHEMA = {
+    "type": "string",
+    "description": "a CIC-6102 signed IPL3 (0xFC0 bytes, from a ROM you own) for real hardware; "
+    "without it the ROM boots with dnn64build's own stub, which only emulators accept",
+}
+
+
 def declare_rom(
     ctx: RuleContext,
     models: Sequence[ModelInfo],
@@ -95,10 +102,12 @@ def declare_rom(
             if tc == HOST
             else {"rom": f"{ctx.label.name}.z64"}
         )
+        ipl3 = {"ipl3": ctx.source(ctx.attrs["ipl3"], attr="ipl3")} if "ipl3" in ctx.attrs else {}
         packed = ctx.action(
             "pack",
             key=tc,
             inputs={
+                **(ipl3 if tc == "bare" else {}),
                 "objects": [m.objects[tc] for m in models],
                 "headers": [m.header for m in models],
                 "plans": [m.plan for m in models],

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dnn64build.rule_helpers import (
     HOST,
+    IPL3_ATTR_SCHEMA,
     MEMORY_SCHEMA,
     TOOLCHAINS,
     ModelInfo,
@@ -171,6 +172,7 @@ RULE = Rule(
             workspace_default=True,
         ),
         "title": Attr({"type": "string", "maxLength": 20}, "ROM title (20 characters at most)"),
+        "ipl3": Attr(IPL3_ATTR_SCHEMA, "boot code for real hardware (bare toolchain)"),
         "test": Attr(
             {
                 "type": "object",

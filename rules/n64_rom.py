@@ -7,7 +7,13 @@ at a time) and one asset area holding every model's weights.
 from __future__ import annotations
 
 from dnn64build.errors import UserError
-from dnn64build.rule_helpers import TOOLCHAINS, ModelInfo, declare_rom, resolve_toolchain
+from dnn64build.rule_helpers import (
+    IPL3_ATTR_SCHEMA,
+    TOOLCHAINS,
+    ModelInfo,
+    declare_rom,
+    resolve_toolchain,
+)
 from dnn64build.rules_api import Attr, Rule, RuleContext
 
 
@@ -43,6 +49,7 @@ RULE = Rule(
             labels=True,
         ),
         "title": Attr({"type": "string", "maxLength": 20}, "ROM title (20 characters at most)"),
+        "ipl3": Attr(IPL3_ATTR_SCHEMA, "boot code for real hardware (bare toolchain)"),
         "toolchain": Attr(
             {"enum": list(TOOLCHAINS)}, "how the ROM is built", default="auto",
             workspace_default=True,

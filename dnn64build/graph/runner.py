@@ -79,12 +79,12 @@ def refresh_graph(root: Path) -> dict[str, Any]:
         # regenerate from scratch instead.
         fresh = "missing and no known rule to make it" not in proc.stderr
         if fresh and proc.returncode != 0:
-            # The regeneration failed: its own error message is the one worth showing.
-            message = "\n".join(
-                line.removeprefix("ERROR: ") for line in proc.stderr.splitlines()
-                if line and not line.startswith("ninja: ")
-            ) or proc.stdout.strip()
-            raise UserError(message)
+            # The regeneration failed: its own error message is the one worth showing, not
+            # ninja's report around it.
+            output = (proc.stdout + proc.stderr).splitlines()
+            ours = [line.removeprefix("ERROR: ") for line in output
+                    if line.startswith(("ERROR: ", "  hint: "))]
+            raise UserError("\n".join(ours or output))
     if not fresh:
         from dnn64build.graph.generate import generate  # heavy imports: only when needed
 

@@ -21,7 +21,7 @@ from dnn64build.codegen.program import generate_main
 from dnn64build.errors import UserError
 from dnn64build.rom.assets import Asset, build_asset_image
 from dnn64build.rom.header import RomHeader
-from dnn64build.rom.pack import pack_rom
+from dnn64build.rom.pack import pack_rom, read_ipl3
 from dnn64build.stages.io import StageArgs
 from dnn64build.toolchains import BareToolchain, LibdragonToolchain, Toolchain, find_toolchain
 from dnn64build.toolchains.base import KERNELS_DIR, run
@@ -40,7 +40,9 @@ def main(args: StageArgs) -> None:
         tmp = Path(tmp_dir)
         program = link_program(toolchain, metas, args.inputs, tmp)
         if isinstance(toolchain, BareToolchain):
-            ipl3 = toolchain.build_boot_stub(tmp / "boot.bin")
+            user_ipl3 = args.optional_input("ipl3")
+            ipl3 = (read_ipl3(user_ipl3) if user_ipl3
+                    else toolchain.build_boot_stub(tmp / "boot.bin"))
             args.write("rom", pack_rom(
                 program.read_bytes(), build_asset_image(assets).data, ipl3=ipl3,
                 header=RomHeader(title=config["title"]), where=config["models"][0]["label"],

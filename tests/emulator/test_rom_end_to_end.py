@@ -116,3 +116,26 @@ def test_digits_accuracy_on_the_rom_equals_the_host(tmp_path: Path) -> None:
         results[platform] = line.rsplit("top-1 accuracy ", 1)[1]
     assert results["emulator"] == results["host"]
     assert float(results["host"].rstrip("%")) > 90.0
+
+
+def test_a_user_ipl3_goes_into_the_rom(cnn_workspace: Workspace) -> None:
+    cnn_workspace.run("build", "//models:cnn_fp32")
+    default = (cnn_workspace.root / "dnn64-out/bin/models/cnn_fp32/cnn_fp32.z64").read_bytes()
+    # Any 0xFC0-byte IPL3 is accepted (a real one is CIC-signed and cannot ship here):
+    # giving the default stub's own bytes as the user's file must reproduce the same ROM.
+    (cnn_workspace.root / "models" / "ipl3.bin").write_bytes(default[0x40:0x1000])
+    (cnn_workspace.root / "models" / "short.bin").write_bytes(default[0x40:0x100])
+    manifest = cnn_workspace.root / "models" / "BUILD.yaml"
+    original = manifest.read_text()
+    try:
+        manifest.write_text(original + "  - {rule: n64_model, name: signed, src: cnn.onnx, "
+                            "ipl3: ipl3.bin}\n"
+                            "  - {rule: n64_model, name: short, src: cnn.onnx, ipl3: short.bin}\n")
+        out = cnn_workspace.run("run", "//models:signed", "--input", "in.npz").stdout
+        assert "vs the reference executor: match" in out  # it boots and computes
+        signed = (cnn_workspace.root / "dnn64-out/bin/models/signed/signed.z64").read_bytes()
+        assert signed[0x40:0x1000] == default[0x40:0x1000]
+        proc = cnn_workspace.run("build", "//models:short", check=False)
+        assert proc.returncode == 1 and "IPL3" in proc.stderr and "Traceback" not in proc.stderr
+    finally:
+        manifest.write_text(original)

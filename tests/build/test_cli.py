@@ -1,0 +1,98 @@
+"""Commands that need no compiler stage: query, clean, the workspace lock, custom rules."""
+
+from __future__ import annotations
+
+import fcntl
+import shutil
+import subprocess
+import sys
+import time
+
+from tests.build.conftest import Workspace
+
+BUNDLE = "targets:\n  - {rule: n64_rom, name: demo_rom, models: ['//models:a', '//models:b']}\n"
+
+
+def test_query_patterns_and_functions(two_models: Workspace) -> None:
+    root = two_models.root.joinpath("BUILD.yaml")
+    root.write_text(root.read_text().replace("targets: []\n", BUNDLE))
+    assert two_models.run("query", "//...").stdout.split() == [
+        "//:demo_rom", "//models:a", "//models:b"]
+    assert two_models.run("query", "//models:all").stdout.split() == ["//models:a", "//models:b"]
+    assert two_models.run("query", "//models/...").stdout.split() == [
+        "//models:a", "//models:b"]
+    assert two_models.run("query", "deps(//:demo_rom)").stdout.split() == [
+        "//:demo_rom", "//models:a", "//models:b"]
+    assert two_models.run("query", "rdeps(//models:a)").stdout.split() == [
+        "//:demo_rom", "//models:a"]
+    assert two_models.run("query", "kind(n64_rom, //...)").stdout.split() == ["//:demo_rom"]
+
+
+def test_query_from_a_subdirectory_finds_the_root(two_models: Workspace) -> None:
+    out = two_models.run("query", "//...", cwd=two_models.root / "models").stdout.split()
+    assert out == ["//models:a", "//models:b"]
+
+
+def test_manifest_edit_regenerates_the_graph(two_models: Workspace) -> None:
+    assert two_models.run("query", "//...").stdout.split() == ["//models:a", "//models:b"]
+    two_models.write("models/BUILD.yaml", "targets:\n  - {rule: n64_model, name: z, src: a.onnx}\n")
+    assert two_models.run("query", "//...").stdout.split() == ["//models:z"]
+
+
+def test_clean_expunge_removes_the_output_base(two_models: Workspace) -> None:
+    two_models.run("query", "//...")
+    assert (two_models.root / "dnn64-out" / "build.ninja").exists()
+    two_models.run("clean", "--expunge")
+    assert not (two_models.root / "dnn64-out").exists()
+
+
+def test_a_second_command_waits_for_the_workspace_lock(two_models: Workspace) -> None:
+    out = two_models.root / "dnn64-out"
+    out.mkdir()
+    with open(out / ".lock", "a+") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "dnn64build", "query", "//..."], cwd=two_models.root,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        time.sleep(1.5)
+        assert proc.poll() is None, "the second command did not wait for the lock"
+        fcntl.flock(held, fcntl.LOCK_UN)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 0
+    assert "another build is running in this workspace" in stderr
+    assert stdout.split() == ["//models:a", "//models:b"]
+
+
+def test_a_workspace_can_add_its_own_rule_kind(two_models: Workspace) -> None:
+    two_models.write(
+        "rules/model_group.py",
+        '''\
+        from dnn64build.rules_api import Attr, Rule
+
+
+        def _impl(ctx):
+            return tuple(ctx.deps("members"))
+
+
+        RULE = Rule(
+            kind="model_group",
+            doc="names a group of models",
+            implementation=_impl,
+            attrs={"members": Attr({"type": "array", "items": {"type": "string"}}, "models",
+                                   labels=True)},
+        )
+        ''',
+    )
+    two_models.write("BUILD.yaml", two_models.root.joinpath("BUILD.yaml").read_text().replace(
+        "targets: []", "targets:\n  - {rule: model_group, name: g, members: ['//models:a']}"))
+    assert two_models.run("query", "kind(model_group, //...)").stdout.split() == ["//:g"]
+    assert two_models.run("query", "deps(//:g)").stdout.split() == ["//:g", "//models:a"]
+
+
+def test_deleting_a_package_regenerates_the_graph(two_models: Workspace) -> None:
+    two_models.add_model("c", seed=3, package="more")
+    two_models.write("more/BUILD.yaml", "targets:\n  - {rule: n64_model, name: c, src: c.onnx}\n")
+    assert "//more:c" in two_models.run("query", "//...").stdout.split()
+    shutil.rmtree(two_models.root / "more")
+    assert two_models.run("query", "//...").stdout.split() == ["//models:a", "//models:b"]

@@ -1,0 +1,70 @@
+"""`dnn64build plan` and `plan-buffers`: the contract other tools drive, checked with the
+independent plan checker."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import numpy as np
+
+from dnn64build.planner.checker import check_intervals, check_plan
+from tests.build.conftest import Workspace
+
+
+def test_plan_json_has_the_contract_fields_and_passes_the_checker(two_models: Workspace) -> None:
+    plan = json.loads(two_models.run("plan", "//models:a", "--json").stdout)
+    assert plan["schedule"] == ["fc1", "fc2"]  # node names, execution order
+    assert plan["arena_bytes"] >= plan["lower_bound_bytes"] > 0
+    for buffer in plan["buffers"]:
+        assert {"name", "size", "offset", "first", "last"} <= buffer.keys()
+        assert 0 <= buffer["first"] <= buffer["last"] < len(plan["schedule"])
+    assert {b["name"] for b in plan["buffers"]} >= {"input", "output"}
+    assert check_plan(plan) is None
+
+
+def test_plan_report_and_timeline_picture(two_models: Workspace) -> None:
+    out = two_models.run("plan", "//models:b").stdout
+    assert "arena" in out and "lower bound" in out and "live at the peak" in out
+    for algorithm in ("greedy_by_size", "greedy_by_conflicts", "hill_climb", "best_fit"):
+        assert algorithm in out
+    svg = out.strip().splitlines()[-1].removeprefix("memory timeline: ")
+    with open(svg) as f:
+        assert f.read().lstrip().startswith("<svg")
+
+
+def test_plan_of_a_bundle_is_refused(two_models: Workspace) -> None:
+    root = two_models.root / "BUILD.yaml"
+    root.write_text(root.read_text().replace(
+        "targets: []", "targets:\n  - {rule: n64_rom, name: r, models: ['//models:a']}"))
+    proc = two_models.run("plan", "//:r", check=False)
+    assert proc.returncode == 1 and "//:r (n64_rom): no plan outputs" in proc.stderr
+
+
+def test_plan_buffers_writes_offsets_that_pass_the_checker(workspace: Workspace) -> None:
+    rng = np.random.default_rng(3)
+    problem = workspace.root / "problem.csv"
+    with open(problem, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["id", "lower", "upper", "size"])
+        for i in range(40):
+            lower = int(rng.integers(0, 30))
+            writer.writerow([f"b{i}", lower, lower + int(rng.integers(1, 10)),
+                             int(rng.integers(1, 5000))])
+    for algorithm in ("greedy_by_size", "hill_climb", "auto"):
+        out = workspace.root / f"{algorithm}.csv"
+        proc = workspace.run("plan-buffers", str(problem), "--algorithm", algorithm, "-o",
+                             str(out))
+        assert "lower bound" in proc.stdout
+        with open(out) as f:
+            rows = [(r["id"], int(r["lower"]), int(r["upper"]), int(r["size"]),
+                     int(r["alignment"]), int(r["offset"])) for r in csv.DictReader(f)]
+        assert len(rows) == 40
+        assert check_intervals(rows) is None
+
+
+def test_plan_buffers_reports_a_bad_file_with_its_line(workspace: Workspace) -> None:
+    problem = workspace.root / "bad.csv"
+    problem.write_text("id,lower,upper,size\na,0,4,16\nb,5,3,16\n")
+    proc = workspace.run("plan-buffers", str(problem), check=False)
+    assert proc.returncode == 1 and "bad.csv:3" in proc.stderr and "Traceback" not in proc.stderr

@@ -1,0 +1,71 @@
+"""`dnn64build run` and the fit check, end to end on the host (fast tier)."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper
+
+from tests.build.conftest import Workspace, tiny_mlp
+
+
+def test_run_on_host_matches_onnxruntime(two_models: Workspace) -> None:
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((1, 4)).astype(np.float32)
+    np.savez(two_models.root / "in.npz", input=x)
+    proc = two_models.run("run", "//models:a", "--platform", "host", "--input", "in.npz",
+                          "--output", "out.npz")
+    assert "vs the reference executor: match" in proc.stdout
+    got = np.load(two_models.root / "out.npz")["output"]
+    session = ort.InferenceSession(tiny_mlp(1).SerializeToString())
+    (want,) = session.run(None, {"input": x})
+    assert got.shape == want.shape
+    assert np.abs(got - want).max() <= 1e-4 * np.abs(want).max()
+
+
+def test_run_with_several_samples(two_models: Workspace) -> None:
+    x = np.random.default_rng(6).standard_normal((5, 1, 4)).astype(np.float32)
+    np.savez(two_models.root / "in.npz", input=x)
+    two_models.run("run", "//models:b", "--platform", "host", "--input", "in.npz",
+                   "--output", "out.npz")
+    got = np.load(two_models.root / "out.npz")["output"]
+    session = ort.InferenceSession(tiny_mlp(2).SerializeToString())
+    want = np.stack([session.run(None, {"input": sample})[0] for sample in x])
+    assert got.shape == (5, 1, 3)
+    assert np.abs(got - want).max() <= 1e-4 * np.abs(want).max()
+
+
+def test_run_rejects_an_input_of_the_wrong_shape(two_models: Workspace) -> None:
+    np.savez(two_models.root / "in.npz", input=np.zeros((1, 5), np.float32))
+    proc = two_models.run("run", "//models:a", "--platform", "host", "--input", "in.npz",
+                          check=False)
+    assert proc.returncode == 1 and "'input' has shape [1, 5]; the model takes [1, 4]" in proc.stderr
+
+
+def test_a_model_that_does_not_fit_stops_at_the_plan_stage(workspace: Workspace) -> None:
+    # 16x256x256 float32 activations: 4 MiB each, two live at once.
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["input"], ["r"], name="relu"),
+         helper.make_node("Add", ["r", "input"], ["output"], name="add")],
+        "big",
+        [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 16, 256, 256])],
+        [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 16, 256, 256])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=10)
+    (workspace.root / "models").mkdir()
+    onnx.save(model, workspace.root / "models" / "big.onnx")
+    workspace.write("models/BUILD.yaml", """\
+        targets:
+          - {rule: n64_model, name: big, src: big.onnx, toolchain: bare}
+        """)
+    proc = workspace.run("build", "//models:big", check=False)
+    assert proc.returncode == 1
+    out = proc.stdout + proc.stderr
+    assert "model //models:big does not fit in 4.00 MiB" in out
+    assert "Peak at step 0 (node 'relu')" in out
+    assert "input: 4.00 MiB" in out and "r: 4.00 MiB" in out
+    assert "int8" in out and "8MiB" in out
+    base = workspace.root / "dnn64-out" / "bin" / "models" / "big"
+    assert not (base / "plan" / "plan.json").exists()
+    assert not list(base.rglob("*.z64")) and not (base / "codegen").exists()
