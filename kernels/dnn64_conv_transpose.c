@@ -24,15 +24,14 @@ void dnn64_conv_transpose_f32(const dnn64_conv_geom *g, const float *x, const fl
                               const float *b_tile, int32_t oc_begin, int32_t oc_count,
                               const dnn64_act_f32 *act, float *y)
 {
-    const int32_t icpg = g->c_in / g->group, ocpg = g->c_out / g->group;
+    const int32_t icpg = g->c_in / g->group;
     const int32_t ksize = g->k_h * g->k_w, in_plane = g->h_in * g->w_in;
     int32_t n, t, oy, ox, ic, ky, kx;
     for (n = 0; n < g->n; ++n) {
         for (t = 0; t < oc_count; ++t) {
-            const int32_t oc = oc_begin + t;
-            const float *xg = x + ((int32_t)n * g->c_in + (oc / ocpg) * icpg) * in_plane;
-            const float *wt = w_tile + t * icpg * ksize;
-            float *yp = y + ((int32_t)n * g->c_out + oc) * g->h_out * g->w_out;
+            const dnn64__conv_chan c = dnn64__conv_chan_at(g, n, oc_begin, t);
+            const float *xg = x + c.x, *wt = w_tile + c.w;
+            float *yp = y + c.y;
             const float bias = b_tile ? b_tile[t] : 0.0f;
             for (oy = 0; oy < g->h_out; ++oy) {
                 for (ox = 0; ox < g->w_out; ++ox) {
@@ -67,15 +66,14 @@ void dnn64_conv_transpose_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t 
                              int32_t oc_begin, int32_t oc_count, const dnn64_q8_out *q,
                              int8_t *y)
 {
-    const int32_t icpg = g->c_in / g->group, ocpg = g->c_out / g->group;
+    const int32_t icpg = g->c_in / g->group;
     const int32_t ksize = g->k_h * g->k_w, in_plane = g->h_in * g->w_in;
     int32_t n, t, oy, ox, ic, ky, kx;
     for (n = 0; n < g->n; ++n) {
         for (t = 0; t < oc_count; ++t) {
-            const int32_t oc = oc_begin + t;
-            const int8_t *xg = x + ((int32_t)n * g->c_in + (oc / ocpg) * icpg) * in_plane;
-            const int8_t *wt = w_tile + t * icpg * ksize;
-            int8_t *yp = y + ((int32_t)n * g->c_out + oc) * g->h_out * g->w_out;
+            const dnn64__conv_chan c = dnn64__conv_chan_at(g, n, oc_begin, t);
+            const int8_t *xg = x + c.x, *wt = w_tile + c.w;
+            int8_t *yp = y + c.y;
             const int32_t bias = bias_tile ? bias_tile[t] : 0;
             for (oy = 0; oy < g->h_out; ++oy) {
                 for (ox = 0; ox < g->w_out; ++ox) {

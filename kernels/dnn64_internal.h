@@ -13,6 +13,15 @@
 
 #include "dnn64_kernels.h"
 
+/* For a loop body specialised by a constant argument at each call: gcc does
+ * not inline a large static function called twice on its own. Elsewhere a
+ * plain inline (still correct, perhaps slower). */
+#if defined(__GNUC__)
+#define DNN64__ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define DNN64__ALWAYS_INLINE inline
+#endif
+
 #define DNN64__INT32_MIN (-2147483647 - 1)
 #define DNN64__INT32_MAX 2147483647
 
@@ -74,22 +83,54 @@ static inline int8_t dnn64__out_s8(int32_t acc, int32_t mult, int32_t shift,
 /* One fp32 activation; act may be NULL. Defined in dnn64_activation.c. */
 float dnn64__act_f32(const dnn64_act_f32 *act, float v);
 
-/* Taps k in [*lo, *hi) of a k-tap window starting at `start` with dilation
- * `dil` that fall inside [0, size). *lo <= *hi. */
-static inline void dnn64__tap_range(int32_t start, int32_t dil, int32_t k, int32_t size,
-                                    int32_t *lo, int32_t *hi)
+/* One axis of the window of output o (Conv, MaxPool, AveragePool): it starts
+ * at input index `start` (may be negative); tap k reads input start + k * dil,
+ * and the taps k in [lo, hi) are those inside [0, size). lo <= hi <= k. */
+typedef struct {
+    int32_t start, lo, hi;
+} dnn64__window;
+
+static inline dnn64__window dnn64__window_at(int32_t o, int32_t stride, int32_t pad,
+                                             int32_t dil, int32_t k, int32_t size)
 {
-    int32_t a = 0, b = k;
-    if (start < 0)
-        a = (-start + dil - 1) / dil;
-    if (start > size - 1)
-        b = 0;
-    else if (start + (k - 1) * dil > size - 1)
-        b = (size - 1 - start) / dil + 1;
-    if (a > k)
-        a = k;
-    *lo = a;
-    *hi = b < a ? a : b;
+    dnn64__window w;
+    int32_t hi = k;
+    w.start = o * stride - pad;
+    w.lo = w.start < 0 ? (-w.start + dil - 1) / dil : 0;
+    if (w.start > size - 1)
+        hi = 0;
+    else if (w.start + (k - 1) * dil > size - 1)
+        hi = (size - 1 - w.start) / dil + 1;
+    if (w.lo > k)
+        w.lo = k;
+    w.hi = hi < w.lo ? w.lo : hi;
+    return w;
+}
+
+/* The row (oy) and column (ox) windows for a dnn64_conv_geom or a
+ * dnn64_pool_geom, which name these fields alike. */
+#define DNN64__WINDOW_Y(g, oy) \
+    dnn64__window_at((oy), (g)->stride_h, (g)->pad_top, (g)->dil_h, (g)->k_h, (g)->h_in)
+#define DNN64__WINDOW_X(g, ox) \
+    dnn64__window_at((ox), (g)->stride_w, (g)->pad_left, (g)->dil_w, (g)->k_w, (g)->w_in)
+
+/* Where output channel oc_begin + t of batch image n (Conv, ConvTranspose)
+ * reads and writes, as element offsets, the same for every element type. */
+typedef struct {
+    int32_t x; /* into x: the first input plane of the channel's group */
+    int32_t w; /* into w_tile: the channel's c_in/group * k_h * k_w weights */
+    int32_t y; /* into y: the channel's output plane */
+} dnn64__conv_chan;
+
+static inline dnn64__conv_chan dnn64__conv_chan_at(const dnn64_conv_geom *g, int32_t n,
+                                                   int32_t oc_begin, int32_t t)
+{
+    const int32_t icpg = g->c_in / g->group, ocpg = g->c_out / g->group, oc = oc_begin + t;
+    dnn64__conv_chan c;
+    c.x = (n * g->c_in + (oc / ocpg) * icpg) * (g->h_in * g->w_in);
+    c.w = t * icpg * (g->k_h * g->k_w);
+    c.y = (n * g->c_out + oc) * g->h_out * g->w_out;
+    return c;
 }
 
 #endif /* DNN64_INTERNAL_H */

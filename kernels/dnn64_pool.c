@@ -9,19 +9,15 @@ void dnn64_maxpool_f32(const dnn64_pool_geom *g, const float *x, float *y)
         const float *xp = x + p * in_plane;
         float *yp = y + p * out_plane;
         for (oy = 0; oy < g->h_out; ++oy) {
-            const int32_t iy0 = oy * g->stride_h - g->pad_top;
-            int32_t ky_lo, ky_hi;
-            dnn64__tap_range(iy0, g->dil_h, g->k_h, g->h_in, &ky_lo, &ky_hi);
+            const dnn64__window wy = DNN64__WINDOW_Y(g, oy);
             for (ox = 0; ox < g->w_out; ++ox) {
-                const int32_t ix0 = ox * g->stride_w - g->pad_left;
-                int32_t kx_lo, kx_hi;
+                const dnn64__window wx = DNN64__WINDOW_X(g, ox);
                 float best = -3.40282347e38f;
-                dnn64__tap_range(ix0, g->dil_w, g->k_w, g->w_in, &kx_lo, &kx_hi);
-                for (ky = ky_lo; ky < ky_hi; ++ky) {
-                    const float *xr = xp + (iy0 + ky * g->dil_h) * g->w_in;
-                    for (kx = kx_lo; kx < kx_hi; ++kx)
-                        if (xr[ix0 + kx * g->dil_w] > best)
-                            best = xr[ix0 + kx * g->dil_w];
+                for (ky = wy.lo; ky < wy.hi; ++ky) {
+                    const float *xr = xp + (wy.start + ky * g->dil_h) * g->w_in;
+                    for (kx = wx.lo; kx < wx.hi; ++kx)
+                        if (xr[wx.start + kx * g->dil_w] > best)
+                            best = xr[wx.start + kx * g->dil_w];
                 }
                 yp[oy * g->w_out + ox] = best;
             }
@@ -37,19 +33,15 @@ void dnn64_maxpool_s8(const dnn64_pool_geom *g, const int8_t *x, int8_t *y)
         const int8_t *xp = x + p * in_plane;
         int8_t *yp = y + p * out_plane;
         for (oy = 0; oy < g->h_out; ++oy) {
-            const int32_t iy0 = oy * g->stride_h - g->pad_top;
-            int32_t ky_lo, ky_hi;
-            dnn64__tap_range(iy0, g->dil_h, g->k_h, g->h_in, &ky_lo, &ky_hi);
+            const dnn64__window wy = DNN64__WINDOW_Y(g, oy);
             for (ox = 0; ox < g->w_out; ++ox) {
-                const int32_t ix0 = ox * g->stride_w - g->pad_left;
-                int32_t kx_lo, kx_hi;
+                const dnn64__window wx = DNN64__WINDOW_X(g, ox);
                 int8_t best = -128;
-                dnn64__tap_range(ix0, g->dil_w, g->k_w, g->w_in, &kx_lo, &kx_hi);
-                for (ky = ky_lo; ky < ky_hi; ++ky) {
-                    const int8_t *xr = xp + (iy0 + ky * g->dil_h) * g->w_in;
-                    for (kx = kx_lo; kx < kx_hi; ++kx)
-                        if (xr[ix0 + kx * g->dil_w] > best)
-                            best = xr[ix0 + kx * g->dil_w];
+                for (ky = wy.lo; ky < wy.hi; ++ky) {
+                    const int8_t *xr = xp + (wy.start + ky * g->dil_h) * g->w_in;
+                    for (kx = wx.lo; kx < wx.hi; ++kx)
+                        if (xr[wx.start + kx * g->dil_w] > best)
+                            best = xr[wx.start + kx * g->dil_w];
                 }
                 yp[oy * g->w_out + ox] = best;
             }
@@ -67,14 +59,20 @@ static int32_t dnn64__padded_taps(int32_t start, int32_t dil, int32_t k, int32_t
     return n < k ? n : k;
 }
 
-/* The divisor of one average window, given its valid tap ranges. */
+/* Input positions (taps inside the input) of the window wy x wx. */
+static int32_t dnn64__valid_taps(const dnn64__window *wy, const dnn64__window *wx)
+{
+    return (wy->hi - wy->lo) * (wx->hi - wx->lo);
+}
+
+/* The divisor of the average window wy x wx. */
 static int32_t dnn64__avg_count(const dnn64_pool_geom *g, int32_t count_include_pad,
-                                int32_t iy0, int32_t ix0, int32_t valid_h, int32_t valid_w)
+                                const dnn64__window *wy, const dnn64__window *wx)
 {
     if (!count_include_pad)
-        return valid_h * valid_w;
-    return dnn64__padded_taps(iy0, g->dil_h, g->k_h, g->h_in, g->pad_bottom) *
-           dnn64__padded_taps(ix0, g->dil_w, g->k_w, g->w_in, g->pad_right);
+        return dnn64__valid_taps(wy, wx);
+    return dnn64__padded_taps(wy->start, g->dil_h, g->k_h, g->h_in, g->pad_bottom) *
+           dnn64__padded_taps(wx->start, g->dil_w, g->k_w, g->w_in, g->pad_right);
 }
 
 void dnn64_avgpool_f32(const dnn64_pool_geom *g, int32_t count_include_pad, const float *x,
@@ -86,21 +84,17 @@ void dnn64_avgpool_f32(const dnn64_pool_geom *g, int32_t count_include_pad, cons
         const float *xp = x + p * in_plane;
         float *yp = y + p * out_plane;
         for (oy = 0; oy < g->h_out; ++oy) {
-            const int32_t iy0 = oy * g->stride_h - g->pad_top;
-            int32_t ky_lo, ky_hi;
-            dnn64__tap_range(iy0, g->dil_h, g->k_h, g->h_in, &ky_lo, &ky_hi);
+            const dnn64__window wy = DNN64__WINDOW_Y(g, oy);
             for (ox = 0; ox < g->w_out; ++ox) {
-                const int32_t ix0 = ox * g->stride_w - g->pad_left;
-                int32_t kx_lo, kx_hi, count;
+                const dnn64__window wx = DNN64__WINDOW_X(g, ox);
+                int32_t count;
                 float sum = 0.0f;
-                dnn64__tap_range(ix0, g->dil_w, g->k_w, g->w_in, &kx_lo, &kx_hi);
-                for (ky = ky_lo; ky < ky_hi; ++ky) {
-                    const float *xr = xp + (iy0 + ky * g->dil_h) * g->w_in;
-                    for (kx = kx_lo; kx < kx_hi; ++kx)
-                        sum += xr[ix0 + kx * g->dil_w];
+                for (ky = wy.lo; ky < wy.hi; ++ky) {
+                    const float *xr = xp + (wy.start + ky * g->dil_h) * g->w_in;
+                    for (kx = wx.lo; kx < wx.hi; ++kx)
+                        sum += xr[wx.start + kx * g->dil_w];
                 }
-                count = dnn64__avg_count(g, count_include_pad, iy0, ix0, ky_hi - ky_lo,
-                                         kx_hi - kx_lo);
+                count = dnn64__avg_count(g, count_include_pad, &wy, &wx);
                 yp[oy * g->w_out + ox] = count > 0 ? sum / (float)count : 0.0f;
             }
         }
@@ -123,23 +117,19 @@ void dnn64_avgpool_s8(const dnn64_pool_geom *g, int32_t count_include_pad,
         const int8_t *xp = x + p * in_plane;
         int8_t *yp = y + p * out_plane;
         for (oy = 0; oy < g->h_out; ++oy) {
-            const int32_t iy0 = oy * g->stride_h - g->pad_top;
-            int32_t ky_lo, ky_hi;
-            dnn64__tap_range(iy0, g->dil_h, g->k_h, g->h_in, &ky_lo, &ky_hi);
+            const dnn64__window wy = DNN64__WINDOW_Y(g, oy);
             for (ox = 0; ox < g->w_out; ++ox) {
-                const int32_t ix0 = ox * g->stride_w - g->pad_left;
-                int32_t kx_lo, kx_hi, count, valid, sum = 0, v = x_zero_point;
-                dnn64__tap_range(ix0, g->dil_w, g->k_w, g->w_in, &kx_lo, &kx_hi);
-                for (ky = ky_lo; ky < ky_hi; ++ky) {
-                    const int8_t *xr = xp + (iy0 + ky * g->dil_h) * g->w_in;
-                    for (kx = kx_lo; kx < kx_hi; ++kx)
-                        sum += xr[ix0 + kx * g->dil_w];
+                const dnn64__window wx = DNN64__WINDOW_X(g, ox);
+                int32_t count, sum = 0, v = x_zero_point;
+                for (ky = wy.lo; ky < wy.hi; ++ky) {
+                    const int8_t *xr = xp + (wy.start + ky * g->dil_h) * g->w_in;
+                    for (kx = wx.lo; kx < wx.hi; ++kx)
+                        sum += xr[wx.start + kx * g->dil_w];
                 }
-                valid = (ky_hi - ky_lo) * (kx_hi - kx_lo);
-                count = dnn64__avg_count(g, count_include_pad, iy0, ix0, ky_hi - ky_lo,
-                                         kx_hi - kx_lo);
+                count = dnn64__avg_count(g, count_include_pad, &wy, &wx);
                 if (count > 0)
-                    v = dnn64__div_round(sum + (count - valid) * x_zero_point, count);
+                    v = dnn64__div_round(sum + (count - dnn64__valid_taps(&wy, &wx)) * x_zero_point,
+                                         count);
                 yp[oy * g->w_out + ox] = (int8_t)dnn64__clamp(v, act_min, act_max);
             }
         }

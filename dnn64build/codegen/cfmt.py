@@ -44,6 +44,11 @@ def c_ints(values: Iterable[int]) -> str:
     return "{" + ", ".join(c_int(v) for v in values) + "}"
 
 
+def c_call(fn: str, *args: object) -> str:
+    """The C statement ``fn(arg, ...);``."""
+    return f"{fn}({', '.join(str(a) for a in args)});"
+
+
 def c_comment(text: str) -> str:
     """Text safe inside /* */ (ONNX names may contain anything)."""
     cleaned = "".join(ch if " " <= ch <= "~" else "?" for ch in text)

@@ -1,16 +1,20 @@
-"""Helpers shared by the emitters: parameter blocks, shapes, aliasing rules."""
+"""Helpers shared by the emitters: parameter blocks, shapes, aliasing rules, staged
+constants, and the calls whose fp32 and int8 forms differ only in the kernel suffix
+(``f32`` / ``s8``) and the int8 quantization arguments."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from dnn64build.codegen.cfmt import c_ints, c_struct
-from dnn64build.codegen.lowering import Ctx, Lowered, unsupported
+from dnn64build.codegen.cfmt import c_call, c_ints, c_struct
+from dnn64build.codegen.lowering import Ctx, Lowered, statement, unsupported
 from dnn64build.ir.graph import Node
 
 Emitter = Callable[[Ctx], Lowered]
+# (staged part pointers) -> the C pointer of each operand, in order
+Pointers = Callable[[Sequence[str]], list[str]]
 MAX_DIMS = 6  # DNN64_MAX_DIMS of kernels/dnn64_kernels.h
 
 
@@ -19,6 +23,12 @@ def require_float(ctx: Ctx, *names: str) -> None:
     for name in names:
         if name and ctx.dtype(name) != "float32":
             raise unsupported(ctx.node, f"tensor {name!r} of dtype {ctx.dtype(name)}")
+
+
+def require_max_rank(ctx: Ctx, rank: int) -> None:
+    """Kernels with a dims array take at most MAX_DIMS dims."""
+    if rank > MAX_DIMS:
+        raise unsupported(ctx.node, f"rank {rank} (at most {MAX_DIMS})")
 
 
 def node_inputs(node: Node, count: int) -> list[str]:
@@ -83,8 +93,7 @@ def _strides(shape: list[int], dims: list[int]) -> list[int]:
 def bcast_decl(ctx: Ctx, low: Lowered, a_shape: list[int], b_shape: list[int],
            out_shape: list[int]) -> str:
     dims = list(out_shape) or [1]
-    if len(dims) > MAX_DIMS:
-        raise unsupported(ctx.node, f"rank {len(dims)} (at most {MAX_DIMS})")
+    require_max_rank(ctx, len(dims))
     pad = [0] * (MAX_DIMS - len(dims))
     sym = ctx.sym("bcast")
     low.decls.append(
@@ -97,3 +106,94 @@ def dims_decl(ctx: Ctx, low: Lowered, base: str, values: list[int]) -> str:
     low.decls.append(f"static const int32_t {sym}[{max(len(values), 1)}] = "
                      f"{c_ints(values or [0])};")
     return sym
+
+
+def staged(ctx: Ctx, names: Sequence[str], dtype: type | None = None
+           ) -> tuple[tuple[np.ndarray, ...], Pointers]:
+    """The constants among ``names`` as the parts of one tile (each once, converted to
+    ``dtype`` if given), and the C pointer of every name given the staged pointers."""
+    consts = list(dict.fromkeys(n for n in names if ctx.is_const(n)))
+    parts = tuple(np.ascontiguousarray(ctx.const(n), dtype=dtype) for n in consts)
+
+    def pointers(p: Sequence[str]) -> list[str]:
+        given = dict(zip(consts, p, strict=True))
+        return [given[n] if n in given else ctx.ptr(n) for n in names]
+
+    return parts, pointers
+
+
+def binary_operands(ctx: Ctx, low: Lowered, dtype: type
+                    ) -> tuple[str, tuple[np.ndarray, ...], Pointers]:
+    """Add/Sub/Mul/Div: checks how the output may alias A and B and declares the broadcast
+    block; returns its address, the constant operands to stage, and the pointers of A, B
+    and Y given the staged pointers."""
+    a, b = ctx.node.inputs[:2]
+    y = ctx.node.outputs[0]
+    for name in (a, b):
+        check_inplace(ctx, y, name)
+    bc = bcast_decl(ctx, low, ctx.shape(a), ctx.shape(b), ctx.shape(y))
+    parts, pointers = staged(ctx, (a, b, y), dtype)
+    return bc, parts, pointers
+
+
+def conv_rows(node: Node, weight: np.ndarray) -> tuple[np.ndarray, list[int]]:
+    """A Conv/ConvTranspose weight as output-channel rows [C_out, C_in/g * kH * kW], and
+    the kernel size. ConvTranspose's [C_in, C_out/g, kH, kW] is reordered group by group:
+    [g, C_in/g, C_out/g, kH, kW] -> [g, C_out/g, C_in/g, kH, kW]."""
+    kernel = list(weight.shape[-2:])
+    if node.op == "ConvTranspose":
+        c_in, per_group = weight.shape[:2]
+        g = node.attrs["group"]
+        weight = (weight.reshape(g, c_in // g, per_group, *kernel).transpose(0, 2, 1, 3, 4)
+                  .reshape(g * per_group, -1))
+    return np.ascontiguousarray(weight.reshape(weight.shape[0], -1)), kernel
+
+
+def pool_call(ctx: Ctx, suffix: str, *avg_args: object) -> Lowered:
+    """MaxPool / AveragePool through dnn64_{max,avg}pool_<suffix>; ``avg_args`` follow
+    count_include_pad in the average pool's call."""
+    node = ctx.node
+    x, y = node.inputs[0], node.outputs[0]
+    ctx.require_disjoint(y, x)
+    low = Lowered()
+    geom = pool_geom(ctx, low, x, y)
+    if node.op == "MaxPool":
+        text = c_call(f"dnn64_maxpool_{suffix}", geom, ctx.ptr(x), ctx.ptr(y))
+    else:
+        text = c_call(f"dnn64_avgpool_{suffix}", geom, node.attrs["count_include_pad"],
+                      *avg_args, ctx.ptr(x), ctx.ptr(y))
+    low.steps.append(statement(text))
+    return low
+
+
+def global_avgpool_call(ctx: Ctx, suffix: str, *args: object) -> Lowered:
+    """dnn64_global_avgpool_<suffix>(planes, plane size, args..., x, y)."""
+    x, y = ctx.node.inputs[0], ctx.node.outputs[0]
+    ctx.require_disjoint(y, x)
+    n, c, h, w = ctx.shape(x)
+    text = c_call(f"dnn64_global_avgpool_{suffix}", n * c, h * w, *args, ctx.ptr(x), ctx.ptr(y))
+    return Lowered(steps=[statement(text)])
+
+
+def reduce_mean_call(ctx: Ctx, suffix: str, *args: object) -> Lowered:
+    """dnn64_reduce_mean_<suffix>(rank, dims, axes mask, args..., x, y)."""
+    x, y = ctx.node.inputs[0], ctx.node.outputs[0]
+    ctx.require_disjoint(y, x)
+    shape = ctx.shape(x)
+    require_max_rank(ctx, len(shape))
+    low = Lowered()
+    dims = dims_decl(ctx, low, "dims", shape)
+    mask = sum(1 << a for a in ctx.node.attrs["axes"])
+    low.steps.append(statement(c_call(f"dnn64_reduce_mean_{suffix}", len(shape), dims, mask,
+                                      *args, ctx.ptr(x), ctx.ptr(y))))
+    return low
+
+
+def softmax_call(ctx: Ctx, low: Lowered, suffix: str, *args: object) -> Lowered:
+    """dnn64_softmax_<suffix>(outer, length, inner, x, args..., y) over attrs["axis"]."""
+    x, y = ctx.node.inputs[0], ctx.node.outputs[0]
+    ctx.require_disjoint(y, x)
+    outer, length, inner = outer_inner(ctx.shape(x), ctx.node.attrs["axis"])
+    low.steps.append(statement(c_call(f"dnn64_softmax_{suffix}", outer, length, inner,
+                                      ctx.ptr(x), *args, ctx.ptr(y))))
+    return low

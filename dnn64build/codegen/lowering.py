@@ -55,6 +55,11 @@ class Tiled:
 Step = Call | Tiled
 
 
+def statement(text: str) -> Call:
+    """A call that stages nothing: fixed C text."""
+    return Call(lambda pointers: text)
+
+
 @dataclass
 class Lowered:
     """An emitter's result: file-scope definitions and the statements of its steps."""

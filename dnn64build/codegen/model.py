@@ -104,7 +104,7 @@ def generate_model(graph: Graph, plan: dict[str, Any], *, symbol: str,
     meta = _metadata(graph, arena, symbol, half, tiles)
     return GeneratedModel(
         symbol=symbol,
-        c_source=_c_source(graph, symbol, lowered, calls, tiles, half, arena, meta),
+        c_source=_c_source(graph, symbol, lowered, calls, tiles, half),
         header=_header(graph, symbol, meta),
         weights_big=b"".join(t.encode(True) for t in tiles),
         weights_little=b"".join(t.encode(False) for t in tiles),
@@ -210,8 +210,7 @@ def _header(graph: Graph, symbol: str, meta: dict[str, Any]) -> str:
 
 
 def _c_source(graph: Graph, symbol: str, lowered: list[tuple[Node, Lowered]],
-              calls: list[tuple[Node, list[Call]]], tiles: list[Tile], half: int,
-              arena: ArenaMap, meta: dict[str, Any]) -> str:
+              calls: list[tuple[Node, list[Call]]], tiles: list[Tile], half: int) -> str:
     up = symbol.upper()
     out = [
         f"/* {symbol}.c - model {c_comment(graph.name)}. {GENERATED} */",

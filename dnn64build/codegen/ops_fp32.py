@@ -8,22 +8,27 @@ line with the ONNX node named in the comment above it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
-from dnn64build.codegen.cfmt import c_float
+from dnn64build.codegen.cfmt import c_call, c_float
 from dnn64build.codegen.common import (
-    MAX_DIMS,
     Emitter,
     bcast_decl,
+    binary_operands,
     check_inplace,
     conv_geom,
-    dims_decl,
+    conv_rows,
+    global_avgpool_call,
     node_inputs,
-    outer_inner,
-    pool_geom,
+    pool_call,
+    reduce_mean_call,
     require_float,
+    softmax_call,
+    staged,
 )
-from dnn64build.codegen.lowering import Call, Ctx, Lowered, Tiled, unsupported
+from dnn64build.codegen.lowering import Call, Ctx, Lowered, Tiled, statement, unsupported
 from dnn64build.codegen.ops_movement import (
     cast,
     concat,
@@ -92,6 +97,15 @@ def _bias(ctx: Ctx, name: str, channels: int) -> np.ndarray | None:
     return np.ascontiguousarray(ctx.const(name), dtype=np.float32).reshape(channels)
 
 
+def _weight_tiles(weight: np.ndarray, bias: np.ndarray | None,
+                  render: Callable[[int, int, str, str], str]) -> Tiled:
+    """Weight rows and the optional bias tiled together; ``render(begin, count, weight
+    pointer, bias pointer or "NULL")``."""
+    if bias is None:
+        return Tiled((weight,), lambda begin, count, p: render(begin, count, p[0], "NULL"))
+    return Tiled((weight, bias), lambda begin, count, p: render(begin, count, p[0], p[1]))
+
+
 def conv(ctx: Ctx) -> Lowered:
     node = ctx.node
     x, w, b = node_inputs(node, 3)
@@ -101,29 +115,16 @@ def conv(ctx: Ctx) -> Lowered:
     if not ctx.is_const(w):
         raise unsupported(ctx.node, "a weight that is not constant")
     ctx.require_disjoint(y, x)
-    weight = np.asarray(ctx.const(w), dtype=np.float32)
-    c_out = weight.shape[0]
+    rows, kernel = conv_rows(node, np.asarray(ctx.const(w), dtype=np.float32))
+    c_out = rows.shape[0]
     low = Lowered()
-    if node.op == "ConvTranspose":
-        c_in, mg, kh, kw = weight.shape
-        g = node.attrs["group"]
-        c_out = g * mg
-        # Output-channel-major tiles: [g, c_in/g, mg, kh, kw] -> [g, mg, c_in/g, kh, kw].
-        weight = weight.reshape(g, c_in // g, mg, kh, kw).transpose(0, 2, 1, 3, 4)
-    kernel = list(weight.shape[-2:])
-    rows = np.ascontiguousarray(weight.reshape(c_out, -1))
     bias = _bias(ctx, b, c_out)
     geom = conv_geom(ctx, low, x, y, c_out, kernel)
     act = _fused_act(ctx, low)
     fn = "dnn64_conv_transpose_f32" if node.op == "ConvTranspose" else "dnn64_conv_f32"
     xp, yp = ctx.ptr(x), ctx.ptr(y)
-
-    def render(begin: int, count: int, p) -> str:
-        bias_ptr = p[1] if bias is not None else "NULL"
-        return f"{fn}({geom}, {xp}, {p[0]}, {bias_ptr}, {begin}, {count}, {act}, {yp});"
-
-    arrays = (rows,) if bias is None else (rows, bias)
-    low.steps.append(Tiled(arrays, render))
+    low.steps.append(_weight_tiles(rows, bias, lambda begin, count, wp, bp: c_call(
+        fn, geom, xp, wp, bp, begin, count, act, yp)))
     return low
 
 
@@ -133,14 +134,10 @@ def _gemm_call(ctx: Ctx, low: Lowered, a: str, y: str, m: int, k: int, bt: np.nd
     ctx.require_disjoint(y, a)
     n = bt.shape[0]
     ap, yp = ctx.ptr(a), ctx.ptr(y)
-
-    def render(begin: int, count: int, p) -> str:
-        bias_ptr = p[1] if bias is not None else "NULL"
-        return (f"dnn64_gemm_f32({m}, {k}, {n}, {ap}, {p[0]}, 1, {bias_ptr}, {begin}, "
-                f"{count}, {act}, {yp});")
-
-    bt = np.ascontiguousarray(bt, dtype=np.float32)
-    low.steps.append(Tiled((bt,) if bias is None else (bt, bias), render))
+    low.steps.append(_weight_tiles(
+        np.ascontiguousarray(bt, dtype=np.float32), bias,
+        lambda begin, count, wp, bp: c_call("dnn64_gemm_f32", m, k, n, ap, wp, 1, bp, begin,
+                                            count, act, yp)))
 
 
 def gemm(ctx: Ctx) -> Lowered:
@@ -203,14 +200,11 @@ def matmul(ctx: Ctx) -> Lowered:
 
     sa, sb = stride(a_mat[:-2], m * k), stride(b_mat[:-2], k * n)
     ctx.require_disjoint(y, a, b)
-    staged = [name for name in (a, b) if ctx.is_const(name)]
-    parts = tuple(np.ascontiguousarray(ctx.const(s), dtype=np.float32) for s in staged)
+    parts, pointers = staged(ctx, (a, b), np.float32)
 
     def render(p) -> str:
-        given = dict(zip(staged, p, strict=True))
-        ap, bp = (given.get(t) or ctx.ptr(t) for t in (a, b))
-        return (f"dnn64_matmul_f32({batch}, {m}, {k}, {n}, {ap}, {sa}, {bp}, {sb}, "
-                f"{ctx.ptr(y)});")
+        ap, bp = pointers(p)
+        return c_call("dnn64_matmul_f32", batch, m, k, n, ap, sa, bp, sb, ctx.ptr(y))
 
     low.steps.append(Call(render, parts))
     return low
@@ -222,23 +216,11 @@ _BINARY = {"Add": "DNN64_BINARY_ADD", "Sub": "DNN64_BINARY_SUB", "Mul": "DNN64_B
 
 
 def binary(ctx: Ctx) -> Lowered:
-    node = ctx.node
-    a, b = node.inputs[:2]
-    y = node.outputs[0]
-    require_float(ctx, a, b, y)
-    for name in (a, b):
-        check_inplace(ctx, y, name)
+    require_float(ctx, *ctx.node.inputs[:2], ctx.node.outputs[0])
     low = Lowered()
-    bc = bcast_decl(ctx, low, ctx.shape(a), ctx.shape(b), ctx.shape(y))
-    staged = list(dict.fromkeys(t for t in (a, b) if ctx.is_const(t)))
-    parts = tuple(np.ascontiguousarray(ctx.const(t), dtype=np.float32) for t in staged)
-
-    def render(p) -> str:
-        given = dict(zip(staged, p, strict=True))
-        ap, bp = (given.get(t) or ctx.ptr(t) for t in (a, b))
-        return f"dnn64_binary_f32({_BINARY[node.op]}, {bc}, {ap}, {bp}, {ctx.ptr(y)});"
-
-    low.steps.append(Call(render, parts))
+    bc, parts, pointers = binary_operands(ctx, low, np.float32)
+    op = _BINARY[ctx.node.op]
+    low.steps.append(Call(lambda p: c_call("dnn64_binary_f32", op, bc, *pointers(p)), parts))
     return low
 
 
@@ -250,8 +232,8 @@ def activation(ctx: Ctx) -> Lowered:
     low = Lowered()
     name, params = _ACT_OPS[node.op]
     act = act_decl(ctx, low, name, params(node.attrs))
-    low.steps.append(Call(lambda p: f"dnn64_activation_f32({act}, {ctx.ptr(x)}, "
-                                    f"{ctx.ptr(y)}, {ctx.numel(y)});"))
+    low.steps.append(statement(c_call("dnn64_activation_f32", act, ctx.ptr(x), ctx.ptr(y),
+                                      ctx.numel(y))))
     return low
 
 
@@ -281,56 +263,30 @@ def batch_norm(ctx: Ctx) -> Lowered:
 
 def pool(ctx: Ctx) -> Lowered:
     node = ctx.node
-    x, y = node.inputs[0], node.outputs[0]
-    require_float(ctx, x, y)
-    _require_4d(ctx, x)
+    require_float(ctx, node.inputs[0], node.outputs[0])
+    _require_4d(ctx, node.inputs[0])
     if len(node.outputs) > 1 and node.outputs[1]:
         raise unsupported(node, "MaxPool's Indices output")
-    ctx.require_disjoint(y, x)
-    low = Lowered()
-    geom = pool_geom(ctx, low, x, y)
-    if node.op == "MaxPool":
-        text = f"dnn64_maxpool_f32({geom}, {ctx.ptr(x)}, {ctx.ptr(y)});"
-    else:
-        text = (f"dnn64_avgpool_f32({geom}, {node.attrs['count_include_pad']}, "
-                f"{ctx.ptr(x)}, {ctx.ptr(y)});")
-    low.steps.append(Call(lambda p: text))
-    return low
+    return pool_call(ctx, "f32")
 
 
 def global_avgpool(ctx: Ctx) -> Lowered:
-    x, y = ctx.node.inputs[0], ctx.node.outputs[0]
-    require_float(ctx, x, y)
-    ctx.require_disjoint(y, x)
-    n, c, h, w = ctx.shape(x)
-    text = f"dnn64_global_avgpool_f32({n * c}, {h * w}, {ctx.ptr(x)}, {ctx.ptr(y)});"
-    return Lowered(steps=[Call(lambda p: text)])
+    require_float(ctx, ctx.node.inputs[0], ctx.node.outputs[0])
+    return global_avgpool_call(ctx, "f32")
+
 
 def softmax(ctx: Ctx) -> Lowered:
-    x, y = ctx.node.inputs[0], ctx.node.outputs[0]
-    require_float(ctx, x, y)
-    ctx.require_disjoint(y, x)
-    outer, length, inner = outer_inner(ctx.shape(x), ctx.node.attrs["axis"])
-    text = f"dnn64_softmax_f32({outer}, {length}, {inner}, {ctx.ptr(x)}, {ctx.ptr(y)});"
-    return Lowered(steps=[Call(lambda p: text)])
+    require_float(ctx, ctx.node.inputs[0], ctx.node.outputs[0])
+    return softmax_call(ctx, Lowered(), "f32")
+
 
 def reduce_mean(ctx: Ctx) -> Lowered:
     node = ctx.node
-    x, y = node.inputs[0], node.outputs[0]
-    require_float(ctx, x, y)
-    axes = node.attrs["axes"]
-    if not axes:
+    x = node.inputs[0]
+    require_float(ctx, x, node.outputs[0])
+    if not node.attrs["axes"]:
         return copy(ctx)
-    shape = ctx.shape(x)
-    if len(shape) > MAX_DIMS:
-        raise unsupported(node, f"rank {len(shape)} (at most {MAX_DIMS})")
-    ctx.require_disjoint(y, x)
-    low = Lowered()
-    dims = dims_decl(ctx, low, "dims", shape)
-    mask = sum(1 << a for a in axes)
-    low.steps.append(Call(lambda p: f"dnn64_reduce_mean_f32({len(shape)}, {dims}, {mask}, "
-                                    f"{ctx.ptr(x)}, {ctx.ptr(y)});"))
-    return low
+    return reduce_mean_call(ctx, "f32")
 
 
 FP32_EMITTERS: dict[str, Emitter] = {

@@ -9,19 +9,30 @@ from __future__ import annotations
 
 import numpy as np
 
-from dnn64build.codegen.cfmt import c_float, c_int, c_ints
+from dnn64build.codegen.cfmt import c_call, c_float, c_int, c_ints
 from dnn64build.codegen.common import (
     Emitter,
-    bcast_decl,
+    binary_operands,
     check_inplace,
     conv_geom,
-    dims_decl,
+    conv_rows,
+    global_avgpool_call,
     node_inputs,
-    outer_inner,
-    pool_geom,
+    pool_call,
+    reduce_mean_call,
+    softmax_call,
 )
-from dnn64build.codegen.lowering import Call, Ctx, Lowered, Tiled, unsupported
-from dnn64build.codegen.ops_movement import COORD_MODES, concat, copy, pad_call, resize, transpose
+from dnn64build.codegen.lowering import Call, Ctx, Lowered, Tiled, statement, unsupported
+from dnn64build.codegen.ops_movement import (
+    COORD_MODES,
+    PAD_MODES,
+    concat,
+    copy,
+    pad_call,
+    resize,
+    resize_geometry,
+    transpose,
+)
 
 
 def _require_int8(ctx: Ctx, *names: str) -> None:
@@ -67,23 +78,20 @@ def conv(ctx: Ctx) -> Lowered:
         raise unsupported(node, "an int8 weight that is not constant")
     ctx.require_disjoint(y, x)
     p = node.attrs["int8"]
-    weight = np.asarray(ctx.const(w), dtype=np.int8)
     fn = "dnn64_conv_s8"
     if node.op == "ConvTranspose":
         if node.attrs["group"] != 1:
             raise unsupported(node, "int8 ConvTranspose with group > 1")
-        weight = weight.transpose(1, 0, 2, 3)  # [c_in, c_out, ...] -> output-channel-major
         fn = "dnn64_conv_transpose_s8"
-    c_out = weight.shape[0]
+    rows, kernel = conv_rows(node, np.asarray(ctx.const(w), dtype=np.int8))
+    c_out = rows.shape[0]
     low = Lowered()
-    geom = conv_geom(ctx, low, x, y, c_out, list(weight.shape[-2:]))
+    geom = conv_geom(ctx, low, x, y, c_out, kernel)
     q = _q8_out(ctx, low, p)
     xp, yp, zp = ctx.ptr(x), ctx.ptr(y), c_int(p["x_zero_point"])
-    arrays = (np.ascontiguousarray(weight.reshape(c_out, -1)),
-              *_channel_params(ctx, b, p, c_out))
-    low.steps.append(Tiled(arrays, lambda begin, count, s: (
-        f"{fn}({geom}, {xp}, {zp}, {s[0]}, {s[1]}, {s[2]}, {s[3]}, {begin}, {count}, {q}, "
-        f"{yp});")))
+    arrays = (rows, *_channel_params(ctx, b, p, c_out))
+    low.steps.append(Tiled(arrays, lambda begin, count, s: c_call(
+        fn, geom, xp, zp, *s, begin, count, q, yp)))
     return low
 
 
@@ -99,9 +107,8 @@ def _gemm(ctx: Ctx, a: str, bt: np.ndarray, bias_name: str) -> Lowered:
     q = _q8_out(ctx, low, p)
     ap, yp, zp = ctx.ptr(a), ctx.ptr(y), c_int(p["x_zero_point"])
     arrays = (np.ascontiguousarray(bt, dtype=np.int8), *_channel_params(ctx, bias_name, p, n))
-    low.steps.append(Tiled(arrays, lambda begin, count, s: (
-        f"dnn64_gemm_s8({m}, {k}, {n}, {ap}, {zp}, {s[0]}, 1, {s[1]}, {s[2]}, {s[3]}, "
-        f"{begin}, {count}, {q}, {yp});")))
+    low.steps.append(Tiled(arrays, lambda begin, count, s: c_call(
+        "dnn64_gemm_s8", m, k, n, ap, zp, s[0], 1, *s[1:], begin, count, q, yp)))
     return low
 
 
@@ -138,11 +145,10 @@ def matmul(ctx: Ctx) -> Lowered:
     p = node.attrs["int8"]
     low = Lowered()
     q = _q8_out(ctx, low, p)
-    text = (f"dnn64_matmul_s8({batch}, {m}, {k}, {n}, {ctx.ptr(a)}, {strides[0]}, "
-            f"{c_int(p['a_zero_point'])}, {ctx.ptr(b)}, {strides[1]}, "
-            f"{c_int(p['b_zero_point'])}, {c_int(p['multiplier'])}, {c_int(p['shift'])}, {q}, "
-            f"{ctx.ptr(y)});")
-    low.steps.append(Call(lambda s: text))
+    low.steps.append(statement(c_call(
+        "dnn64_matmul_s8", batch, m, k, n, ctx.ptr(a), strides[0], c_int(p["a_zero_point"]),
+        ctx.ptr(b), strides[1], c_int(p["b_zero_point"]), c_int(p["multiplier"]),
+        c_int(p["shift"]), q, ctx.ptr(y))))
     return low
 
 
@@ -158,172 +164,128 @@ _ELTWISE = {"Add": ("dnn64_add_s8", "dnn64_add_s8_params", _ADD_FIELDS),
 
 
 def binary(ctx: Ctx) -> Lowered:
-    node = ctx.node
-    a, b = node.inputs[:2]
-    y = node.outputs[0]
-    _require_int8(ctx, a, b, y)
-    for name in (a, b):
-        check_inplace(ctx, y, name)
-    fn, struct, fields = _ELTWISE[node.op]
-    p = node.attrs["int8"]
+    _require_int8(ctx, *ctx.node.inputs[:2], ctx.node.outputs[0])
+    fn, struct, fields = _ELTWISE[ctx.node.op]
+    p = ctx.node.attrs["int8"]
     low = Lowered()
-    bc = bcast_decl(ctx, low, ctx.shape(a), ctx.shape(b), ctx.shape(y))
+    bc, parts, pointers = binary_operands(ctx, low, np.int8)
     params = ctx.sym("params")
     low.decls.append(f"static const {struct} {params} = "
                      f"{c_ints(p[f] for f in fields)};  /* {', '.join(fields)} */")
-    staged = list(dict.fromkeys(t for t in (a, b) if ctx.is_const(t)))
-    parts = tuple(np.ascontiguousarray(ctx.const(t), dtype=np.int8) for t in staged)
 
     def render(s) -> str:
-        given = dict(zip(staged, s, strict=True))
-        ap, bp = (given.get(t) or ctx.ptr(t) for t in (a, b))
-        return f"{fn}({bc}, {ap}, {bp}, &{params}, {ctx.ptr(y)});"
+        ap, bp, yp = pointers(s)
+        return c_call(fn, bc, ap, bp, f"&{params}", yp)
 
     low.steps.append(Call(render, parts))
     return low
 
 
-def lut(ctx: Ctx) -> Lowered:
+def _io(ctx: Ctx) -> tuple[str, str, dict]:
+    """The node's first input and output, both int8, and its int8 parameters."""
     x, y = ctx.node.inputs[0], ctx.node.outputs[0]
     _require_int8(ctx, x, y)
+    return x, y, ctx.node.attrs["int8"]
+
+
+def lut(ctx: Ctx) -> Lowered:
+    x, y, p = _io(ctx)
     check_inplace(ctx, y, x)
     low = Lowered()
-    table = _table(ctx, low, "lut", "int8_t", ctx.node.attrs["int8"]["lut"])
-    low.steps.append(Call(lambda s: f"dnn64_lut_s8({table}, {ctx.ptr(x)}, {ctx.ptr(y)}, "
-                                    f"{ctx.numel(y)});"))
+    table = _table(ctx, low, "lut", "int8_t", p["lut"])
+    low.steps.append(statement(c_call("dnn64_lut_s8", table, ctx.ptr(x), ctx.ptr(y),
+                                      ctx.numel(y))))
     return low
+
+
+def _requant(p: dict) -> tuple[str, ...]:
+    """multiplier, shift and output zero point: the arguments of a per-tensor rescale."""
+    return c_int(p["multiplier"]), c_int(p["shift"]), c_int(p["out_zero_point"])
 
 
 def pool(ctx: Ctx) -> Lowered:
-    node = ctx.node
-    x, y = node.inputs[0], node.outputs[0]
-    _require_int8(ctx, x, y)
-    ctx.require_disjoint(y, x)
-    p = node.attrs["int8"]
-    low = Lowered()
-    geom = pool_geom(ctx, low, x, y)
-    if node.op == "MaxPool":
-        text = f"dnn64_maxpool_s8({geom}, {ctx.ptr(x)}, {ctx.ptr(y)});"
-    else:
-        text = (f"dnn64_avgpool_s8({geom}, {node.attrs['count_include_pad']}, "
-                f"{c_int(p['x_zero_point'])}, {c_int(p['act_min'])}, {c_int(p['act_max'])}, "
-                f"{ctx.ptr(x)}, {ctx.ptr(y)});")
-    low.steps.append(Call(lambda s: text))
-    return low
+    _, _, p = _io(ctx)
+    if ctx.node.op == "MaxPool":  # max of int8 values needs no parameters
+        return pool_call(ctx, "s8")
+    return pool_call(ctx, "s8", c_int(p["x_zero_point"]), c_int(p["act_min"]),
+                     c_int(p["act_max"]))
 
 
 def global_avgpool(ctx: Ctx) -> Lowered:
-    x, y = ctx.node.inputs[0], ctx.node.outputs[0]
-    _require_int8(ctx, x, y)
-    ctx.require_disjoint(y, x)
-    p = ctx.node.attrs["int8"]
-    n, c, h, w = ctx.shape(x)
-    text = (f"dnn64_global_avgpool_s8({n * c}, {h * w}, {c_int(p['act_min'])}, "
-            f"{c_int(p['act_max'])}, {ctx.ptr(x)}, {ctx.ptr(y)});")
-    return Lowered(steps=[Call(lambda s: text)])
+    _, _, p = _io(ctx)
+    return global_avgpool_call(ctx, "s8", c_int(p["act_min"]), c_int(p["act_max"]))
 
 
 def reduce_mean(ctx: Ctx) -> Lowered:
-    node = ctx.node
-    x, y = node.inputs[0], node.outputs[0]
-    _require_int8(ctx, x, y)
-    axes = node.attrs["axes"]
-    if not axes:
+    _, _, p = _io(ctx)
+    if not ctx.node.attrs["axes"]:
         return copy(ctx)
-    ctx.require_disjoint(y, x)
-    p = node.attrs["int8"]
-    shape = ctx.shape(x)
-    low = Lowered()
-    dims = dims_decl(ctx, low, "dims", shape)
-    text = (f"dnn64_reduce_mean_s8({len(shape)}, {dims}, {sum(1 << a for a in axes)}, "
-            f"{c_int(p['x_zero_point'])}, {c_int(p['multiplier'])}, {c_int(p['shift'])}, "
-            f"{c_int(p['out_zero_point'])}, {ctx.ptr(x)}, {ctx.ptr(y)});")
-    low.steps.append(Call(lambda s: text))
-    return low
+    return reduce_mean_call(ctx, "s8", c_int(p["x_zero_point"]), *_requant(p))
 
 
 def softmax(ctx: Ctx) -> Lowered:
-    x, y = ctx.node.inputs[0], ctx.node.outputs[0]
-    _require_int8(ctx, x, y)
-    ctx.require_disjoint(y, x)
-    p = ctx.node.attrs["int8"]
-    outer, length, inner = outer_inner(ctx.shape(x), ctx.node.attrs["axis"])
+    _, _, p = _io(ctx)
     low = Lowered()
     table = _table(ctx, low, "exp_table", "int32_t", p["exp_table"])
-    text = (f"dnn64_softmax_s8({outer}, {length}, {inner}, {ctx.ptr(x)}, {table}, "
-            f"{c_int(p['multiplier'])}, {c_int(p['shift'])}, {c_int(p['out_zero_point'])}, "
-            f"{ctx.ptr(y)});")
-    low.steps.append(Call(lambda s: text))
-    return low
+    return softmax_call(ctx, low, "s8", table, *_requant(p))
 
 
 def pad(ctx: Ctx) -> Lowered:
     node = ctx.node
-    x, y = node.inputs[0], node.outputs[0]
-    _require_int8(ctx, x, y)
-    modes = {"constant": "DNN64_PAD_CONSTANT", "reflect": "DNN64_PAD_REFLECT",
-             "edge": "DNN64_PAD_EDGE"}
-    if node.attrs["mode"] not in modes:
+    x, y, p = _io(ctx)
+    if node.attrs["mode"] not in PAD_MODES:
         raise unsupported(node, f"Pad mode {node.attrs['mode']!r}")
     low = Lowered()
     value = "NULL"
     if node.attrs["mode"] == "constant":
         sym = ctx.sym("value")
         low.decls.append(f"static const int8_t {sym} = "
-                         f"{c_int(node.attrs['int8'].get('pad_value', 0))};")
+                         f"{c_int(p.get('pad_value', 0))};")
         value = f"&{sym}"
     rank = len(ctx.shape(x))
     return pad_call(ctx, x, y, node.attrs["pads"][:rank], ctx.shape(y),
-                    modes[node.attrs["mode"]], value, low)
+                    PAD_MODES[node.attrs["mode"]], value, low)
 
 
 def resize_int8(ctx: Ctx) -> Lowered:
     if ctx.node.attrs["mode"] == "nearest":
         return resize(ctx)
     a = ctx.node.attrs
-    x, y = ctx.node.inputs[0], ctx.node.outputs[0]
-    _require_int8(ctx, x, y)
+    x, y, _ = _io(ctx)
     in_shape, out_shape = ctx.shape(x), ctx.shape(y)
     coord = a["coordinate_transformation_mode"]
     if coord not in COORD_MODES or len(in_shape) < 2 or in_shape[:-2] != out_shape[:-2]:
         raise unsupported(ctx.node, "this int8 linear Resize")
     ctx.require_disjoint(y, x)
-    planes = int(np.prod(in_shape[:-2], dtype=np.int64))
-    text = (f"dnn64_resize_linear_s8({planes}, {in_shape[-2]}, {in_shape[-1]}, "
-            f"{out_shape[-2]}, {out_shape[-1]}, {c_float(a['scales'][-2])}, "
-            f"{c_float(a['scales'][-1])}, {COORD_MODES[coord]}, {ctx.ptr(x)}, {ctx.ptr(y)});")
-    return Lowered(steps=[Call(lambda s: text)])
+    return Lowered(steps=[statement(c_call("dnn64_resize_linear_s8",
+                                           resize_geometry(ctx, x, y), ctx.ptr(x),
+                                           ctx.ptr(y)))])
+
+
+def _convert(ctx: Ctx, fn: str, int8_tensor: str) -> Lowered:
+    """fp32 <-> int8 through ``fn(x, count, scale, zero point, y)``."""
+    x, y = ctx.node.inputs[0], ctx.node.outputs[0]
+    _require_int8(ctx, int8_tensor)
+    ctx.require_disjoint(y, x)
+    p = ctx.node.attrs["int8"]
+    return Lowered(steps=[statement(c_call(fn, ctx.ptr(x), ctx.numel(x), c_float(p["scale"]),
+                                           c_int(p["zero_point"]), ctx.ptr(y)))])
 
 
 def quantize(ctx: Ctx) -> Lowered:
-    x, y = ctx.node.inputs[0], ctx.node.outputs[0]
-    _require_int8(ctx, y)
-    ctx.require_disjoint(y, x)
-    p = ctx.node.attrs["int8"]
-    text = (f"dnn64_quantize_f32_s8({ctx.ptr(x)}, {ctx.numel(x)}, {c_float(p['scale'])}, "
-            f"{c_int(p['zero_point'])}, {ctx.ptr(y)});")
-    return Lowered(steps=[Call(lambda s: text)])
+    return _convert(ctx, "dnn64_quantize_f32_s8", ctx.node.outputs[0])
 
 
 def dequantize(ctx: Ctx) -> Lowered:
-    x, y = ctx.node.inputs[0], ctx.node.outputs[0]
-    _require_int8(ctx, x)
-    ctx.require_disjoint(y, x)
-    p = ctx.node.attrs["int8"]
-    text = (f"dnn64_dequantize_s8_f32({ctx.ptr(x)}, {ctx.numel(x)}, {c_float(p['scale'])}, "
-            f"{c_int(p['zero_point'])}, {ctx.ptr(y)});")
-    return Lowered(steps=[Call(lambda s: text)])
+    return _convert(ctx, "dnn64_dequantize_s8_f32", ctx.node.inputs[0])
 
 
 def requantize(ctx: Ctx) -> Lowered:
-    x, y = ctx.node.inputs[0], ctx.node.outputs[0]
-    _require_int8(ctx, x, y)
+    x, y, p = _io(ctx)
     check_inplace(ctx, y, x)
-    p = ctx.node.attrs["int8"]
-    text = (f"dnn64_requantize_s8({ctx.ptr(x)}, {ctx.numel(x)}, {c_int(p['x_zero_point'])}, "
-            f"{c_int(p['multiplier'])}, {c_int(p['shift'])}, {c_int(p['out_zero_point'])}, "
-            f"{ctx.ptr(y)});")
-    return Lowered(steps=[Call(lambda s: text)])
+    return Lowered(steps=[statement(c_call(
+        "dnn64_requantize_s8", ctx.ptr(x), ctx.numel(x), c_int(p["x_zero_point"]),
+        *_requant(p), ctx.ptr(y)))])
 
 
 INT8_EMITTERS: dict[str, Emitter] = {

@@ -6,13 +6,17 @@ transpose or nearest resize through the element-size-generic kernels.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 
-from dnn64build.codegen.cfmt import c_float
-from dnn64build.codegen.common import MAX_DIMS, dims_decl, outer_inner, require_float
-from dnn64build.codegen.lowering import ELEM_SIZES, Call, Ctx, Lowered, unsupported
+from dnn64build.codegen.cfmt import c_call, c_float
+from dnn64build.codegen.common import (
+    dims_decl,
+    outer_inner,
+    require_float,
+    require_max_rank,
+    staged,
+)
+from dnn64build.codegen.lowering import ELEM_SIZES, Call, Ctx, Lowered, statement, unsupported
 
 
 def elem_size(ctx: Ctx, name: str) -> int:
@@ -20,13 +24,6 @@ def elem_size(ctx: Ctx, name: str) -> int:
     if dtype not in ELEM_SIZES:
         raise unsupported(ctx.node, f"tensor {name!r} of dtype {dtype}")
     return ELEM_SIZES[dtype]
-
-
-def source(ctx: Ctx, name: str) -> tuple[tuple[np.ndarray, ...], Callable]:
-    """Parts to stage and a pointer getter for ``name``, a constant or an activation."""
-    if ctx.is_const(name):
-        return (np.ascontiguousarray(ctx.const(name)),), lambda p: p[0]
-    return (), lambda p: ctx.ptr(name)
 
 
 def copy(ctx: Ctx) -> Lowered:
@@ -40,9 +37,9 @@ def copy(ctx: Ctx) -> Lowered:
         return Lowered(note="view: the output aliases the input, no code")
     ctx.require_disjoint(y, x)
     count, es = ctx.numel(y), elem_size(ctx, y)
-    parts, src = source(ctx, x)
-    return Lowered(steps=[Call(lambda p: f"dnn64_concat_copy({es}, 1, {count}, {count}, 0, "
-                                         f"{src(p)}, {ctx.ptr(y)});", parts)])
+    parts, src = staged(ctx, [x])
+    return Lowered(steps=[Call(lambda p: c_call("dnn64_concat_copy", es, 1, count, count, 0,
+                                                *src(p), ctx.ptr(y)), parts)])
 
 
 def concat(ctx: Ctx) -> Lowered:
@@ -65,11 +62,10 @@ def concat(ctx: Ctx) -> Lowered:
             continue  # the plan placed this input inside the output already
         if not ctx.is_const(x):
             ctx.require_disjoint(y, x)
-        parts, src = source(ctx, x)
+        parts, src = staged(ctx, [x])
         low.steps.append(Call(
-            lambda p, src=src, span=span, at=at: (
-                f"dnn64_concat_copy({es}, {outer}, {span}, {length * inner}, {at}, "
-                f"{src(p)}, {ctx.ptr(y)});"),
+            lambda p, src=src, span=span, at=at: c_call(
+                "dnn64_concat_copy", es, outer, span, length * inner, at, *src(p), ctx.ptr(y)),
             parts, label=f"input {x}"))
     if not low.steps:
         low.note = "every input was planned in place inside the output, no code"
@@ -83,20 +79,19 @@ def transpose(ctx: Ctx) -> Lowered:
     moved = [a for a in perm if shape[a] != 1]
     if moved == sorted(moved):
         return copy(ctx)  # only size-1 dims move: same element order
-    if len(shape) > MAX_DIMS:
-        raise unsupported(node, f"rank {len(shape)} (at most {MAX_DIMS})")
+    require_max_rank(ctx, len(shape))
     ctx.require_disjoint(y, x)
     low = Lowered()
     dims = dims_decl(ctx, low, "dims", shape)
     perm_sym = dims_decl(ctx, low, "perm", perm)
     es = elem_size(ctx, y)
-    parts, src = source(ctx, x)
-    low.steps.append(Call(lambda p: f"dnn64_transpose({es}, {len(shape)}, {dims}, {perm_sym}, "
-                                    f"{src(p)}, {ctx.ptr(y)});", parts))
+    parts, src = staged(ctx, [x])
+    low.steps.append(Call(lambda p: c_call("dnn64_transpose", es, len(shape), dims, perm_sym,
+                                           *src(p), ctx.ptr(y)), parts))
     return low
 
 
-_PAD_MODES = {"constant": "DNN64_PAD_CONSTANT", "reflect": "DNN64_PAD_REFLECT",
+PAD_MODES = {"constant": "DNN64_PAD_CONSTANT", "reflect": "DNN64_PAD_REFLECT",
               "edge": "DNN64_PAD_EDGE"}
 
 
@@ -112,17 +107,16 @@ def pad_call(ctx: Ctx, x: str, y: str, begin: list[int], out_dims: list[int], mo
               value: str, low: Lowered | None = None) -> Lowered:
     low = low or Lowered()
     shape = ctx.shape(x)
-    if len(shape) > MAX_DIMS:
-        raise unsupported(ctx.node, f"rank {len(shape)} (at most {MAX_DIMS})")
+    require_max_rank(ctx, len(shape))
     ctx.require_disjoint(y, x)
     rank = max(len(shape), 1)
     dims = dims_decl(ctx, low, "in_dims", shape or [1])
     pads = dims_decl(ctx, low, "pads_begin", begin or [0])
     outs = dims_decl(ctx, low, "out_dims", out_dims or [1])
     es = elem_size(ctx, y)
-    parts, src = source(ctx, x)
-    low.steps.append(Call(lambda p: f"dnn64_pad({es}, {rank}, {dims}, {pads}, {outs}, {mode}, "
-                                    f"{value}, {src(p)}, {ctx.ptr(y)});", parts))
+    parts, src = staged(ctx, [x])
+    low.steps.append(Call(lambda p: c_call("dnn64_pad", es, rank, dims, pads, outs, mode, value,
+                                           *src(p), ctx.ptr(y)), parts))
     return low
 
 
@@ -130,7 +124,7 @@ def pad(ctx: Ctx) -> Lowered:
     node = ctx.node
     x, y = node.inputs[0], node.outputs[0]
     mode = node.attrs["mode"]
-    if mode not in _PAD_MODES:
+    if mode not in PAD_MODES:
         raise unsupported(node, f"Pad mode {mode!r}")
     rank = len(ctx.shape(x))
     low = Lowered()
@@ -141,7 +135,7 @@ def pad(ctx: Ctx) -> Lowered:
         sym = ctx.sym("value")
         low.decls.append(f"static const float {sym} = {c_float(node.attrs['value'])};")
         value = f"&{sym}"
-    return pad_call(ctx, x, y, node.attrs["pads"][:rank], ctx.shape(y), _PAD_MODES[mode],
+    return pad_call(ctx, x, y, node.attrs["pads"][:rank], ctx.shape(y), PAD_MODES[mode],
                      value, low)
 
 
@@ -184,6 +178,17 @@ _NEAREST = {"round_prefer_floor": "DNN64_NEAREST_ROUND_PREFER_FLOOR",
             "floor": "DNN64_NEAREST_FLOOR", "ceil": "DNN64_NEAREST_CEIL"}
 
 
+def resize_geometry(ctx: Ctx, x: str, y: str) -> str:
+    """planes, h_in, w_in, h_out, w_out, scale_h, scale_w, coordinate mode: the leading
+    arguments of every resize kernel (the last two dims are resized)."""
+    a = ctx.node.attrs
+    in_shape, out_shape = ctx.shape(x), ctx.shape(y)
+    planes = int(np.prod(in_shape[:-2], dtype=np.int64))
+    return ", ".join([str(planes), *map(str, in_shape[-2:]), *map(str, out_shape[-2:]),
+                      c_float(a["scales"][-2]), c_float(a["scales"][-1]),
+                      COORD_MODES[a["coordinate_transformation_mode"]]])
+
+
 def resize(ctx: Ctx) -> Lowered:
     node = ctx.node
     a = node.attrs
@@ -195,18 +200,14 @@ def resize(ctx: Ctx) -> Lowered:
     if coord not in COORD_MODES:
         raise unsupported(node, f"coordinate_transformation_mode {coord!r}")
     ctx.require_disjoint(y, x)
-    planes = int(np.prod(in_shape[:-2], dtype=np.int64))
-    h_in, w_in = in_shape[-2:]
-    h_out, w_out = out_shape[-2:]
-    sh, sw = c_float(a["scales"][-2]), c_float(a["scales"][-1])
-    geometry = f"{planes}, {h_in}, {w_in}, {h_out}, {w_out}, {sh}, {sw}, {COORD_MODES[coord]}"
+    geometry = resize_geometry(ctx, x, y)
     if a["mode"] == "nearest":
         text = (f"dnn64_resize_nearest({elem_size(ctx, y)}, {geometry}, "
                 f"{_NEAREST[a['nearest_mode']]}, {ctx.ptr(x)}, {ctx.ptr(y)});")
     else:
         require_float(ctx, x, y)
         text = f"dnn64_resize_linear_f32({geometry}, {ctx.ptr(x)}, {ctx.ptr(y)});"
-    return Lowered(steps=[Call(lambda p: text)])
+    return Lowered(steps=[statement(text)])
 
 
 def cast(ctx: Ctx) -> Lowered:

@@ -3,9 +3,8 @@
 main() initialises the platform, then for each model in order and each input sample:
 loads its inputs (sample s of assets "<symbol>.in.<k>") into the one shared static arena
 at the planned input offsets, runs it timed with dnn64_ticks, and prints its outputs and
-ticks in the
-line protocol of dnn64build.codegen.protocol. The arena is sized for the largest
-model and 16-byte aligned.
+ticks in the line protocol of dnn64build.codegen.protocol. The arena is sized for the
+largest model and 16-byte aligned.
 """
 
 from __future__ import annotations
@@ -14,10 +13,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from dnn64build.codegen.cfmt import c_comment, c_string, is_identifier
+from dnn64build.codegen.lowering import CTYPES, ELEM_SIZES
 from dnn64build.codegen.model import GENERATED
 
 # (symbol, header include name, arena bytes it needs, its metadata)
 ModelEntry = tuple[str, str, int, dict[str, Any]]
+
+# output dtype -> the platform function printing it in the line protocol
+_PRINTERS = {"float32": "dnn64_print_f32_hex", "int8": "dnn64_print_i8_hex"}
 
 # Bytes written over the whole arena before each run when poisoning: the first
 # is a float NaN, the second a huge finite float, so a read of memory the plan
@@ -119,13 +122,9 @@ def generate_main(models: Sequence[ModelEntry], *, runs: int = 1, poison: bool =
 
 
 def _print_output(symbol: str, k: int, entry: dict[str, Any]) -> str:
-    count = entry["bytes"] // (4 if entry["dtype"] == "float32" else 1)
-    prefix = c_string(f"OUT {symbol} {k}")
-    if entry["dtype"] == "float32":
-        return (f"    dnn64_print_f32_hex({prefix}, (const float *)(arena + "
-                f"{entry['offset']}u), {count}u);")
-    if entry["dtype"] == "int8":
-        return (f"    dnn64_print_i8_hex({prefix}, (const int8_t *)(arena + "
-                f"{entry['offset']}u), {count}u);")
-    raise ValueError(f"model {symbol}: output {entry['name']!r} has dtype {entry['dtype']}, "
-                     "which the line protocol cannot print")
+    dtype = entry["dtype"]
+    if dtype not in _PRINTERS:
+        raise ValueError(f"model {symbol}: output {entry['name']!r} has dtype {dtype}, "
+                         "which the line protocol cannot print")
+    return (f"    {_PRINTERS[dtype]}({c_string(f'OUT {symbol} {k}')}, (const {CTYPES[dtype]} *)"
+            f"(arena + {entry['offset']}u), {entry['bytes'] // ELEM_SIZES[dtype]}u);")

@@ -44,8 +44,8 @@ class Tile:
 
     def encode(self, big_endian: bool) -> bytes:
         out = bytearray(self.nbytes)
+        order = ">" if big_endian else "<"
         for offset, part in zip(self.part_offsets(), self.parts, strict=True):
-            order = ">" if big_endian else "<"
             data = np.ascontiguousarray(part).astype(part.dtype.newbyteorder(order)).tobytes()
             out[offset:offset + len(data)] = data
         return bytes(out)
