@@ -40,7 +40,8 @@ def test_run_rejects_an_input_of_the_wrong_shape(two_models: Workspace) -> None:
     np.savez(two_models.root / "in.npz", input=np.zeros((1, 5), np.float32))
     proc = two_models.run("run", "//models:a", "--platform", "host", "--input", "in.npz",
                           check=False)
-    assert proc.returncode == 1 and "'input' has shape [1, 5]; the model takes [1, 4]" in proc.stderr
+    assert proc.returncode == 1
+    assert "'input' has shape [1, 5]; the model takes [1, 4]" in proc.stderr
 
 
 def test_a_model_that_does_not_fit_stops_at_the_plan_stage(workspace: Workspace) -> None:
