@@ -29,7 +29,8 @@
  * DNN64_LINE_MAX characters (longer text is split into several lines;
  * mupen64plus itself cuts messages at ~505 characters); dnn64_ticks() must be
  * called at least once per 2^32 Count ticks (~91 s on hardware) to extend the
- * 32-bit CP0 Count to 64 bits.
+ * 32-bit CP0 Count to 64 bits. bare's dnn64_rom_read_start/wait read it, so an
+ * inference stays exact unless one weight tile's compute alone takes longer.
  */
 #ifndef DNN64_PLATFORM_H
 #define DNN64_PLATFORM_H

@@ -141,6 +141,9 @@ void dnn64_rom_read(void *dst, uint32_t offset, uint32_t len)
 void dnn64_rom_read_start(void *dst, uint32_t offset, uint32_t len)
 {
     uint32_t cart = CART_PHYS + DNN64_ASSET_CART_OFFSET + offset;
+    /* Generated code starts a read per weight tile: reading the clock here keeps the
+     * 64-bit tick count exact through long inferences (see dnn64_ticks). */
+    (void)dnn64_ticks();
     if (len == 0)
         return;
     check_range(offset, len);
@@ -155,6 +158,7 @@ void dnn64_rom_read_start(void *dst, uint32_t offset, uint32_t len)
 void dnn64_rom_read_wait(void)
 {
     pi_dma_finish();
+    (void)dnn64_ticks();
 }
 
 void dnn64_platform_init(void)
