@@ -21,13 +21,10 @@ def _cmd_build(args: argparse.Namespace) -> int:
 
 
 def _cmd_query(args: argparse.Namespace) -> int:
-    from dnn64build.graph.runner import refresh_graph, workspace_lock
+    from dnn64build.graph.runner import current_index
     from dnn64build.workspace.query import evaluate_query
-    from dnn64build.workspace.root import OUTPUT_BASE, find_root
 
-    root = find_root(Path.cwd())
-    with workspace_lock(root / OUTPUT_BASE):
-        index = refresh_graph(root)
+    _, index = current_index(Path.cwd())
     for label in evaluate_query(args.expression, index["targets"]):
         print(label)
     return 0

@@ -64,14 +64,11 @@ def run_command(
 
 def test_command(patterns: list[str], *, platform: str, timeout: float) -> int:
     """Run every matching model with ``test:`` inputs; compare with its expected outputs."""
-    from dnn64build.graph.runner import refresh_graph, workspace_lock
+    from dnn64build.graph.runner import current_index
     from dnn64build.workspace.query import select
-    from dnn64build.workspace.root import find_root
 
-    root = find_root(Path.cwd())
-    out_dir = root / OUTPUT_BASE
-    with workspace_lock(out_dir):
-        targets = refresh_graph(root)["targets"]
+    root, index = current_index(Path.cwd())
+    targets, out_dir = index["targets"], root / OUTPUT_BASE
     chosen = [t for t in select(patterns, targets) if "test" in targets[t]["info"]]
     if not chosen:
         raise UserError("no matching target declares test inputs (a 'test:' attribute)")

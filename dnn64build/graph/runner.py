@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from dnn64build.errors import UserError
-from dnn64build.workspace.root import OUTPUT_BASE, TARGET_INDEX
+from dnn64build.workspace.root import OUTPUT_BASE, TARGET_INDEX, find_root
 
 _STATUS = re.compile(r"^\[(\d+)/(\d+)\] ")
 _LOCK = ".lock"
@@ -90,6 +90,13 @@ def refresh_graph(root: Path) -> dict[str, Any]:
 
         generate(root)
     return json.loads((out / TARGET_INDEX).read_text())
+
+
+def current_index(start: Path) -> tuple[Path, dict[str, Any]]:
+    """The workspace root above ``start`` and its up-to-date target index."""
+    root = find_root(start)
+    with workspace_lock(root / OUTPUT_BASE):
+        return root, refresh_graph(root)
 
 
 @dataclass
