@@ -6,7 +6,6 @@ models into one. Both declare the same actions through ``declare_rom``.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -54,11 +53,11 @@ def memory_bytes(value: str | int) -> int:
     return int(m[1]) * _UNITS[m[2]]
 
 
-def resolve_toolchain(name: str) -> str:
+def resolve_toolchain(ctx: RuleContext, name: str) -> str:
     """``auto`` picks libdragon where $N64_INST is set, else the SDK-free bare toolchain."""
     if name != "auto":
         return name
-    return "libdragon" if os.environ.get("N64_INST") else "bare"
+    return "libdragon" if ctx.env("N64_INST") else "bare"
 
 
 def c_symbol(label: Label) -> str:

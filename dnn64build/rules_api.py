@@ -119,6 +119,11 @@ class RuleContext(Protocol):
         outputs live under ``shared/<key>/``, such as the kernel library of one toolchain."""
         ...
 
+    def env(self, name: str) -> str | None:
+        """An environment variable the graph depends on: the graph is regenerated when its
+        value changes."""
+        ...
+
     def set_info(self, key: str, value: Any) -> None:
         """Record JSON data about this target for commands (``run``, ``test``) to read from
         the target index without loading the manifests; paths in it should be ninja paths

@@ -30,7 +30,7 @@ _SHAPE = {"type": "array", "items": {"type": "integer", "minimum": 1}, "minItems
 def _implementation(ctx: RuleContext) -> ModelInfo:
     attrs = ctx.attrs
     label = str(ctx.label)
-    toolchain = resolve_toolchain(attrs["toolchain"])
+    toolchain = resolve_toolchain(ctx, attrs["toolchain"])
     imported = ctx.action(
         "import",
         inputs={"onnx": ctx.source(attrs["src"], attr="src")},

@@ -25,7 +25,7 @@ def _implementation(ctx: RuleContext) -> None:
                 f"target {ctx.label}: {text} is not an n64_model target", where=ctx.where,
                 hint="models: lists n64_model targets",
             )
-    toolchain = resolve_toolchain(ctx.attrs["toolchain"])
+    toolchain = resolve_toolchain(ctx, ctx.attrs["toolchain"])
     mismatched = [str(m.label) for m in models if toolchain not in m.objects]
     if mismatched:
         raise UserError(

@@ -49,6 +49,7 @@ class BuildGraph:
         self._producer: dict[str, str] = {}  # output path -> action id
         self.groups: dict[str, list[str]] = {}  # phony name -> outputs it builds
         self.info: dict[Label, dict[str, Any]] = {}  # rule-provided data for commands
+        self.env: dict[str, str | None] = {}  # environment variables the rules read
 
     def add(self, action: Action) -> None:
         if action.id in self.actions:

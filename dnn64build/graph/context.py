@@ -115,6 +115,11 @@ class ActionContext:
             f"{directory}/config.json", config, progress,
         )
 
+    def env(self, name: str) -> str | None:
+        value = os.environ.get(name)
+        self._graph.env[name] = value
+        return value
+
     def set_info(self, key: str, value: Any) -> None:
         self._graph.info.setdefault(self.label, {})[key] = value
 

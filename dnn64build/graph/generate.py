@@ -149,7 +149,8 @@ def index(workspace: Workspace, graph: BuildGraph) -> dict[str, Any]:
                 g: sorted(graph.producers(graph.groups[phony])) for g, phony in groups.items()
             },
         }
-    return {"workspace": workspace.name, "root": str(workspace.root), "targets": labels}
+    return {"workspace": workspace.name, "root": str(workspace.root), "env": graph.env,
+            "targets": labels}
 
 
 def _ninja_path(path: Path, output_base: Path) -> str:

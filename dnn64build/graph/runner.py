@@ -85,11 +85,13 @@ def refresh_graph(root: Path) -> dict[str, Any]:
             ours = [line.removeprefix("ERROR: ") for line in output
                     if line.startswith(("ERROR: ", "  hint: "))]
             raise UserError("\n".join(ours or output))
-    if not fresh:
+    index = json.loads((out / TARGET_INDEX).read_text()) if fresh else None
+    if index is None or any(os.environ.get(k) != v for k, v in index["env"].items()):
         from dnn64build.graph.generate import generate  # heavy imports: only when needed
 
         generate(root)
-    return json.loads((out / TARGET_INDEX).read_text())
+        index = json.loads((out / TARGET_INDEX).read_text())
+    return index
 
 
 def current_index(start: Path) -> tuple[Path, dict[str, Any]]:

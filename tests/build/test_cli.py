@@ -96,3 +96,14 @@ def test_deleting_a_package_regenerates_the_graph(two_models: Workspace) -> None
     assert "//more:c" in two_models.run("query", "//...").stdout.split()
     shutil.rmtree(two_models.root / "more")
     assert two_models.run("query", "//...").stdout.split() == ["//models:a", "//models:b"]
+
+
+def test_the_graph_follows_the_environment_the_rules_read(two_models: Workspace) -> None:
+    manifest = two_models.root / "BUILD.yaml"
+    manifest.write_text(manifest.read_text().replace("toolchain: host", "toolchain: auto"))
+    graph = two_models.root / "dnn64-out" / "build.ninja"
+    two_models.run("query", "//...")
+    assert "compile/bare/" in graph.read_text() and "compile/libdragon/" not in graph.read_text()
+    # toolchain: auto means libdragon where $N64_INST is set: no manifest edit needed.
+    two_models.run("query", "//...", env={"N64_INST": str(two_models.root / "sdk")})
+    assert "compile/libdragon/" in graph.read_text()
