@@ -27,26 +27,12 @@ void dnn64_platform_init(void)
                   | ((uint32_t)header[14] << 8) | header[15];
 }
 
-static void check_range(uint32_t offset, uint32_t len)
-{
-    if (offset > assets_size || len > assets_size - offset)
-        dnn64_fail("dnn64_rom_read: read past the end of the asset area");
-}
-
-void dnn64_rom_read(void *dst, uint32_t offset, uint32_t len)
-{
-    if (len == 0)
-        return;
-    check_range(offset, len);
-    data_cache_hit_writeback_invalidate(dst, len);
-    dma_read(dst, assets_rom_addr + offset, len);
-}
-
 void dnn64_rom_read_start(void *dst, uint32_t offset, uint32_t len)
 {
     if (len == 0)
         return;
-    check_range(offset, len);
+    if (offset > assets_size || len > assets_size - offset)
+        dnn64_fail("dnn64_rom_read: read past the end of the asset area");
     data_cache_hit_writeback_invalidate(dst, len);
     dma_read_async(dst, assets_rom_addr + offset, len);
 }
@@ -54,6 +40,12 @@ void dnn64_rom_read_start(void *dst, uint32_t offset, uint32_t len)
 void dnn64_rom_read_wait(void)
 {
     dma_wait();
+}
+
+void dnn64_rom_read(void *dst, uint32_t offset, uint32_t len)
+{
+    dnn64_rom_read_start(dst, offset, len);
+    dnn64_rom_read_wait();
 }
 
 void dnn64_print(const char *line)
