@@ -10,12 +10,8 @@ A temporary workspace (toolchain: bare) gets one n64_model target per model and 
 emulator`` runs one seeded random sample; the table shows the CP0 Count ticks it printed,
 the match verdicts against the reference executor and the host build, and the arena from
 ``codegen/meta.json``. Models run smallest (fewest MACs) first; rows not started once
-``--budget`` seconds have passed are marked "not run: time".
-
-The ROM reads the 32-bit CP0 Count only around the whole run, so runs over 2^32 ticks
-print their ticks modulo 2^32: such rows are flagged, and get an estimate from their wall
-time and the emulator's speed, measured per mode with a multi-sample run of the largest
-exact model (the notes under the table explain both).
+``--budget`` seconds have passed are marked "not run: time". A build that fails after its
+plan fit keeps that memory in its row, next to the error.
 """
 
 from __future__ import annotations
@@ -42,52 +38,33 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from tools.zoo import NAMES, build  # noqa: E402
 
 COUNT_HZ = 46.875e6  # CP0 Count rate on hardware: half the 93.75 MHz VR4300 clock
-WRAP = 2**32  # the ROM reads the 32-bit Count only before and after a run
-WRAP_MS = WRAP / COUNT_HZ * 1e3
-# Count ticks per MAC at least: 2 per instruction, and >= 2 instructions per MAC (the VR4300,
-# MIPS III, has no fused multiply-add: mul.s + add.s, or mult + mflo + addu).
-MIN_TICKS_PER_MAC = 4
-# Faster than mupen64plus's dynarec emulates here (N64-NOTES.md: ~250 M instructions/s;
-# the calibration prints the measured rate): a run shorter than 2^32 ticks at this rate
-# cannot have wrapped.
-MAX_INSTRUCTIONS_PER_S = 600e6
+# Fewer Count ticks per MAC than this cannot be real: 2 ticks are one instruction in
+# mupen64plus, and the VR4300 has no fused multiply-add (nor SIMD on the CPU).
+MIN_TICKS_PER_MAC = 2
 MEMORIES = ("4MiB", "8MiB")
 CALIBRATION_SAMPLES = 8  # quantisation calibration samples
-RATE_TICKS = 4e9  # ticks the emulator-speed calibration run aims for (its samples x ticks)
 COLUMNS = ("model", "mode", "M MACs", "memory needed", "arena bytes", "weight bytes streamed",
-           "ticks / inference (printed)", "emulated ms @46.875 MHz",
-           "ticks estimated from wall time", "emulator wall s", "vs reference", "vs host")
-NOTES = """\
+           "ticks / inference", "emulated ms @46.875 MHz", "emulator wall s", "vs reference",
+           "vs host")
+NOTES = f"""\
 Notes:
 - ticks: CP0 Count printed by the ROM ("N ticks (CP0 Count) per inference"), one sample.
   mupen64plus advances Count by 2 per executed instruction (CountPerOp), so it counts
   instructions (instructions = ticks / 2), not cycles: "emulated ms" = ticks / 46.875 MHz
   is the time at one instruction per cycle, ignoring cache misses, stalls and multi-cycle
-  multiply/FPU ops; real hardware is slower.
-- wrapping: the generated program reads dnn64_ticks() only before and after the run, so
-  a run over 2^32 ticks (91.6 s emulated, ~2.1 G instructions) prints its ticks modulo
-  2^32. "+ k·2^32 (k >= 0)": the emulator ran long enough for that to be possible (wall
-  time x {max_ips:.0f} M instructions/s >= 2^32 ticks); "(k >= 1)": the printed value is
-  below {min_tpm} ticks per MAC, so it certainly wrapped. Rows without either are exact.
+  multiply/FPU ops; real hardware is slower. The platform layer extends the 32-bit Count
+  to 64 bits on every weight-tile read, so ticks are exact unless one tile's compute alone
+  runs over 2^32 ticks. "suspect (below {MIN_TICKS_PER_MAC} ticks per MAC)": fewer ticks
+  than one instruction per multiply-accumulate, which the VR4300 (no fused multiply-add)
+  cannot do; such a value is not to be trusted.
 - emulator wall s: from starting `dnn64build run` until it printed the ticks line (a no-op
   build check, ROM repack, mupen64plus boot and run); the reference executor and host
   build comparisons that follow are not included.
 - memory needed: the first of 4MiB / 8MiB (Expansion Pak) whose plan-stage fit check passed.
-- ticks estimated from wall time (only for rows that may have wrapped): the emulator's
-  speed, measured per mode on the largest exact model run with several samples, times the
-  row's wall time less the fixed overhead; k is rounded to the nearest wrap (not below the
-  least). A rough figure: the dynarec's speed depends on the code it runs.
-{calibration}"""
-
-
-@dataclass
-class Rate:
-    """Emulator speed for one mode: Count ticks per wall second, and the fixed seconds a
-    `dnn64build run` takes before its ticks line besides emulating (build check, boot)."""
-
-    ticks_per_s: float
-    overhead_s: float
-    source: str
+  When a later build step failed (the error is in the ticks column), the memory the plan
+  fit is still shown, and the arena when code generation got that far; "-" when the build
+  failed before the plan passed.
+"""
 
 
 @dataclass
@@ -98,48 +75,23 @@ class Row:
     memory: str = "-"
     arena: str = "-"
     streamed: str = "-"
-    ticks: float | None = None  # as printed: modulo 2^32
+    ticks: float | None = None
     wall: float | None = None  # seconds until the ticks line
-    outcome: str = "-"  # without ticks: why ("timeout", "run failed: ...", "not run: time")
+    # without ticks: why ("build failed: ...", "timeout", "run failed: ...", "not run: time")
+    outcome: str = "-"
     reference: str = "-"
     host: str = "-"
     log: str = ""  # the full error output of a failed build or run, printed after the table
 
-    def least_wraps(self) -> int | None:
-        """The fewest 2^32 wraps the printed ticks may hide (enough to reach
-        MIN_TICKS_PER_MAC per MAC), or None when they must be exact."""
-        if self.ticks is None or self.wall is None:
-            return None
-        least = max(0, -int(-(MIN_TICKS_PER_MAC * self.macs - self.ticks) // WRAP))
-        if least == 0 and self.wall * MAX_INSTRUCTIONS_PER_S * 2 < WRAP:
-            return None
-        return least
-
-    def estimate(self, rate: Rate | None) -> str:
-        least = self.least_wraps()
-        if self.ticks is None or self.wall is None:
-            return "-"
-        if least is None:
-            return "exact"
-        if rate is None:
-            return "no calibration"
-        seen = rate.ticks_per_s * max(self.wall - rate.overhead_s, 0.0)
-        wraps = max(least, round((seen - self.ticks) / WRAP))
-        ticks = self.ticks + wraps * WRAP
-        return f"~{ticks:.2e} (k = {wraps}; ~{ticks / COUNT_HZ:.0f} s)"
-
-    def cells(self, rate: Rate | None = None) -> tuple[str, ...]:
-        ticks = ms = self.outcome
+    def cells(self) -> tuple[str, ...]:
+        ticks, ms = self.outcome, "-"
         if self.ticks is not None:
             ticks, ms = f"{self.ticks:.0f}", f"{self.ticks / COUNT_HZ * 1e3:.1f}"
-            least = self.least_wraps()
-            if least is not None:
-                ticks += f" + k·2^32 (k >= {least})"
-                ms += f" + k·{WRAP_MS:.0f}"
+            if self.ticks < MIN_TICKS_PER_MAC * self.macs:
+                ticks += f" suspect (below {MIN_TICKS_PER_MAC} ticks per MAC)"
         wall = "-" if self.wall is None else f"{self.wall:.1f}"
         return (self.model, self.mode, f"{self.macs / 1e6:.1f}", self.memory, self.arena,
-                self.streamed, ticks, ms, self.estimate(rate), wall, self.reference,
-                self.host)
+                self.streamed, ticks, ms, wall, self.reference, self.host)
 
 
 def macs(model: onnx.ModelProto) -> int:
@@ -221,21 +173,23 @@ class Bench:
         target = ""
         for memory in MEMORIES:
             target = self._set_target(name, mode, memory)
+            started = time.time()
             status, out, _ = self.cli("build", f"//models:{target}", "-j", str(self.jobs),
                                       limit=3600)
             if status == 0:
                 row.memory = memory
                 break
             if "does not fit in" not in out:
-                row.memory = f"build failed: {_error(out, status)}"
+                row.outcome = f"build failed: {_error(out, status)}"
                 row.log = _tail(out)
+                if self._fresh(target, "plan/report.txt", started):
+                    row.memory = memory
+                    self._read_meta(row, target, started)
                 return row
         else:
             row.memory = "does not fit 8 MiB"
             return row
-        meta_path = self.root / "dnn64-out" / "bin" / "models" / target / "codegen" / "meta.json"
-        meta = json.loads(meta_path.read_text())
-        row.arena, row.streamed = str(meta["arena_bytes"]), str(meta["weight_bytes_streamed"])
+        self._read_meta(row, target, None)
         status, out, row.wall = self.run(target, self.root / f"{name}_in.npz")
         found = _ticks(out)
         if found is not None:
@@ -252,31 +206,26 @@ class Bench:
             row.host = f"{row.host}; run failed after: {_error(out, status)}"
         return row
 
+    def _fresh(self, target: str, output: str, since: float | None) -> Path | None:
+        """A stage output of ``target`` (e.g. "plan/report.txt"), if it exists and, with
+        ``since``, was written since then (the plan writes its outputs only when it fits)."""
+        path = self.root / "dnn64-out" / "bin" / "models" / target / output
+        if not path.exists() or (since is not None and path.stat().st_mtime < since):
+            return None
+        return path
+
+    def _read_meta(self, row: Row, target: str, since: float | None) -> None:
+        """Arena and streamed weight bytes from codegen's meta.json, when it is there."""
+        path = self._fresh(target, "codegen/meta.json", since)
+        if path is not None:
+            meta = json.loads(path.read_text())
+            row.arena = str(meta["arena_bytes"])
+            row.streamed = str(meta["weight_bytes_streamed"])
+
     def run(self, target: str, inputs: Path) -> tuple[int, str, float | None]:
         return self.cli("run", f"//models:{target}", "--platform", "emulator", "--input",
                         str(inputs), "--timeout", str(self.timeout),
                         limit=self.timeout + 3600)
-
-    def calibrate(self, rows: list[Row], mode: str) -> Rate | None:
-        """The emulator's speed on the ``mode`` row with the most exact ticks, from a run
-        over enough samples for RATE_TICKS: the extra ticks over the extra wall time."""
-        exact = [r for r in rows if r.mode == mode and r.ticks and r.wall is not None
-                 and r.least_wraps() is None]
-        if not exact:
-            return None
-        row = max(exact, key=lambda r: r.ticks or 0.0)
-        assert row.ticks is not None and row.wall is not None
-        samples = min(max(2, round(RATE_TICKS / row.ticks)), 64)
-        inputs = self.root / f"{row.model}_rate.npz"
-        np.savez(inputs, **_samples(build(row.model), np.random.default_rng(1), samples))
-        _, out, wall = self.run(f"{row.model}_{mode}", inputs)
-        mean = _ticks(out)
-        if mean is None or wall is None or wall <= row.wall:
-            return None
-        rate = (samples * mean - row.ticks) / (wall - row.wall)
-        return Rate(rate, max(row.wall - row.ticks / rate, 0.0),
-                    f"{row.model}_{mode}, {samples} samples in {wall:.1f} s vs 1 in "
-                    f"{row.wall:.1f} s")
 
 
 def _stop(proc: subprocess.Popen[str]) -> None:
@@ -341,21 +290,10 @@ def _verdict(out: str, prefix: str) -> str:
     return "; ".join(found) or "-"
 
 
-def table(rows: list[Row], rates: dict[str, Rate | None]) -> str:
+def table(rows: list[Row]) -> str:
     lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-    lines += ["| " + " | ".join(row.cells(rates.get(row.mode))) + " |" for row in rows]
+    lines += ["| " + " | ".join(row.cells()) + " |" for row in rows]
     return "\n".join(lines)
-
-
-def _calibration_notes(rates: dict[str, Rate | None]) -> str:
-    lines = []
-    for mode, rate in rates.items():
-        if rate is None:
-            lines.append(f"  {mode}: no calibration (no exact row, or its run failed)\n")
-        else:
-            lines.append(f"  {mode}: {rate.ticks_per_s / 2e6:.0f} M instructions/s, "
-                         f"{rate.overhead_s:.1f} s overhead ({rate.source})\n")
-    return "  emulator speed measured:\n" + "".join(lines) if lines else ""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -407,16 +345,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"# {name} {mode} ({count / 1e6:.1f} M MACs): "
                       f"{time.monotonic() - row_start:.0f} s | " + " | ".join(rows[-1].cells()),
                       flush=True)
-        rates: dict[str, Rate | None] = {}
-        if not reason and any(r.least_wraps() is not None for r in rows):
-            try:
-                rates = {mode: bench.calibrate(rows, mode) for mode in modes}
-            except KeyboardInterrupt:
-                rates = {}
-    print(table(rows, rates))
+    print(table(rows))
     print()
-    print(NOTES.format(max_ips=MAX_INSTRUCTIONS_PER_S / 1e6, min_tpm=MIN_TICKS_PER_MAC,
-                       calibration=_calibration_notes(rates)), end="")
+    print(NOTES, end="")
     for row in rows:
         if row.log:
             print(f"\nOutput of the failed {row.model} {row.mode} step (last lines):\n{row.log}")
