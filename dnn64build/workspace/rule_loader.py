@@ -1,7 +1,7 @@
 """Find the rule kinds: every ``*.py`` in the tool's ``rules/`` and in the workspace's.
 
 Each module defines ``RULE``. A workspace may add its own kinds in its own
-``rules/`` directory without touching the tool.
+``rules/`` directory without touching the tool, or replace a built-in kind there.
 """
 
 from __future__ import annotations
@@ -26,7 +26,10 @@ def rule_files(workspace_root: Path) -> list[Path]:
 
 
 def load_rules(workspace_root: Path) -> dict[str, Rule]:
+    """Every rule kind by name. The tool's modules load first; a workspace module defining
+    the same kind replaces the built-in one (two definitions in one directory are an error)."""
     rules: dict[str, Rule] = {}
+    origin: dict[str, Path] = {}
     for path in rule_files(workspace_root):
         name = f"dnn64build_rules.{path.parent.parent.name}.{path.stem}"
         module = sys.modules.get(name)
@@ -39,7 +42,9 @@ def load_rules(workspace_root: Path) -> dict[str, Rule]:
         rule = getattr(module, "RULE", None)
         if not isinstance(rule, Rule):
             raise UserError("rule module defines no RULE = Rule(...)", where=str(path))
-        if rule.kind in rules:
-            raise UserError(f"rule kind {rule.kind!r} is defined twice", where=str(path))
+        if rule.kind in rules and origin[rule.kind].parent == path.parent:
+            raise UserError(f"rule kind {rule.kind!r} is defined twice (also in "
+                            f"{origin[rule.kind].name})", where=str(path))
         rules[rule.kind] = rule
+        origin[rule.kind] = path
     return rules

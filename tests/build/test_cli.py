@@ -107,3 +107,31 @@ def test_the_graph_follows_the_environment_the_rules_read(two_models: Workspace)
     # toolchain: auto means libdragon where $N64_INST is set: no manifest edit needed.
     two_models.run("query", "//...", env={"N64_INST": str(two_models.root / "sdk")})
     assert "compile/libdragon/" in graph.read_text()
+
+
+def test_a_workspace_rule_replaces_the_built_in_kind(two_models: Workspace) -> None:
+    # A workspace that is itself a copy of the tool's tree carries the same rules/.
+    two_models.write("rules/model_alias.py", """\
+        from dnn64build.rules_api import Attr, Rule
+
+        RULE = Rule(kind="n64_rom", doc="replaced", implementation=lambda ctx: None,
+                    attrs={"models": Attr({"type": "array"}, "models", labels=True)})
+        """)
+    root = two_models.root / "BUILD.yaml"
+    root.write_text(root.read_text().replace(
+        "targets: []", "targets:\n  - {rule: n64_rom, name: r, models: ['//models:a']}"))
+    assert two_models.run("query", "kind(n64_rom, //...)").stdout.split() == ["//:r"]
+    # The replacement builds nothing, unlike the built-in n64_rom.
+    proc = two_models.run("build", "//:r", check=False)
+    assert proc.returncode == 1 and "no default outputs" in proc.stderr
+
+
+def test_one_kind_twice_in_one_directory_is_an_error(two_models: Workspace) -> None:
+    for name in ("one", "two"):
+        two_models.write(f"rules/{name}.py", """\
+            from dnn64build.rules_api import Rule
+
+            RULE = Rule(kind="twin", doc="", implementation=lambda ctx: None, attrs={})
+            """)
+    proc = two_models.run("query", "//...", check=False)
+    assert proc.returncode == 1 and "rule kind 'twin' is defined twice" in proc.stderr
