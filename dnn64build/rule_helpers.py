@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from dnn64build.errors import UserError
-from dnn64build.rules_api import RuleContext
+from dnn64build.rules_api import Attr, RuleContext
 from dnn64build.workspace.labels import Label
 
 HOST = "host"
@@ -68,10 +68,22 @@ def endianness(toolchain: str) -> str:
     return "little" if toolchain == HOST else "big"
 
 
-IPL3_ATTR_SCHEMA = {
-    "type": "string",
-    "description": "a CIC-6102 signed IPL3 (0xFC0 bytes, from a ROM you own) for real hardware; "
-    "without it the ROM boots with dnn64build's own stub, which only emulators accept",
+# The attributes of every rule that packs a ROM (n64_model, n64_rom).
+ROM_ATTRS = {
+    "title": Attr({"type": "string", "maxLength": 20}, "ROM title (20 characters at most)"),
+    "ipl3": Attr(
+        {
+            "type": "string",
+            "description": "a CIC-6102 signed IPL3 (0xFC0 bytes, from a ROM you own) for real "
+            "hardware; without it the ROM boots with dnn64build's own stub, which only "
+            "emulators accept",
+        },
+        "boot code for real hardware (bare toolchain)",
+    ),
+    "toolchain": Attr(
+        {"enum": list(TOOLCHAINS)}, "how the ROM is built", default="auto",
+        workspace_default=True,
+    ),
 }
 
 
@@ -87,6 +99,7 @@ def declare_rom(
     if not models:
         raise UserError(f"target {ctx.label}: no models to pack", where=ctx.where)
     built: dict[str, list[str]] = {}
+    ipl3 = {"ipl3": ctx.source(ctx.attrs["ipl3"], attr="ipl3")} if "ipl3" in ctx.attrs else {}
     for tc in sorted({toolchain, HOST}):
         runtime = ctx.shared_action(
             "runtime",
@@ -101,7 +114,6 @@ def declare_rom(
             if tc == HOST
             else {"rom": f"{ctx.label.name}.z64"}
         )
-        ipl3 = {"ipl3": ctx.source(ctx.attrs["ipl3"], attr="ipl3")} if "ipl3" in ctx.attrs else {}
         packed = ctx.action(
             "pack",
             key=tc,

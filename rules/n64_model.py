@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from dnn64build.rule_helpers import (
     HOST,
-    IPL3_ATTR_SCHEMA,
     MEMORY_SCHEMA,
-    TOOLCHAINS,
+    ROM_ATTRS,
     ModelInfo,
     c_symbol,
     declare_rom,
@@ -167,12 +166,7 @@ RULE = Rule(
             workspace_default=True,
         ),
         "memory": Attr(MEMORY_SCHEMA, "target memory", default="4MiB", workspace_default=True),
-        "toolchain": Attr(
-            {"enum": list(TOOLCHAINS)}, "how the ROM is built", default="auto",
-            workspace_default=True,
-        ),
-        "title": Attr({"type": "string", "maxLength": 20}, "ROM title (20 characters at most)"),
-        "ipl3": Attr(IPL3_ATTR_SCHEMA, "boot code for real hardware (bare toolchain)"),
+        **ROM_ATTRS,
         "test": Attr(
             {
                 "type": "object",

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from dnn64build.errors import UserError
 from dnn64build.rule_helpers import (
-    IPL3_ATTR_SCHEMA,
-    TOOLCHAINS,
+    ROM_ATTRS,
     ModelInfo,
     declare_rom,
     resolve_toolchain,
@@ -48,11 +47,6 @@ RULE = Rule(
             required=True,
             labels=True,
         ),
-        "title": Attr({"type": "string", "maxLength": 20}, "ROM title (20 characters at most)"),
-        "ipl3": Attr(IPL3_ATTR_SCHEMA, "boot code for real hardware (bare toolchain)"),
-        "toolchain": Attr(
-            {"enum": list(TOOLCHAINS)}, "how the ROM is built", default="auto",
-            workspace_default=True,
-        ),
+        **ROM_ATTRS,
     },
 )
