@@ -97,9 +97,10 @@ def _implementation(ctx: RuleContext) -> ModelInfo:
     )
     declare_rom(ctx, [model], toolchain=toolchain, title=attrs.get("title", ctx.label.name))
     if "test" in attrs:
+        test = dict(attrs["test"])
         ctx.set_info("test", {
-            key: ctx.source(value, attr=f"test.{key}") if key != "labels" else value
-            for key, value in attrs["test"].items()
+            "labels": test.pop("labels", None),  # an array name, not a file
+            "files": {key: ctx.source(path, attr=f"test.{key}") for key, path in test.items()},
         })
     return model
 

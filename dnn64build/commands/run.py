@@ -74,23 +74,23 @@ def test_command(patterns: list[str], *, platform: str, timeout: float) -> int:
         raise UserError("no matching target declares test inputs (a 'test:' attribute)")
     failures = 0
     for label in chosen:
-        test = {k: (v if k == "labels" else out_dir / v)
-                for k, v in targets[label]["info"]["test"].items()}
-        _, runs, _ = run_target(label, platform=platform, input_path=test["inputs"],
+        test = targets[label]["info"]["test"]
+        files = {key: out_dir / path for key, path in test["files"].items()}
+        _, runs, _ = run_target(label, platform=platform, input_path=files["inputs"],
                                 timeout=timeout, quiet=True)
         verdicts = []
         for run in runs:
             verdicts.append(("reference executor", _compare_reference(run)))
-            if "outputs" in test:
-                with np.load(test["outputs"]) as expected:
+            if "outputs" in files:
+                with np.load(files["outputs"]) as expected:
                     verdicts.append(("expected outputs", _compare(
                         run.outputs, _split_samples(dict(expected), run), 1e-4,
                         run.integer)))
         ok = all(v.startswith("match") for _, v in verdicts)
         failures += not ok
         details = "; ".join(f"{what}: {verdict}" for what, verdict in verdicts)
-        if "labels" in test:
-            with np.load(test["inputs"]) as data:
+        if test["labels"]:
+            with np.load(files["inputs"]) as data:
                 details += f"; top-1 accuracy {_accuracy(runs[0], data[test['labels']]):.2%}"
         print(f"{'PASSED' if ok else 'FAILED'} {label} ({platform}): {details}")
     print(f"{len(chosen) - failures} passed, {failures} failed")
