@@ -60,7 +60,8 @@ def _cmd_plan(args: argparse.Namespace) -> int:
 def _cmd_plan_buffers(args: argparse.Namespace) -> int:
     from dnn64build.commands.plan import plan_buffers_command
 
-    return plan_buffers_command(args.problem, args.algorithm, args.capacity, args.output)
+    return plan_buffers_command(args.problem, args.algorithm, args.capacity, args.output,
+                                budget=args.budget, timeout=args.timeout)
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -109,6 +110,10 @@ def parser() -> argparse.ArgumentParser:
     pb.add_argument("--capacity", type=int, help="fail if the arena exceeds this many bytes")
     pb.add_argument("-o", "--output", type=Path, help="where to write the CSV with offsets "
                     "(default: PROBLEM with .out.csv)")
+    pb.add_argument("--budget", type=int, help="work units for the exact search (exact, auto; "
+                    "default 10000000, about a second); the result depends only on it")
+    pb.add_argument("--timeout", type=float, default=60.0, help="seconds before the exact "
+                    "search stops with the best plan found (default 60)")
     pb.set_defaults(func=_cmd_plan_buffers)
 
     for name, helptext, func in (
