@@ -57,6 +57,7 @@ import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from operator import add
 
 from dnn64build.planner.best_fit import best_fit
 from dnn64build.planner.problem import (
@@ -191,13 +192,13 @@ class _Search:
         n = len(self.footprint)
         self.offset = [None] * n
         self.floor = [0] * n
-        self.height = [0] * self.sections
         self.remaining = list(self.total)
+        self.unplaced_in = [list(m) for m in self.members]
         self.cuts = [0] * max(self.sections - 1, 0)
         for i in range(n):
             for k in range(self.first[i], self.last[i] - 1):
                 self.cuts[k] += 1
-        self.history: list[tuple[int, list[int], list[int]]] = []
+        self.history: list[tuple[int, list[int]]] = []
 
     def use_preorder(self, letters: str) -> None:
         """Rank buffers by the keys named in ``letters``, each largest first
@@ -223,8 +224,8 @@ class _Search:
         sections with no unplaced buffer across it (a decomposition point)."""
         size = self.footprint[i]
         top = offset + size
-        floor, height, remaining, cuts = self.floor, self.height, self.remaining, self.cuts
-        alignment = self.alignment
+        floor, remaining, cuts = self.floor, self.remaining, self.cuts
+        alignment, unplaced_in = self.alignment, self.unplaced_in
         raised = []
         for j in self.conflicts[i]:
             if floor[j] < top:
@@ -232,31 +233,30 @@ class _Search:
                 floor[j] = -(-top // alignment[j]) * alignment[j]
             else:
                 raised.append(-1)
-        span = range(self.first[i], self.last[i])
-        saved_height = height[span.start:span.stop]
+        start, stop = self.first[i], self.last[i]
         split = False
-        for k in span:
+        for k in range(start, stop):
             remaining[k] -= size
-            if height[k] < top:
-                height[k] = top
-        for k in range(span.start, span.stop - 1):
+            unplaced_in[k].remove(i)
+        for k in range(start, stop - 1):
             cuts[k] -= 1
             split = split or not cuts[k]
         self.offset[i] = offset
-        self.history.append((i, raised, saved_height))
+        self.history.append((i, raised))
         return split
 
     def unplace(self) -> None:
-        i, raised, saved_height = self.history.pop()
+        i, raised = self.history.pop()
         size = self.footprint[i]
-        floor, remaining, cuts = self.floor, self.remaining, self.cuts
+        floor, remaining, cuts, unplaced_in = (
+            self.floor, self.remaining, self.cuts, self.unplaced_in)
         for j, value in zip(self.conflicts[i], raised, strict=True):
             if value >= 0:
                 floor[j] = value
         start, stop = self.first[i], self.last[i]
-        self.height[start:stop] = saved_height
         for k in range(start, stop):
             remaining[k] += size
+            unplaced_in[k].append(i)
         for k in range(start, stop - 1):
             cuts[k] += 1
         self.offset[i] = None
@@ -344,7 +344,7 @@ class _Search:
         twin = self.twin
         # Dominance: a buffer at or above this would leave room below it for
         # an unplaced buffer that the canonical listing can no longer put there.
-        gap_bound = (min(floor[i] + footprint[i] for i in todo)
+        gap_bound = (min(map(add, map(floor.__getitem__, todo), map(footprint.__getitem__, todo)))
                      if canonical and params.dominance else None)
         # Section bound: a new buffer's offset plus the unplaced bytes of each
         # of its sections must fit (each section's, under canonical order,
@@ -388,12 +388,10 @@ class _Search:
         """Unplaced floor: the unplaced buffers of a section all go at or above
         the lowest of their floors. Only sections where i or a conflict of i
         lives can have changed."""
-        offset, floor, remaining, members = self.offset, self.floor, self.remaining, self.members
+        floor_of, remaining, unplaced_in = self.floor.__getitem__, self.remaining, self.unplaced_in
         for k in range(max(lo, self.reach[i][0]), min(hi, self.reach[i][1])):
-            if remaining[k]:
-                low = min([floor[j] for j in members[k] if offset[j] is None])
-                if low + remaining[k] > capacity:
-                    return False
+            if unplaced_in[k] and min(map(floor_of, unplaced_in[k])) + remaining[k] > capacity:
+                return False
         return True
 
 
