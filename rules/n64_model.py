@@ -34,7 +34,7 @@ def _implementation(ctx: RuleContext) -> ModelInfo:
         "import",
         inputs={"onnx": ctx.source(attrs["src"], attr="src")},
         outputs={"graph": "import/graph.json", "weights": "import/weights.npz"},
-        config={"inputs": attrs.get("inputs", {})},
+        config={"inputs": attrs.get("inputs", {}), "label": label},
         progress=label,
     )
     quantize = dict(attrs["quantize"])

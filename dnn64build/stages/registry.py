@@ -17,6 +17,9 @@ class StageSpec:
     module: str  # "dnn64build.stages.<x>", run as a function main(args)
     mnemonic: str  # short word shown in progress lines
     sources: tuple[str, ...]  # tool-root-relative files/dirs this stage's code lives in
+    # True when the stage reads files it learns about only while running (ONNX external
+    # data): it then writes a depfile naming every file it read, and ninja tracks them.
+    depfile: bool = False
 
 
 _COMMON = ("dnn64build/errors.py", "dnn64build/stages/__main__.py", "dnn64build/stages/io.py")
@@ -28,6 +31,7 @@ STAGES: dict[str, StageSpec] = {
             "import", "dnn64build.stages.import_model", "Import",
             _COMMON + ("dnn64build/stages/import_model.py", "dnn64build/frontend",
                        "dnn64build/ir", "dnn64build/passes"),
+            depfile=True,
         ),
         StageSpec(
             "quantize", "dnn64build.stages.quantize", "Quantize",
