@@ -70,7 +70,7 @@ def _implementation(ctx: RuleContext) -> ModelInfo:
         outputs={"source": f"codegen/{symbol}.c", "header": f"codegen/{symbol}.h",
                  "meta": "codegen/meta.json", "weights_big": "codegen/weights.be.bin",
                  "weights_little": "codegen/weights.le.bin"},
-        config={"symbol": symbol},
+        config={"symbol": symbol, "label": label},
         progress=label,
     )
     objects = {

@@ -39,7 +39,8 @@ STAGES: dict[str, StageSpec] = {
         ),
         StageSpec(
             "plan", "dnn64build.stages.plan", "Plan",
-            _COMMON + ("dnn64build/stages/plan.py", "dnn64build/planner", "dnn64build/ir"),
+            _COMMON + ("dnn64build/stages/plan.py", "dnn64build/planner", "dnn64build/ir",
+                       "dnn64build/codegen"),  # the staging area is sized by codegen's rules
         ),
         StageSpec(
             "codegen", "dnn64build.stages.codegen", "Codegen",
