@@ -50,7 +50,7 @@ def _implementation(ctx: RuleContext) -> ModelInfo:
             "weights": "quantize/weights.npz",
             "report": "quantize/report.json",
         },
-        config=quantize,
+        config={**quantize, "label": label},
         progress=label,
     )
     memory = memory_bytes(attrs["memory"])

@@ -4,6 +4,7 @@ emulator with given inputs, print (and save) its outputs, compare with reference
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from dnn64build.array_files import numeric, read_npz
 from dnn64build.commands.build import build
 from dnn64build.errors import UserError
 from dnn64build.rule_helpers import HOST, MODELS_GROUP, REFERENCE_GROUP
@@ -47,6 +49,9 @@ def run_command(
     target: str, *, platform: str, input_path: Path | None, output_path: Path | None,
     timeout: float,
 ) -> int:
+    if output_path and not output_path.parent.is_dir():  # say so before building and running
+        raise UserError(f"--output: no such directory: {output_path.parent}",
+                        hint="create it first, or name a file in an existing directory")
     label, runs, tickrate = run_target(target, platform=platform, input_path=input_path,
                                        timeout=timeout)
     for run in runs:
@@ -77,7 +82,9 @@ def test_command(patterns: list[str], *, platform: str, timeout: float) -> int:
     failures = 0
     for label in chosen:
         test = targets[label]["info"]["test"]
-        files = {key: out_dir / path for key, path in test["files"].items()}
+        files = {key: Path(os.path.normpath(out_dir / path)) for key, path in
+                 test["files"].items()}
+        labels = _test_labels(label, test["labels"], files["inputs"], root)
         _, runs, _ = run_target(label, platform=platform, input_path=files["inputs"],
                                 timeout=timeout, quiet=True)
         verdicts = []
@@ -91,9 +98,8 @@ def test_command(patterns: list[str], *, platform: str, timeout: float) -> int:
         ok = all(v.startswith("match") for _, v in verdicts)
         failures += not ok
         details = "; ".join(f"{what}: {verdict}" for what, verdict in verdicts)
-        if test["labels"]:
-            with np.load(files["inputs"]) as data:
-                details += f"; top-1 accuracy {_accuracy(runs[0], data[test['labels']]):.2%}"
+        if labels is not None:
+            details += f"; top-1 accuracy {_accuracy(runs[0], labels):.2%}"
         print(f"{'PASSED' if ok else 'FAILED'} {label} ({platform}): {details}")
     print(f"{len(chosen) - failures} passed, {failures} failed")
     return 1 if failures else 0
@@ -179,10 +185,10 @@ def _load_inputs(path: Path | None, metas: list[dict[str, Any]], labels: list[st
     zeros."""
     given: dict[str, np.ndarray] = {}
     if path is not None:
-        if not path.is_file():
-            raise UserError(f"no such input file: {path}")
-        with np.load(path) as npz:
-            given = {k: npz[k] for k in npz.files}
+        if path.suffix == ".npy":
+            raise UserError(f"{path}: --input takes an .npz keyed by the model's input names",
+                            hint="numpy.savez(path, input_name=array, ...)")
+        given = read_npz(path)
     result: dict[str, list[np.ndarray]] = {}
     counts = set()
     for meta, label in zip(metas, labels, strict=True):
@@ -196,7 +202,7 @@ def _load_inputs(path: Path | None, metas: list[dict[str, Any]], labels: list[st
                 raise UserError(f"{path}: no array named {spec['name']!r}",
                                 hint=f"the model's inputs: {[s['name'] for s in meta['inputs']]}")
             else:
-                array = np.asarray(given[key], dtype=spec["dtype"])
+                array = numeric(given[key], key, where=str(path)).astype(spec["dtype"])
                 if array.shape == shape:
                     array = array[None]
                 elif shape[0] == 1 and array.shape[1:] == shape[1:]:  # samples as the batch
@@ -212,6 +218,19 @@ def _load_inputs(path: Path | None, metas: list[dict[str, Any]], labels: list[st
     if len(counts) > 1:
         raise UserError(f"{path}: inputs have different sample counts {sorted(counts)}")
     return result
+
+
+def _test_labels(label: str, name: str | None, inputs: Path, root: Path) -> np.ndarray | None:
+    """The class labels array ``test.labels`` names in the test inputs file, if any."""
+    if name is None:
+        return None
+    arrays = read_npz(inputs)
+    if name not in arrays:
+        raise UserError(
+            f"attribute test.labels names array {name!r}, which "
+            f"{os.path.relpath(inputs, root)} does not hold; it holds: {', '.join(arrays)}",
+            where=label)
+    return numeric(arrays[name], name, where=str(inputs))
 
 
 def _split_samples(arrays: dict[str, np.ndarray], run: ModelRun) -> list[dict[str, np.ndarray]]:
