@@ -128,11 +128,17 @@ def _lower(graph: Graph, plan: dict[str, Any], where: str
 
 
 def _check_symbol(symbol: str, inputs: int, where: str) -> None:
-    longest = max(len(weights_asset(symbol)), len(input_asset(symbol, max(inputs - 1, 0))))
-    if not is_identifier(symbol) or longest >= ASSET_NAME_SIZE:
+    if not is_identifier(symbol):
+        raise UserError(f"model symbol {symbol!r} is not a C identifier", where=where)
+    longest = max((weights_asset(symbol), input_asset(symbol, max(inputs - 1, 0))), key=len)
+    if len(longest) >= ASSET_NAME_SIZE:
+        room = ASSET_NAME_SIZE - 1 - (len(longest) - len(symbol))
         raise UserError(
-            f"model symbol {symbol!r} must be a C identifier short enough for asset "
-            f"names ({ASSET_NAME_SIZE - 1} characters at most)", where=where)
+            f"model symbol {symbol!r} has {len(symbol)} characters, too many for its asset "
+            f"name {longest!r} ({len(longest)} characters; the asset table holds "
+            f"{ASSET_NAME_SIZE - 1})", where=where,
+            hint=f"the symbol is m_ and the target's package path and name: shorten them to "
+            f"{room} characters at most")
 
 
 def _absorb_params(graph: Graph, node: Node) -> Node:

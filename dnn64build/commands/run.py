@@ -3,7 +3,6 @@ emulator with given inputs, print (and save) its outputs, compare with reference
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from dataclasses import dataclass
@@ -13,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from dnn64build.array_files import numeric, read_npz
+from dnn64build.build_outputs import load_json
 from dnn64build.commands.build import build
 from dnn64build.errors import UserError
 from dnn64build.rule_helpers import HOST, MODELS_GROUP, REFERENCE_GROUP
@@ -127,7 +127,7 @@ def run_target(
     if platform != HOST and not any(f.suffix == ".z64" for f in files):
         raise UserError(f"{label} is built with toolchain host: it has no ROM to emulate",
                         hint="use --platform host, or set toolchain: bare")
-    metas = [json.loads((out_dir / f).read_text()) for f in entry["outputs"][MODELS_GROUP]]
+    metas = [load_json(out_dir / f) for f in entry["outputs"][MODELS_GROUP]]
     labels = _model_labels(outcome.index, label)
     arrays = _load_inputs(input_path, metas, labels)
     big_endian = platform != HOST

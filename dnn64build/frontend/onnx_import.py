@@ -1,9 +1,10 @@
 """import_onnx: an ONNX file -> a verified IR Graph (no optimisation; see passes).
 
 Steps: load and check the model, convert its opset into the supported range, bind
-dynamic input dims from ``input_shapes``, resolve static shapes, then translate every
-node into an IR node with canonical attributes. Constant parameter inputs are absorbed
-into attributes; computed ones stay as inputs for the constant-folding pass.
+dynamic input dims from ``input_shapes`` (the target attribute ``inputs``), resolve static
+shapes, then translate every node into an IR node with canonical attributes. Constant
+parameter inputs are absorbed into attributes; computed ones stay as inputs for the
+constant-folding pass.
 """
 
 from __future__ import annotations
@@ -147,7 +148,7 @@ def _bind_inputs(model: onnx.ModelProto, input_shapes: dict[str, list[int]], whe
     names = [vi.name for vi in inputs]
     for name in input_shapes:
         if name not in names:
-            raise UserError(f"input_shapes names {name!r}, which is not a model input",
+            raise UserError(f"attribute inputs names {name!r}, which is not a model input",
                             where=where, hint=f"the model's inputs are: {', '.join(names)}")
     for vi in inputs:
         dims = vi.type.tensor_type.shape.dim
@@ -157,12 +158,13 @@ def _bind_inputs(model: onnx.ModelProto, input_shapes: dict[str, list[int]], whe
             wanted = [int(d) for d in wanted]
             if len(wanted) != len(declared) or any(
                     d is not None and d != w for d, w in zip(declared, wanted, strict=False)):
-                raise UserError(f"input {vi.name!r}: input_shapes gives {wanted}, the model "
+                raise UserError(f"input {vi.name!r}: attribute inputs gives {wanted}, the model "
                                 f"declares {_dims_text(dims)}", where=where)
         elif None in declared or not vi.type.tensor_type.HasField("shape"):
             raise UserError(f"input {vi.name!r} has dynamic shape {_dims_text(dims)}",
                             where=where,
-                            hint=f"bind it with input_shapes, e.g. {{{vi.name!r}: [1, ...]}}")
+                            hint="bind it with the target attribute inputs, e.g. inputs: "
+                            f"{{{vi.name}: {[1 if d is None else d for d in declared]}}}")
         else:
             wanted = declared
         shape = vi.type.tensor_type.shape
@@ -278,8 +280,8 @@ class _Builder:
             shape = None if t is None else t.shape
             raise self._fail(node, f"cannot resolve a static shape for tensor {name!r} "
                              f"(got {shape})",
-                             hint="bind dynamic input dims with input_shapes; shapes must "
-                             "not depend on input values")
+                             hint="bind dynamic input dims with the target attribute inputs; "
+                             "shapes must not depend on input values")
         return list(t.shape)
 
     def _check_extra_outputs(self, node: onnx.NodeProto) -> None:

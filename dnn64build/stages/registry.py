@@ -22,7 +22,8 @@ class StageSpec:
     depfile: bool = False
 
 
-_COMMON = ("dnn64build/errors.py", "dnn64build/stages/__main__.py", "dnn64build/stages/io.py")
+_COMMON = ("dnn64build/errors.py", "dnn64build/stages/__main__.py", "dnn64build/stages/io.py",
+           "dnn64build/build_outputs.py")
 
 STAGES: dict[str, StageSpec] = {
     spec.name: spec
@@ -35,7 +36,8 @@ STAGES: dict[str, StageSpec] = {
         ),
         StageSpec(
             "quantize", "dnn64build.stages.quantize", "Quantize",
-            _COMMON + ("dnn64build/stages/quantize.py", "dnn64build/quant", "dnn64build/ir"),
+            _COMMON + ("dnn64build/stages/quantize.py", "dnn64build/quant", "dnn64build/ir",
+                       "dnn64build/array_files.py"),
         ),
         StageSpec(
             "plan", "dnn64build.stages.plan", "Plan",
