@@ -8,6 +8,7 @@ outputs.
 
 import importlib
 import sys
+import traceback
 import warnings
 
 from dnn64build.errors import UserError
@@ -27,6 +28,11 @@ def main(argv: list[str]) -> int:
     except UserError as e:
         print(f"ERROR: {_naming_target(e, args.config.get('label'))}", file=sys.stderr)
         return 1
+    except Exception:  # anything else is a bug: say so, with the traceback to report
+        traceback.print_exc()
+        print(f"dnn64build: internal error in the {argv[0]} stage: this is a bug in "
+              "dnn64build, please report it with the traceback above", file=sys.stderr)
+        return 70
     return 0
 
 

@@ -5,7 +5,10 @@ a damaged build output (old mtime, so ninja does not rebuild it) named with what
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
+import numpy as np
 import onnx
 import pytest
 
@@ -81,3 +84,20 @@ def test_a_truncated_build_output_is_named_with_what_to_do(two_models: Workspace
     assert f"delete it and build again: rm {path.resolve()}" in err
     path.unlink()
     two_models.build("//models:a")  # deleting it is all it takes
+
+
+def test_a_bug_inside_a_stage_says_internal_error_with_the_traceback(tmp_path) -> None:
+    config = tmp_path / "config.json"
+    config.write_text("{}\n")  # the plan stage needs a label and a memory size: a bug upstream
+    graph = tmp_path / "graph.json"
+    graph.write_text('{"format": "dnn64-ir", "version": 1, "name": "g", "inputs": [], '
+                     '"outputs": [], "tensors": {}, "nodes": []}\n')
+    np.savez(tmp_path / "weights.npz")
+    proc = subprocess.run(
+        [sys.executable, "-m", "dnn64build.stages", "plan", "--config", str(config),
+         "--in", f"graph={graph}", "--in", f"weights={tmp_path / 'weights.npz'}",
+         "--out", f"plan={tmp_path / 'plan.json'}"],
+        capture_output=True, text=True)
+    assert proc.returncode == 70
+    assert "Traceback" in proc.stderr
+    assert "internal error in the plan stage: this is a bug in dnn64build" in proc.stderr
