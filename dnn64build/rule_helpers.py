@@ -111,9 +111,9 @@ def declare_rom(
 ) -> dict[str, list[str]]:
     """Declare the pack action(s) for ``models`` in one image; returns outputs per toolchain
     (the target's own and, always, the host build used by ``run --platform host``)."""
+    _check_title(ctx, title)
     if not models:
         raise UserError(f"target {ctx.label}: no models to pack", where=ctx.where)
-    _check_title(ctx, title)
     built: dict[str, list[str]] = {}
     ipl3 = {"ipl3": ctx.source(ctx.attrs["ipl3"], attr="ipl3")} if "ipl3" in ctx.attrs else {}
     for tc in sorted({toolchain, HOST}):

@@ -95,14 +95,6 @@ def refresh_graph(root: Path) -> dict[str, Any]:
     return index
 
 
-def _read_index(out: Path) -> dict[str, Any] | None:
-    """The target index, or None when it is damaged (then it is written again)."""
-    try:
-        return json.loads((out / TARGET_INDEX).read_text())
-    except DAMAGE:
-        return None
-
-
 def current_index(start: Path) -> tuple[Path, dict[str, Any]]:
     """The workspace root above ``start`` and its up-to-date target index."""
     root = find_root(start)
@@ -148,3 +140,11 @@ def run_ninja(
             sys.stderr.write(line)  # progress: stdout is for results (plan --json, query)
             sys.stderr.flush()
     return NinjaResult(ran, needed, time.monotonic() - start, proc.returncode == 0)
+
+
+def _read_index(out: Path) -> dict[str, Any] | None:
+    """The target index, or None when it is damaged (then it is written again)."""
+    try:
+        return json.loads((out / TARGET_INDEX).read_text())
+    except DAMAGE:
+        return None
