@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from dnn64build.errors import UserError
+from dnn64build.rom.header import TITLE_SIZE, title_problem
 from dnn64build.rules_api import Attr, RuleContext
 from dnn64build.workspace.labels import Label
 
@@ -70,7 +71,9 @@ def endianness(toolchain: str) -> str:
 
 # The attributes of every rule that packs a ROM (n64_model, n64_rom).
 ROM_ATTRS = {
-    "title": Attr({"type": "string", "maxLength": 20}, "ROM title (20 characters at most)"),
+    "title": Attr({"type": "string", "maxLength": TITLE_SIZE},
+                  f"ROM title ({TITLE_SIZE} printable ASCII characters at most; default: the "
+                  "target's name)"),
     "ipl3": Attr(
         {
             "type": "string",
@@ -87,6 +90,18 @@ ROM_ATTRS = {
 }
 
 
+def _check_title(ctx: RuleContext, title: str) -> None:
+    """At analysis, before any action runs (pack would find it only at the end)."""
+    problem = title_problem(title)
+    if problem is None:
+        return
+    given = "title" in ctx.attrs
+    raise UserError(
+        f"target {ctx.label}: {problem}" + ("" if given else " (the default: the target's name)"),
+        where=ctx.where,
+        hint=None if given else "set a shorter one with the attribute title")
+
+
 def declare_rom(
     ctx: RuleContext,
     models: Sequence[ModelInfo],
@@ -96,6 +111,7 @@ def declare_rom(
 ) -> dict[str, list[str]]:
     """Declare the pack action(s) for ``models`` in one image; returns outputs per toolchain
     (the target's own and, always, the host build used by ``run --platform host``)."""
+    _check_title(ctx, title)
     if not models:
         raise UserError(f"target {ctx.label}: no models to pack", where=ctx.where)
     built: dict[str, list[str]] = {}

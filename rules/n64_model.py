@@ -34,7 +34,7 @@ def _implementation(ctx: RuleContext) -> ModelInfo:
         "import",
         inputs={"onnx": ctx.source(attrs["src"], attr="src")},
         outputs={"graph": "import/graph.json", "weights": "import/weights.npz"},
-        config={"inputs": attrs.get("inputs", {})},
+        config={"inputs": attrs.get("inputs", {}), "label": label},
         progress=label,
     )
     quantize = dict(attrs["quantize"])
@@ -50,7 +50,7 @@ def _implementation(ctx: RuleContext) -> ModelInfo:
             "weights": "quantize/weights.npz",
             "report": "quantize/report.json",
         },
-        config=quantize,
+        config={**quantize, "label": label},
         progress=label,
     )
     memory = memory_bytes(attrs["memory"])
@@ -70,7 +70,7 @@ def _implementation(ctx: RuleContext) -> ModelInfo:
         outputs={"source": f"codegen/{symbol}.c", "header": f"codegen/{symbol}.h",
                  "meta": "codegen/meta.json", "weights_big": "codegen/weights.be.bin",
                  "weights_little": "codegen/weights.le.bin"},
-        config={"symbol": symbol},
+        config={"symbol": symbol, "label": label},
         progress=label,
     )
     objects = {

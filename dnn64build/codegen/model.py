@@ -69,33 +69,17 @@ def input_asset(symbol: str, k: int) -> str:
 
 
 def generate_model(graph: Graph, plan: dict[str, Any], *, symbol: str,
-                   staging_bytes: int | None = None) -> GeneratedModel:
+                   staging_bytes: int | None = None, where: str | None = None) -> GeneratedModel:
     """Generate the C for ``graph`` run with ``plan`` (plan.json content).
 
-    ``staging_bytes``: size of the weight staging area (two halves); by default
-    just enough for the largest tile, each layer tiled to at most 32 KiB per half
-    unless a single output channel needs more. Raises UserError for a bad symbol,
-    an unsupported node or a staging area too small for some tile.
+    ``staging_bytes``: size of the weight staging area (two halves), as
+    ``staging_area_bytes`` gives it; by default that function's default. ``where``
+    names the model in errors (default: its graph name). Raises UserError for a bad
+    symbol, an unsupported node or a staging area too small for some tile.
     """
-    where = f"model {graph.name}"
+    where = where or f"model {graph.name}"
     _check_symbol(symbol, len(graph.inputs), where)
-    try:
-        arena = ArenaMap.from_plan(plan)
-    except PlanMismatch as exc:
-        raise ValueError(f"{where}: {exc}") from exc
-    nodes = {node.name: node for node in graph.nodes}
-    if sorted(arena.schedule) != sorted(nodes):
-        raise ValueError(f"{where}: the plan's schedule does not list the graph's nodes")
-
-    lowered: list[tuple[Node, Lowered]] = []
-    for index, name in enumerate(arena.schedule):
-        node = _absorb_params(graph, nodes[name])
-        ctx = Ctx(graph, arena, node, index)
-        table = INT8_EMITTERS if "int8" in node.attrs else FP32_EMITTERS
-        if node.op not in table:
-            raise unsupported(node, "this operator" + (" in int8" if "int8" in node.attrs else ""))
-        lowered.append((node, table[node.op](ctx)))
-
+    arena, lowered = _lower(graph, plan, where)
     half = half_bytes([s for _, low in lowered for s in low.steps], staging_bytes, where)
     calls = [(node, [call for step in low.steps for call in expand(step, half)])
              for node, low in lowered]
@@ -112,12 +96,49 @@ def generate_model(graph: Graph, plan: dict[str, Any], *, symbol: str,
     )
 
 
+def staging_area_bytes(graph: Graph, plan: dict[str, Any], *, configured: int | None,
+                       where: str) -> int:
+    """The size of the weight staging area (both halves) the generated code of ``graph``
+    will use: ``configured`` if every tile fits half of it (else UserError), otherwise
+    just enough for the largest tile (docs/codegen.md). The one owner of that number:
+    the plan stage checks the fit with it and codegen lays the tiles into it."""
+    _, lowered = _lower(graph, plan, where)
+    return 2 * half_bytes([s for _, low in lowered for s in low.steps], configured, where)
+
+
+def _lower(graph: Graph, plan: dict[str, Any], where: str
+           ) -> tuple[ArenaMap, list[tuple[Node, Lowered]]]:
+    """Every scheduled node through its emitter, in schedule order."""
+    try:
+        arena = ArenaMap.from_plan(plan)
+    except PlanMismatch as exc:
+        raise ValueError(f"{where}: {exc}") from exc
+    nodes = {node.name: node for node in graph.nodes}
+    if sorted(arena.schedule) != sorted(nodes):
+        raise ValueError(f"{where}: the plan's schedule does not list the graph's nodes")
+    lowered: list[tuple[Node, Lowered]] = []
+    for index, name in enumerate(arena.schedule):
+        node = _absorb_params(graph, nodes[name])
+        ctx = Ctx(graph, arena, node, index)
+        table = INT8_EMITTERS if "int8" in node.attrs else FP32_EMITTERS
+        if node.op not in table:
+            raise unsupported(node, "this operator" + (" in int8" if "int8" in node.attrs else ""))
+        lowered.append((node, table[node.op](ctx)))
+    return arena, lowered
+
+
 def _check_symbol(symbol: str, inputs: int, where: str) -> None:
-    longest = max(len(weights_asset(symbol)), len(input_asset(symbol, max(inputs - 1, 0))))
-    if not is_identifier(symbol) or longest >= ASSET_NAME_SIZE:
+    if not is_identifier(symbol):
+        raise UserError(f"model symbol {symbol!r} is not a C identifier", where=where)
+    longest = max((weights_asset(symbol), input_asset(symbol, max(inputs - 1, 0))), key=len)
+    if len(longest) >= ASSET_NAME_SIZE:
+        room = ASSET_NAME_SIZE - 1 - (len(longest) - len(symbol))
         raise UserError(
-            f"model symbol {symbol!r} must be a C identifier short enough for asset "
-            f"names ({ASSET_NAME_SIZE - 1} characters at most)", where=where)
+            f"model symbol {symbol!r} has {len(symbol)} characters, too many for its asset "
+            f"name {longest!r} ({len(longest)} characters; the asset table holds "
+            f"{ASSET_NAME_SIZE - 1})", where=where,
+            hint=f"the symbol is m_ and the target's package path and name: shorten them to "
+            f"{room} characters at most")
 
 
 def _absorb_params(graph: Graph, node: Node) -> Node:

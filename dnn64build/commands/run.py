@@ -3,14 +3,17 @@ emulator with given inputs, print (and save) its outputs, compare with reference
 
 from __future__ import annotations
 
-import json
+import os
 import tempfile
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from dnn64build.array_files import numeric, read_npz
+from dnn64build.build_outputs import load_json
 from dnn64build.commands.build import build
 from dnn64build.errors import UserError
 from dnn64build.rule_helpers import HOST, MODELS_GROUP, REFERENCE_GROUP
@@ -34,17 +37,23 @@ class ModelRun:
         graph = load_graph(*self.ir)
         return [run_int8(graph, sample) for sample in self.inputs]
 
-    @property
-    def integer(self) -> bool:
-        """Whether the model computes in int8 (its outputs must then be bit-exact)."""
-        tensors = json.loads(self.ir[0].read_text())["tensors"]
-        return any(t["dtype"] == "int8" for t in tensors.values())
+    @cached_property
+    def integer_outputs(self) -> set[str]:
+        """The outputs computed by int8 nodes only: these must match bit for bit; outputs
+        with an fp32 node upstream (a mixed model's fallback) within a tolerance."""
+        from dnn64build.ir import load_graph
+        from dnn64build.quant.execute import integer_outputs
+
+        return integer_outputs(load_graph(*self.ir))
 
 
 def run_command(
     target: str, *, platform: str, input_path: Path | None, output_path: Path | None,
     timeout: float,
 ) -> int:
+    if output_path and not output_path.parent.is_dir():  # say so before building and running
+        raise UserError(f"--output: no such directory: {output_path.parent}",
+                        hint="create it first, or name a file in an existing directory")
     label, runs, tickrate = run_target(target, platform=platform, input_path=input_path,
                                        timeout=timeout)
     for run in runs:
@@ -54,7 +63,7 @@ def run_command(
         _, host_runs, _ = run_target(label, platform=HOST, input_path=input_path,
                                      timeout=timeout, quiet=True)
         for run, host in zip(runs, host_runs, strict=True):
-            verdict = _compare(run.outputs, host.outputs, 1e-5, run.integer)
+            verdict = _compare(run.outputs, host.outputs, 1e-5, run.integer_outputs)
             print(f"{run.label}: ROM vs the host build: {verdict}")
     if output_path:
         _save(output_path, runs)
@@ -75,23 +84,23 @@ def test_command(patterns: list[str], *, platform: str, timeout: float) -> int:
     failures = 0
     for label in chosen:
         test = targets[label]["info"]["test"]
-        files = {key: out_dir / path for key, path in test["files"].items()}
+        files = {key: Path(os.path.normpath(out_dir / path)) for key, path in
+                 test["files"].items()}
+        labels = _test_labels(label, test["labels"], files["inputs"], root)
+        expected = read_npz(files["outputs"]) if "outputs" in files else None
         _, runs, _ = run_target(label, platform=platform, input_path=files["inputs"],
                                 timeout=timeout, quiet=True)
         verdicts = []
         for run in runs:
             verdicts.append(("reference executor", _compare_reference(run)))
-            if "outputs" in files:
-                with np.load(files["outputs"]) as expected:
-                    verdicts.append(("expected outputs", _compare(
-                        run.outputs, _split_samples(dict(expected), run), 1e-4,
-                        run.integer)))
+            if expected is not None:
+                verdicts.append(("expected outputs", _compare(
+                    run.outputs, _split_samples(expected, run), 1e-4, run.integer_outputs)))
         ok = all(v.startswith("match") for _, v in verdicts)
         failures += not ok
         details = "; ".join(f"{what}: {verdict}" for what, verdict in verdicts)
-        if test["labels"]:
-            with np.load(files["inputs"]) as data:
-                details += f"; top-1 accuracy {_accuracy(runs[0], data[test['labels']]):.2%}"
+        if labels is not None:
+            details += f"; top-1 accuracy {_accuracy(runs[0], labels):.2%}"
         print(f"{'PASSED' if ok else 'FAILED'} {label} ({platform}): {details}")
     print(f"{len(chosen) - failures} passed, {failures} failed")
     return 1 if failures else 0
@@ -119,7 +128,7 @@ def run_target(
     if platform != HOST and not any(f.suffix == ".z64" for f in files):
         raise UserError(f"{label} is built with toolchain host: it has no ROM to emulate",
                         hint="use --platform host, or set toolchain: bare")
-    metas = [json.loads((out_dir / f).read_text()) for f in entry["outputs"][MODELS_GROUP]]
+    metas = [load_json(out_dir / f) for f in entry["outputs"][MODELS_GROUP]]
     labels = _model_labels(outcome.index, label)
     arrays = _load_inputs(input_path, metas, labels)
     big_endian = platform != HOST
@@ -177,10 +186,10 @@ def _load_inputs(path: Path | None, metas: list[dict[str, Any]], labels: list[st
     zeros."""
     given: dict[str, np.ndarray] = {}
     if path is not None:
-        if not path.is_file():
-            raise UserError(f"no such input file: {path}")
-        with np.load(path) as npz:
-            given = {k: npz[k] for k in npz.files}
+        if path.suffix == ".npy":
+            raise UserError(f"{path}: --input takes an .npz keyed by the model's input names",
+                            hint="numpy.savez(path, input_name=array, ...)")
+        given = read_npz(path)
     result: dict[str, list[np.ndarray]] = {}
     counts = set()
     for meta, label in zip(metas, labels, strict=True):
@@ -194,7 +203,7 @@ def _load_inputs(path: Path | None, metas: list[dict[str, Any]], labels: list[st
                 raise UserError(f"{path}: no array named {spec['name']!r}",
                                 hint=f"the model's inputs: {[s['name'] for s in meta['inputs']]}")
             else:
-                array = np.asarray(given[key], dtype=spec["dtype"])
+                array = numeric(given[key], key, where=str(path)).astype(spec["dtype"])
                 if array.shape == shape:
                     array = array[None]
                 elif shape[0] == 1 and array.shape[1:] == shape[1:]:  # samples as the batch
@@ -212,6 +221,19 @@ def _load_inputs(path: Path | None, metas: list[dict[str, Any]], labels: list[st
     return result
 
 
+def _test_labels(label: str, name: str | None, inputs: Path, root: Path) -> np.ndarray | None:
+    """The class labels array ``test.labels`` names in the test inputs file, if any."""
+    if name is None:
+        return None
+    arrays = read_npz(inputs)
+    if name not in arrays:
+        raise UserError(
+            f"attribute test.labels names array {name!r}, which "
+            f"{os.path.relpath(inputs, root)} does not hold; it holds: {', '.join(arrays)}",
+            where=label)
+    return numeric(arrays[name], name, where=str(inputs))
+
+
 def _split_samples(arrays: dict[str, np.ndarray], run: ModelRun) -> list[dict[str, np.ndarray]]:
     shapes = {o["name"]: tuple(o["shape"]) for o in run.meta["outputs"]}
     n = len(run.outputs)
@@ -223,21 +245,23 @@ def _split_samples(arrays: dict[str, np.ndarray], run: ModelRun) -> list[dict[st
 
 
 def _compare_reference(run: ModelRun) -> str:
-    """int8 models must match the integer reference bit for bit; fp32 ones within 1e-4 of
-    the output scale (the C and numpy float kernels sum in different orders)."""
-    return _compare(run.outputs, run.reference(), 1e-4, run.integer)
+    """Outputs of int8 nodes must match the integer reference bit for bit; outputs with
+    fp32 computation upstream within 1e-4 of the output scale (the C and numpy float
+    kernels sum in different orders)."""
+    return _compare(run.outputs, run.reference(), 1e-4, run.integer_outputs)
 
 
 def _compare(got: list[dict[str, np.ndarray]], want: list[dict[str, np.ndarray]],
-             tolerance: float, exact: bool) -> str:
-    """'match (...)' or 'MISMATCH (...)' over every sample and output: equal bits when
-    ``exact``, else a max error within ``tolerance`` of the output's scale."""
+             tolerance: float, exact: set[str]) -> str:
+    """'match (...)' or 'MISMATCH (...)' over every sample and output: equal bits for the
+    outputs named in ``exact``, else a max error within ``tolerance`` of the output's scale."""
     worst = 0.0
     for got_sample, want_sample in zip(got, want, strict=True):
         for name, value in got_sample.items():
             ref = np.asarray(want_sample[name], dtype=np.float64)
             err = float(np.abs(value.astype(np.float64) - ref).max())
-            if exact and value.tobytes() != np.asarray(want_sample[name], value.dtype).tobytes():
+            if name in exact and (value.tobytes()
+                                  != np.asarray(want_sample[name], value.dtype).tobytes()):
                 return f"MISMATCH (output {name!r} is not bit-exact: differs by up to {err:g})"
             worst = max(worst, err / max(float(np.abs(ref).max()), 1e-12))
     if worst > tolerance:

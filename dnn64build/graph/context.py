@@ -149,6 +149,8 @@ class ActionContext:
                 config=dict(config),
                 progress=progress,
                 implicit=stage_sources(stage),
+                depfile=config_path.removesuffix(".json") + ".d" if STAGES[stage].depfile
+                else None,
             )
         )
         return outputs

@@ -107,6 +107,8 @@ def ninja_text(workspace: Workspace, graph: BuildGraph) -> str:
             f"$python -m dnn64build.stages {stage} $args",
             description=f"{STAGES[stage].mnemonic} $progress",
             restat=True,
+            # ninja reads the files a stage listed into .ninja_deps (and deletes the depfile)
+            **({"depfile": "$stage_depfile", "deps": "gcc"} if STAGES[stage].depfile else {}),
         )
     ninja.newline()
     for action in sorted(graph.actions.values(), key=lambda a: a.id):
@@ -115,12 +117,16 @@ def ninja_text(workspace: Workspace, graph: BuildGraph) -> str:
             f"--in {n}={shlex.quote(p)}" for n, ps in sorted(action.inputs.items()) for p in ps
         ]
         args += [f"--out {n}={shlex.quote(p)}" for n, p in sorted(action.outputs.items())]
+        variables = {"progress": action.progress}
+        if action.depfile:
+            args.append(f"--depfile {shlex.quote(action.depfile)}")
+            variables["stage_depfile"] = action.depfile
         ninja.build(
             sorted(action.outputs.values()),
             action.stage,
             inputs=action.all_inputs(),
             implicit=[action.config_path, *action.implicit],
-            variables={"args": " ".join(args), "progress": action.progress},
+            variables={"args": " ".join(args), **variables},
         )
     ninja.newline()
     for name, outputs in sorted(graph.groups.items()):

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dnn64build.build_outputs import DAMAGE
 from dnn64build.errors import UserError
 from dnn64build.workspace.root import OUTPUT_BASE, TARGET_INDEX, find_root
 
@@ -85,7 +86,7 @@ def refresh_graph(root: Path) -> dict[str, Any]:
             ours = [line.removeprefix("ERROR: ") for line in output
                     if line.startswith(("ERROR: ", "  hint: "))]
             raise UserError("\n".join(ours or output))
-    index = json.loads((out / TARGET_INDEX).read_text()) if fresh else None
+    index = _read_index(out) if fresh else None
     if index is None or any(os.environ.get(k) != v for k, v in index["env"].items()):
         from dnn64build.graph.generate import generate  # heavy imports: only when needed
 
@@ -139,3 +140,11 @@ def run_ninja(
             sys.stderr.write(line)  # progress: stdout is for results (plan --json, query)
             sys.stderr.flush()
     return NinjaResult(ran, needed, time.monotonic() - start, proc.returncode == 0)
+
+
+def _read_index(out: Path) -> dict[str, Any] | None:
+    """The target index, or None when it is damaged (then it is written again)."""
+    try:
+        return json.loads((out / TARGET_INDEX).read_text())
+    except DAMAGE:
+        return None

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dnn64build.ir.graph import Graph
+from dnn64build.ir.graph import Graph, Node
 from dnn64build.ir.reference import initial_values, run_node
 from dnn64build.quant.int8_ops import INT8_OPS
 
@@ -31,3 +31,17 @@ def run_int8(graph: Graph, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarra
             for name, result in zip(node.outputs, run_node(graph, node, values), strict=False):
                 values[name] = result
     return {name: values[name] for name in graph.outputs}
+
+
+def integer_outputs(graph: Graph) -> set[str]:
+    """The graph outputs ``run_int8`` defines bit for bit: those computed from the inputs
+    by int8 and conversion nodes only. An output with an fp32 node anywhere upstream
+    depends on the order float sums are added in, so it matches only within a tolerance."""
+    producer: dict[str, Node] = {out: node for node in graph.nodes for out in node.outputs}
+    exact: dict[str, bool] = {}
+    for node in graph.nodes:  # topological order: inputs are decided before their users
+        ok = "int8" in node.attrs and all(
+            exact.get(name, name not in producer) for name in node.inputs if name)
+        for out in node.outputs:
+            exact[out] = ok
+    return {name for name in graph.outputs if exact.get(name, name not in producer)}

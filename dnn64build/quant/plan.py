@@ -16,6 +16,7 @@ import numpy as np
 from dnn64build.ir.graph import Graph, Node
 from dnn64build.ir.params import has_pending_params
 from dnn64build.quant.calibrate import pre_key
+from dnn64build.quant.overflow import MAX_ACTIVATION_PRODUCT_TERMS
 from dnn64build.quant.qparams import QParams
 
 # Fused activations that are only a clamp of the output; the others need a lookup table.
@@ -28,7 +29,10 @@ VIEWS = ("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout", "T
 SHARED = (*VIEWS, "MaxPool", "AveragePool", "GlobalAveragePool", "Pad", "Resize")
 OTHER = ("Softmax", "ReduceMean", "Concat")
 INT8_CAPABLE = frozenset((*WEIGHTED, *ELEMENTWISE, *ACTIVATION_OPS, *SHARED, *OTHER))
-MAX_REDUCTION = 65793  # 2**31 / (255 * 128): the int32 accumulator cannot overflow
+# Weighted ops with a longer reduction stay fp32 without trying (only unusually small
+# weights could pass the proof). Shorter ones are proven channel by channel once quantised
+# (quant/overflow.py), the bias included; a node that fails it is refused.
+MAX_REDUCTION = 65793  # 2**31 / (255 * 128)
 RESIZE_COORDS = ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric")
 SOFTMAX_QPARAMS = QParams(1.0 / 256.0, -128)
 
@@ -69,7 +73,10 @@ def _weighted_reason(graph: Graph, node: Node, consts: list[bool]) -> str | None
             return "MatMul operands must both be activations of rank >= 2"
         if a[:-2] != w[:-2] and min(int(np.prod(a[:-2])), int(np.prod(w[:-2]))) != 1:
             return "MatMul batch dims broadcast in a way the int8 kernel does not"
-        return None if a[-1] <= MAX_REDUCTION else "reduction longer than 65793"
+        if a[-1] > MAX_ACTIVATION_PRODUCT_TERMS:
+            return (f"reduction longer than {MAX_ACTIVATION_PRODUCT_TERMS} (int32 accumulator "
+                    "bound of two int8 activations)")
+        return None
     if consts[0] or not consts[1] or (len(consts) > 2 and not consts[2]):
         return "weights and bias must be constant and the data input not"
     if node.op == "Gemm":

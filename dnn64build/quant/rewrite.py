@@ -13,6 +13,7 @@ import numpy as np
 from dnn64build.ir.graph import Graph, Node, Tensor
 from dnn64build.quant import lower
 from dnn64build.quant.calibrate import pre_key
+from dnn64build.quant.overflow import check_weighted_accumulator, widen_scales
 from dnn64build.quant.plan import ACTIVATION_OPS, ELEMENTWISE, SHARED, WEIGHTED
 from dnn64build.quant.qparams import (
     QParams,
@@ -198,15 +199,20 @@ class Rewriter:
             bias = bias * (attrs["beta"] if node.op == "Gemm" else 1.0)
         x_q = self.table[node.inputs[0]]
         scales = self._weight_scales(w_name, w, axis, node.attrs.get("alpha", 1.0))
+        fixed = self.src.tensors[w_name].quant is not None
+        if not fixed:  # a pre-quantised model's scales are the model's own
+            scales = widen_scales(w, bias, axis, scales, x_q.scale, x_q.zero_point)
         pre_q = self.table.get(pre_key(node))
         attrs["int8"] = lower.weighted(attrs, x_q, scales, self.table[node.outputs[0]], pre_q)
         w_q = self.out.unique_name(f"{w_name}__q")
-        fixed = self.src.tensors[w_name].quant is not None
-        self.out.add_constant(w_q, quantize_weights(w, scales, axis, -128 if fixed else -127))
+        w_int = quantize_weights(w, scales, axis, -128 if fixed else -127)
+        b_int = quantize_bias(bias, x_q.scale, scales)
+        check_weighted_accumulator(node.name, node.op, w_int, b_int, axis, x_q.zero_point)
+        self.out.add_constant(w_q, w_int)
         self.out.tensors[w_q].quant = {"scale": scales.tolist(), "zero_point": [0] * channels,
                                        "axis": axis}
         b_q = self.out.unique_name(f"{b_name}__q" if b_name else f"{node.name}__bias_q")
-        self.out.add_constant(b_q, quantize_bias(bias, x_q.scale, scales))
+        self.out.add_constant(b_q, b_int)
         self.out.tensors[b_q].quant = {"scale": (x_q.scale * scales).tolist(),
                                        "zero_point": [0] * channels, "axis": 0}
         return [self.int8(node.inputs[0]), w_q, b_q], attrs

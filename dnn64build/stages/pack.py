@@ -11,12 +11,12 @@ input; ``dnn64build run`` repacks the image with real inputs.
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from dnn64build.build_outputs import load_json
 from dnn64build.codegen.program import generate_main
 from dnn64build.errors import UserError
 from dnn64build.rom.assets import Asset, build_asset_image
@@ -31,7 +31,7 @@ KSEG0 = 0x80000000
 
 def main(args: StageArgs) -> None:
     config = args.config
-    metas = [json.loads(p.read_text()) for p in args.inputs["metas"]]
+    metas = [load_json(p) for p in args.inputs["metas"]]
     assets = model_assets(metas, [p.read_bytes() for p in args.inputs["weights"]])
     toolchain = _toolchain(config)
     first_output = next(iter(args.outputs.values()))

@@ -7,9 +7,8 @@ prints) and timeline.svg (the memory timeline picture).
 
 from __future__ import annotations
 
-import math
-
-from dnn64build.ir import Graph, load_graph
+from dnn64build.codegen.model import staging_area_bytes
+from dnn64build.ir import load_graph
 from dnn64build.planner.checker import check_plan
 from dnn64build.planner.exact import WORK_BUDGET
 from dnn64build.planner.fit import PROGRAM_ESTIMATE_BYTES, check_fit, live_at
@@ -17,8 +16,6 @@ from dnn64build.planner.graph_plan import plan_graph
 from dnn64build.planner.report import render_ascii, render_svg
 from dnn64build.planner.schedule import EXPANSION_BUDGET
 from dnn64build.stages.io import StageArgs
-
-DEFAULT_STAGING_CAP = 64 * 1024  # bytes of weight staging (both halves) unless configured
 
 
 def main(args: StageArgs) -> None:
@@ -38,25 +35,15 @@ def main(args: StageArgs) -> None:
     violation = check_plan(plan)
     if violation is not None:  # the planner and the checker are separate code: a bug
         raise AssertionError(f"planner produced an invalid plan: {violation}")
-    staging = config.get("staging_bytes") or default_staging_bytes(graph, alignment)
+    # Sized by the code generator itself, so codegen never finds the area too small.
+    staging = staging_area_bytes(graph, plan, configured=config.get("staging_bytes"),
+                                 where=config["label"])
     plan["staging"] = {"offset": plan["arena_bytes"], "bytes": staging}
     check_fit(plan, memory=config["memory"], program_bytes=PROGRAM_ESTIMATE_BYTES,
               label=config["label"], staging_bytes=staging)
     args.write_json("plan", plan)
     args.write_text("report", report(plan, config["label"], config["memory"]))
     args.write_text("timeline", render_svg(plan))
-
-
-def default_staging_bytes(graph: Graph, alignment: int) -> int:
-    """Room for two copies of the largest node's weights (double buffering), capped: bigger
-    layers are streamed in output-channel tiles."""
-    largest = max(
-        (sum(graph.constants[t].nbytes for t in node.inputs if t in graph.constants)
-         for node in graph.nodes),
-        default=0,
-    )
-    return max(alignment, min(2 * math.ceil(largest / alignment) * alignment,
-                              DEFAULT_STAGING_CAP))
 
 
 def report(plan: dict, model: str, memory: int) -> str:

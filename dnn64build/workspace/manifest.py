@@ -155,10 +155,22 @@ def _merge(default: Any, value: Any) -> Any:
     return value
 
 
+def _is_integer(_checker: Any, value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+# An attribute declared integer takes an int, not a whole float such as 16.0 (YAML keeps
+# them apart; JSON Schema's default "integer" would admit 16.0 and pass a float on).
+_Validator = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator,
+    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_integer),
+)
+
+
 def _validate(
     data: Any, schema: dict, where: str, what: str, source: Any | None = None
 ) -> None:
-    validator = jsonschema.Draft202012Validator(schema)
+    validator = _Validator(schema)
     error = jsonschema.exceptions.best_match(validator.iter_errors(data))
     if error is None:
         return
@@ -187,7 +199,17 @@ def _explain(error: jsonschema.ValidationError) -> str:
         return "; ".join(f"unknown key {k!r}{_did_you_mean(k, allowed)}" for k in extra)
     if error.validator == "required":
         return error.message.replace("is a required property", "is required")
+    if _whole_float_for_integer(error):
+        return f"{error.instance!r} is a float; write the integer {int(error.instance)}"
     return error.message
+
+
+def _whole_float_for_integer(error: jsonschema.ValidationError) -> bool:
+    """A float such as 16.0 where the schema (or one of its oneOf branches) wants an int."""
+    wanted = [error.validator_value] if error.validator == "type" else [
+        branch.get("type") for branch in error.schema.get("oneOf", [])]
+    return (isinstance(error.instance, float) and error.instance.is_integer()
+            and "integer" in wanted)
 
 
 def _allowed(error: jsonschema.ValidationError | None) -> str | None:

@@ -229,7 +229,7 @@ def test_load_calibration(tmp_path) -> None:
      "sample count"),
     (lambda d: np.save(d / "c.npy", np.ones((3, 2))), ["a", "b"], "holds one input"),
     (lambda d: (d / "c.txt").write_text("1 2 3"), ["a"], ".npz or .npy"),
-    (lambda d: (d / "c.npz").write_text("not a zip"), ["a"], "cannot read"),
+    (lambda d: (d / "c.npz").write_text("not a zip"), ["a"], "not an .npz archive"),
     (lambda d: None, ["a"], "not found"),
 ])
 def test_load_calibration_errors(tmp_path, setup, names: list[str], message: str) -> None:
