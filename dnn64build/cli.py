@@ -36,18 +36,14 @@ def _cmd_clean(args: argparse.Namespace) -> int:
 
     root = find_root(Path.cwd())
     out = root / OUTPUT_BASE
-    if not out.exists():
-        return 0
-    with workspace_lock(out):
+    with workspace_lock(root):  # held until dnn64-out/ is gone: no build sees it half-deleted
+        if not out.exists():
+            return 0
         if args.expunge:
-            for child in out.iterdir():  # the lock file goes last, with the directory
-                if child.name != ".lock":
-                    shutil.rmtree(child) if child.is_dir() else child.unlink()
+            shutil.rmtree(out)
         elif (out / "build.ninja").exists():
             subprocess.run([ninja_binary(), "-C", str(out), "-t", "clean"], check=True,
                            stdout=subprocess.DEVNULL)
-    if args.expunge:
-        shutil.rmtree(out, ignore_errors=True)
     return 0
 
 

@@ -10,7 +10,7 @@ from typing import Any
 from dnn64build.errors import UserError
 from dnn64build.graph.runner import NinjaResult, refresh_graph, run_ninja, workspace_lock
 from dnn64build.workspace.query import select
-from dnn64build.workspace.root import OUTPUT_BASE, find_root
+from dnn64build.workspace.root import find_root
 
 
 @dataclass
@@ -32,7 +32,7 @@ def build(
 ) -> BuildOutcome:
     """Build the targets matching ``patterns`` (their ``group`` outputs); raise on failure."""
     root = find_root(cwd or Path.cwd())
-    with workspace_lock(root / OUTPUT_BASE):
+    with workspace_lock(root):
         index = refresh_graph(root)
         targets = index["targets"]
         labels = select(patterns, targets)

@@ -12,7 +12,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,27 +43,34 @@ def ninja_binary() -> str:
 
 
 @contextmanager
-def workspace_lock(output_base: Path) -> Iterator[None]:
-    """Hold the workspace's build lock; a second build waits for the first."""
-    output_base.mkdir(exist_ok=True)
-    with open(output_base / _LOCK, "a+") as f:
+def workspace_lock(root: Path) -> Iterator[None]:
+    """Hold the workspace's build lock; a second build waits for the first.
+
+    The lock is an flock on the workspace root directory itself, not on a file in
+    dnn64-out/: ``clean --expunge`` deletes dnn64-out/, and a build waiting on a lock file
+    there would end up holding a lock on a deleted file while a third build locks a new
+    one. The root outlives every command, and locking it needs no write access. The
+    holder's pid is noted in dnn64-out/.lock (when writable) for the waiting message."""
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
         try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            f.seek(0)
-            holder = f.read().strip() or "?"
-            print(f"dnn64build: another build is running in this workspace (pid {holder}); "
-                  "waiting for it to finish...", file=sys.stderr, flush=True)
-            fcntl.flock(f, fcntl.LOCK_EX)
-        f.seek(0)
-        f.truncate()
-        f.write(str(os.getpid()))
-        f.flush()
-        try:
-            yield
-        finally:
-            f.truncate(0)
-            fcntl.flock(f, fcntl.LOCK_UN)
+            print(f"dnn64build: another build is running in this workspace (pid "
+                  f"{_holder(root)}); waiting for it to finish...", file=sys.stderr, flush=True)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        with suppress(OSError):  # informational only: a read-only workspace has no note
+            (root / OUTPUT_BASE / _LOCK).write_text(str(os.getpid()))
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _holder(root: Path) -> str:
+    try:
+        return (root / OUTPUT_BASE / _LOCK).read_text().strip() or "?"
+    except OSError:
+        return "?"
 
 
 def refresh_graph(root: Path) -> dict[str, Any]:
@@ -97,7 +104,7 @@ def refresh_graph(root: Path) -> dict[str, Any]:
 def current_index(start: Path) -> tuple[Path, dict[str, Any]]:
     """The workspace root above ``start`` and its up-to-date target index."""
     root = find_root(start)
-    with workspace_lock(root / OUTPUT_BASE):
+    with workspace_lock(root):
         return root, refresh_graph(root)
 
 
