@@ -64,6 +64,20 @@ def c_symbol(label: Label) -> str:
     return "m_" + re.sub(r"[^A-Za-z0-9]", "_", label.path)
 
 
+def _check_symbols(ctx: RuleContext, models: Sequence[ModelInfo]) -> None:
+    """Two models of one ROM must not share a C symbol (``c_symbol`` maps '/', '.' and '_'
+    alike): caught here, before any action runs, rather than at link time."""
+    by_symbol: dict[str, Label] = {}
+    for model in models:
+        other = by_symbol.setdefault(model.symbol, model.label)
+        if other != model.label:
+            raise UserError(
+                f"target {ctx.label}: models {other} and {model.label} would both be C symbol "
+                f"{model.symbol!r} in one ROM",
+                where=ctx.where, hint="rename one of the two targets",
+            )
+
+
 def endianness(toolchain: str) -> str:
     return "little" if toolchain == HOST else "big"
 
@@ -98,6 +112,7 @@ def declare_rom(
     (the target's own and, always, the host build used by ``run --platform host``)."""
     if not models:
         raise UserError(f"target {ctx.label}: no models to pack", where=ctx.where)
+    _check_symbols(ctx, models)
     built: dict[str, list[str]] = {}
     ipl3 = {"ipl3": ctx.source(ctx.attrs["ipl3"], attr="ipl3")} if "ipl3" in ctx.attrs else {}
     for tc in sorted({toolchain, HOST}):

@@ -19,7 +19,7 @@ import jsonschema
 
 from dnn64build.errors import UserError
 from dnn64build.rules_api import Rule, Target
-from dnn64build.workspace.labels import Label, parse_label
+from dnn64build.workspace.labels import Label, is_package_path, parse_label
 from dnn64build.workspace.root import MANIFEST, OUTPUT_BASE
 from dnn64build.workspace.yaml_source import SourceMap, load_yaml
 
@@ -74,14 +74,24 @@ def load_workspace(root: Path, rules: Mapping[str, Rule]) -> Workspace:
     directories: list[Path] = []
     name, defaults = root.name, {}
     for directory, is_package in walk_packages(root):
-        directories.append(directory)
+        package = directory.relative_to(root).as_posix()
+        package = "" if package == "." else package
+        # Only a directory whose path is a package name can become a package: watch those
+        # (they are also the only ones build.ninja can always name).
+        if is_package_path(package):
+            directories.append(directory)
         if not is_package:
             continue
         manifest = directory / MANIFEST
-        manifests.append(manifest)
-        package = directory.relative_to(root).as_posix()
-        package = "" if package == "." else package
         display = manifest.relative_to(root).as_posix()
+        if not is_package_path(package):
+            raise UserError(
+                f"package directory {package!r} is not a valid package name",
+                where=repr(display),
+                hint="each directory of a package's path must be letters, digits and _ . + - "
+                "(not starting with . + -): rename it, or move its BUILD.yaml elsewhere",
+            )
+        manifests.append(manifest)
         data = load_yaml(manifest, display)
         if data is None:
             continue
@@ -137,13 +147,27 @@ def _load_target(
     name = attrs.get("name", "?")
     _validate(attrs, rule.schema(), where, f"target {name!r} ({kind})", entry)
     label = Label(package, name)
-    deps = tuple(
-        parse_label(text, package=package, where=where)
-        for attr_name, attr in rule.attrs.items()
-        if attr.labels
-        for text in attrs.get(attr_name, [])
-    )
-    return Target(label, rule, attrs, where, deps)
+    deps: list[Label] = []
+    for attr_name, attr in rule.attrs.items():
+        if attr.labels:
+            deps += _label_list(attrs.get(attr_name, []), attr_name, label, where)
+    return Target(label, rule, attrs, where, tuple(deps))
+
+
+def _label_list(texts: list[str], attr: str, owner: Label, where: str) -> list[Label]:
+    """The labels one attribute names; the same target twice (perhaps spelt differently,
+    ``:a`` and ``//pkg:a``) is an error."""
+    seen: dict[Label, str] = {}
+    for text in texts:
+        dep = parse_label(text, package=owner.package, where=where)
+        if dep in seen:
+            raise UserError(
+                f"target {owner}: attribute {attr!r} names {dep} twice "
+                f"(as {seen[dep]!r} and {text!r})",
+                where=where, hint="list each target once",
+            )
+        seen[dep] = text
+    return list(seen)
 
 
 def _merge(default: Any, value: Any) -> Any:

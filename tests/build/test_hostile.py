@@ -1,0 +1,90 @@
+"""Hostile names and label lists: refused at load with one clean message naming the culprit,
+or, where ninja can represent them, built correctly (issue 13, items 10 and 11)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.build.conftest import Workspace
+from tests.build.test_errors import MODEL, _fails
+
+
+def _root_targets(ws: Workspace, targets: str) -> None:
+    ws.write("BUILD.yaml", ws.root.joinpath("BUILD.yaml").read_text().replace(
+        "targets: []", "targets:\n" + targets))
+
+
+@pytest.mark.parametrize("directory", ["bad dir", "a$b", "a;b", "new\nline", "a|b", "a:b"])
+def test_a_package_directory_that_is_no_package_name_is_named(
+    workspace: Workspace, directory: str
+) -> None:
+    workspace.add_model("a", seed=1, package=directory)
+    workspace.write(f"{directory}/BUILD.yaml", MODEL)
+    err = _fails(workspace, "query", "//...")
+    assert f"package directory {directory!r} is not a valid package name" in err
+
+
+def test_an_odd_directory_without_a_manifest_is_left_alone(workspace: Workspace) -> None:
+    """Data directories named any way at all do not concern the graph."""
+    workspace.add_model("a", seed=1)
+    workspace.write("models/BUILD.yaml", MODEL)
+    for name in ("my data", "cost$", "x\ny", "a|b"):
+        (workspace.root / "models" / name).mkdir()
+    for _ in range(2):  # the second one reads build.ninja back
+        assert workspace.run("query", "//...").stdout.split() == ["//models:a"]
+
+
+@pytest.mark.parametrize("name", ["a\\n", "a\\nb", "a b", "a$"])
+def test_a_target_name_with_a_newline_or_dollar_is_refused(workspace: Workspace,
+                                                           name: str) -> None:
+    workspace.add_model("a", seed=1)
+    workspace.write("models/BUILD.yaml", MODEL.replace("name: a", f'name: "{name}"'))
+    err = _fails(workspace)
+    assert "attribute 'name'" in err and "does not match" in err
+
+
+def test_a_source_ninja_cannot_represent_is_refused(workspace: Workspace) -> None:
+    workspace.add_model("a\nb", seed=1)
+    workspace.write("models/BUILD.yaml", MODEL.replace("src: a.onnx", 'src: "a\\nb.onnx"'))
+    err = _fails(workspace)
+    assert "//models:a" in err and "attribute 'src'" in err
+    assert "'\\n', which ninja cannot represent" in err
+
+
+def test_a_source_named_with_dollars_spaces_and_colons_builds(workspace: Workspace) -> None:
+    """ninja's escapes carry these names through build.ninja and the shell unchanged."""
+    workspace.add_model("we$ird na:me$ $$x", seed=1)
+    workspace.write("models/BUILD.yaml",
+                    MODEL.replace("src: a.onnx", "src: 'we$ird na:me$ $$x.onnx'"))
+    assert [m for m, _ in workspace.build("//...")] == [
+        "Import", "Quantize", "Plan", "Codegen", "Compile", "Runtime", "Pack"]
+    assert workspace.build("//...") == []
+
+
+def test_the_same_model_twice_in_a_bundle_is_refused(workspace: Workspace) -> None:
+    workspace.add_model("tiny", seed=1)
+    tiny = MODEL.replace("name: a", "name: tiny").replace("a.onnx", "tiny.onnx")
+    workspace.write("models/BUILD.yaml", tiny + "  - {rule: n64_rom, name: r, "
+                    "models: [':tiny', '//models:tiny']}\n")
+    err = _fails(workspace)
+    assert "target //models:r: attribute 'models' names //models:tiny twice" in err
+    assert "':tiny'" in err and "'//models:tiny'" in err
+
+
+@pytest.mark.parametrize("first, second", [
+    ("//models:x.y", "//models:x_y"),
+    ("//models:b_c", "//models/b:c"),
+])
+def test_two_models_with_one_c_symbol_in_a_rom_are_refused(
+    workspace: Workspace, first: str, second: str
+) -> None:
+    for label in (first, second):
+        package, name = label.removeprefix("//").split(":")
+        workspace.add_model(name, seed=1, package=package)
+        path = workspace.root / package / "BUILD.yaml"
+        text = path.read_text() if path.exists() else "targets:\n"
+        workspace.write(f"{package}/BUILD.yaml",
+                        text + f"  - {{rule: n64_model, name: {name}, src: {name}.onnx}}\n")
+    _root_targets(workspace, f"  - {{rule: n64_rom, name: r, models: ['{first}', '{second}']}}")
+    err = _fails(workspace)
+    assert f"models {first} and {second} would both be C symbol" in err
