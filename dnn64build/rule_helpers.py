@@ -21,13 +21,16 @@ N64_TOOLCHAINS = ("bare", "libdragon")
 TOOLCHAINS = ("auto", *N64_TOOLCHAINS, HOST)
 
 MEMORY_SCHEMA = {
-    "description": "target RDRAM: 4MiB (stock N64), 8MiB (Expansion Pak) or a byte count",
+    "description": "target RDRAM: 4MiB (stock N64), 8MiB (Expansion Pak) or a byte count "
+    "(at most 8MiB; 2GiB with toolchain: host)",
     "oneOf": [
         {"type": "string", "pattern": r"^[0-9]+ ?(B|KiB|MiB)$"},
         {"type": "integer", "minimum": 65536},
     ],
 }
 _UNITS = {"B": 1, "KiB": 1024, "MiB": 1024 * 1024}
+N64_MEMORY_MAX = 8 * _UNITS["MiB"]  # RDRAM with the Expansion Pak (4 MiB without)
+HOST_MEMORY_MAX = 2**31  # the generated C writes sizes and offsets as int32 literals (cfmt)
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,18 @@ def memory_bytes(value: str | int) -> int:
     m = re.fullmatch(r"([0-9]+) ?(B|KiB|MiB)", value)
     assert m, "the schema admits only this form"
     return int(m[1]) * _UNITS[m[2]]
+
+
+def check_memory(ctx: RuleContext, memory: int, toolchain: str) -> None:
+    """A ROM planned for more RDRAM than a console has would hang when it runs."""
+    if toolchain == HOST:
+        limit, what, hint = HOST_MEMORY_MAX, "the host build takes (2 GiB)", "use less"
+    else:
+        limit, what, hint = (N64_MEMORY_MAX, "an N64 has (4MiB, 8MiB with the Expansion Pak)",
+                             "use 4MiB or 8MiB, or toolchain: host to plan for a bigger machine")
+    if memory > limit:
+        raise UserError(f"target {ctx.label}: memory {ctx.attrs['memory']!r} ({memory} bytes) "
+                        f"is more than {what}", where=ctx.where, hint=hint)
 
 
 def resolve_toolchain(ctx: RuleContext, name: str) -> str:

@@ -13,6 +13,7 @@ from dnn64build.rule_helpers import (
     ROM_ATTRS,
     ModelInfo,
     c_symbol,
+    check_memory,
     declare_rom,
     endianness,
     memory_bytes,
@@ -54,6 +55,7 @@ def _implementation(ctx: RuleContext) -> ModelInfo:
         progress=label,
     )
     memory = memory_bytes(attrs["memory"])
+    check_memory(ctx, memory, toolchain)
     plan = ctx.action(
         "plan",
         inputs={"graph": quantized["graph"], "weights": quantized["weights"]},

@@ -88,3 +88,24 @@ def test_two_models_with_one_c_symbol_in_a_rom_are_refused(
     _root_targets(workspace, f"  - {{rule: n64_rom, name: r, models: ['{first}', '{second}']}}")
     err = _fails(workspace)
     assert f"models {first} and {second} would both be C symbol" in err
+
+
+@pytest.mark.parametrize("toolchain, memory, accepted", [
+    ("bare", "8MiB", True),
+    ("bare", "16MiB", False),
+    ("bare", 99999999999999999999, False),
+    ("libdragon", "9000 KiB", False),
+    ("host", "16MiB", True),
+    ("host", 99999999999999999999, False),
+])
+def test_memory_is_at_most_what_the_machine_has(workspace: Workspace, toolchain: str,
+                                                memory: str | int, accepted: bool) -> None:
+    workspace.add_model("a", seed=1)
+    workspace.write("models/BUILD.yaml",
+                    MODEL + f"    toolchain: {toolchain}\n    memory: {memory}\n")
+    env = {"N64_INST": "/nonexistent"}  # libdragon resolves no tool while loading
+    if accepted:
+        assert workspace.run("query", "//...", env=env).stdout.split() == ["//models:a"]
+    else:
+        err = _fails(workspace, "query", "//...")
+        assert f"target //models:a: memory {memory!r}" in err and "is more than" in err
