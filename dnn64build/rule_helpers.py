@@ -24,7 +24,7 @@ MEMORY_SCHEMA = {
     "description": "target RDRAM: 4MiB (stock N64), 8MiB (Expansion Pak) or a byte count "
     "(at most 8MiB; 2GiB with toolchain: host)",
     "oneOf": [
-        {"type": "string", "pattern": r"^[0-9]+ ?(B|KiB|MiB)$"},
+        {"type": "string", "pattern": r"^[0-9]+ ?(B|KiB|MiB)\Z"},
         {"type": "integer", "minimum": 65536},
     ],
 }

@@ -90,6 +90,12 @@ def test_two_models_with_one_c_symbol_in_a_rom_are_refused(
     assert f"models {first} and {second} would both be C symbol" in err
 
 
+def test_memory_with_a_trailing_newline_is_refused(workspace: Workspace) -> None:
+    workspace.add_model("a", seed=1)
+    workspace.write("models/BUILD.yaml", MODEL + '    memory: "4MiB\\n"\n')
+    assert "attribute 'memory'" in _fails(workspace, "query", "//...")
+
+
 @pytest.mark.parametrize("toolchain, memory, accepted", [
     ("bare", "8MiB", True),
     ("bare", "16MiB", False),
