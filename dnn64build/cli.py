@@ -25,7 +25,7 @@ def _cmd_query(args: argparse.Namespace) -> int:
     from dnn64build.workspace.query import evaluate_query
 
     _, index = current_index(Path.cwd())
-    for label in evaluate_query(args.expression, index["targets"]):
+    for label in evaluate_query(args.expression, index["targets"], index["kinds"]):
         print(label)
     return 0
 

@@ -29,13 +29,19 @@ def build(
     jobs: int | None = None,
     verbose: bool = False,
     quiet_summary: bool = False,
+    one_for: str | None = None,
 ) -> BuildOutcome:
-    """Build the targets matching ``patterns`` (their ``group`` outputs); raise on failure."""
+    """Build the targets matching ``patterns`` (their ``group`` outputs); raise on failure.
+    ``one_for`` names a command that takes exactly one target: checked before building."""
     root = find_root(cwd or Path.cwd())
     with workspace_lock(root):
         index = refresh_graph(root)
         targets = index["targets"]
         labels = select(patterns, targets)
+        if one_for and len(labels) != 1:
+            raise UserError(f"{' '.join(patterns)!r} names {len(labels)} targets "
+                            f"({', '.join(labels)}); {one_for} takes one",
+                            hint="name one target: a label, not a pattern")
         phony = [targets[t]["groups"][group] for t in labels if group in targets[t]["groups"]]
         if not phony:
             kinds = ", ".join(f"{t} ({targets[t]['rule']})" for t in labels)

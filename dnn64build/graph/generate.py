@@ -154,7 +154,7 @@ def index(workspace: Workspace, graph: BuildGraph) -> dict[str, Any]:
             },
         }
     return {"workspace": workspace.name, "root": str(workspace.root), "env": graph.env,
-            "targets": labels}
+            "kinds": list(workspace.kinds), "targets": labels}
 
 
 def _ninja_path(path: Path, output_base: Path) -> str:

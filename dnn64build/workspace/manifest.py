@@ -8,7 +8,6 @@ after the workspace defaults are applied.
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -17,7 +16,7 @@ from typing import Any
 
 import jsonschema
 
-from dnn64build.errors import UserError
+from dnn64build.errors import UserError, did_you_mean
 from dnn64build.rules_api import Rule, Target
 from dnn64build.workspace.labels import Label, is_package_path, parse_label
 from dnn64build.workspace.root import MANIFEST, OUTPUT_BASE
@@ -54,6 +53,7 @@ class Workspace:
     targets: Mapping[Label, Target]
     manifests: tuple[Path, ...]  # every BUILD.yaml read
     directories: tuple[Path, ...]  # every directory searched for packages
+    kinds: tuple[str, ...] = ()  # every rule kind, used or not
 
     @property
     def output_base(self) -> Path:
@@ -111,7 +111,8 @@ def load_workspace(root: Path, rules: Mapping[str, Rule]) -> Workspace:
                     hint="target names must be unique within a package",
                 )
             targets[target.label] = target
-    return Workspace(root, name, targets, tuple(manifests), tuple(directories))
+    return Workspace(root, name, targets, tuple(manifests), tuple(directories),
+                     tuple(sorted(rules)))
 
 
 def _check_defaults(defaults: Mapping[str, Any], rules: Mapping[str, Rule], display: str) -> None:
@@ -120,7 +121,7 @@ def _check_defaults(defaults: Mapping[str, Any], rules: Mapping[str, Rule], disp
         if key not in settable:
             raise UserError(
                 f"workspace.defaults: {key!r} is not an attribute that can have a workspace "
-                f"default{_did_you_mean(key, settable)}",
+                f"default{did_you_mean(key, settable)}",
                 where=getattr(defaults, "where", display),
                 hint=f"allowed: {', '.join(sorted(settable))}",
             )
@@ -133,7 +134,7 @@ def _load_target(
     kind = entry.get("rule")
     if kind not in rules:
         raise UserError(
-            f"unknown rule kind {kind!r}{_did_you_mean(str(kind), rules)}",
+            f"unknown rule kind {kind!r}{did_you_mean(str(kind), rules)}",
             where=where,
             hint=f"rule kinds: {', '.join(sorted(rules))} (add one as a module in rules/)",
         )
@@ -208,7 +209,7 @@ def _explain(error: jsonschema.ValidationError) -> str:
     if error.validator == "additionalProperties":
         allowed = error.schema.get("properties", {})
         extra = sorted(set(error.instance) - set(allowed))
-        return "; ".join(f"unknown key {k!r}{_did_you_mean(k, allowed)}" for k in extra)
+        return "; ".join(f"unknown key {k!r}{did_you_mean(k, allowed)}" for k in extra)
     if error.validator == "required":
         return error.message.replace("is a required property", "is required")
     return error.message
@@ -225,8 +226,3 @@ def _allowed(error: jsonschema.ValidationError | None) -> str | None:
             return error.schema["description"]
         error = error.parent
     return None
-
-
-def _did_you_mean(word: str, choices: Any) -> str:
-    close = difflib.get_close_matches(word, list(choices), n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""

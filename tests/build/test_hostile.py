@@ -115,3 +115,21 @@ def test_memory_is_at_most_what_the_machine_has(workspace: Workspace, toolchain:
     else:
         err = _fails(workspace, "query", "//...")
         assert f"target //models:a: memory {memory!r}" in err and "is more than" in err
+
+
+def test_query_kind_of_an_unknown_rule_says_so(two_models: Workspace) -> None:
+    proc = two_models.run("query", "kind(n64_modle, //...)", check=False)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "unknown rule kind 'n64_modle' (did you mean 'n64_model'?)" in proc.stderr
+    # A known kind without targets is an empty answer, not an error.
+    assert two_models.run("query", "kind(n64_rom, //...)").stdout == ""
+
+
+@pytest.mark.parametrize("command", ["run", "plan"])
+def test_a_pattern_naming_several_targets_is_refused_before_building(
+    two_models: Workspace, command: str
+) -> None:
+    proc = two_models.run(command, "//models:all", check=False)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert f"names 2 targets (//models:a, //models:b); {command} takes one" in proc.stderr
+    assert two_models.outputs() == {}, "it built first"
