@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.build.conftest import Workspace
+from dnn64build import TOOL_ROOT
+from tests.build.conftest import ROOT_MANIFEST, Workspace
 from tests.build.test_errors import MODEL, _fails
 
 
@@ -133,3 +134,21 @@ def test_a_pattern_naming_several_targets_is_refused_before_building(
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert f"names 2 targets (//models:a, //models:b); {command} takes one" in proc.stderr
     assert two_models.outputs() == {}, "it built first"
+
+
+def test_a_rule_override_works_in_a_folder_named_like_the_tool(tmp_path) -> None:
+    """Rule modules were cached by their folder's basename: a workspace folder named like
+    the tool's checkout had its rules/n64_rom.py taken for the built-in one."""
+    ws = Workspace(tmp_path / TOOL_ROOT.name)
+    ws.write("BUILD.yaml", ROOT_MANIFEST.replace(
+        "targets: []", "targets:\n  - {rule: n64_rom, name: r, models: ['//models:a']}"))
+    ws.add_model("a", seed=1)
+    ws.write("models/BUILD.yaml", MODEL)
+    ws.write("rules/n64_rom.py", """\
+        from dnn64build.rules_api import Attr, Rule
+
+        RULE = Rule(kind="n64_rom", doc="replaced", implementation=lambda ctx: None,
+                    attrs={"models": Attr({"type": "array"}, "models", labels=True)})
+        """)
+    proc = ws.run("build", "//:r", check=False)
+    assert proc.returncode == 1 and "no default outputs" in proc.stderr
