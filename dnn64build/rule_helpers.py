@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from dnn64build.errors import UserError
 from dnn64build.rules_api import Attr, RuleContext
+from dnn64build.toolchains import toolchain_executables, toolchain_variables
 from dnn64build.workspace.labels import Label
 
 HOST = "host"
@@ -75,6 +76,15 @@ def resolve_toolchain(ctx: RuleContext, name: str) -> str:
     return "libdragon" if ctx.env("N64_INST") else "bare"
 
 
+def toolchain_config(ctx: RuleContext, toolchain: str) -> dict[str, object]:
+    """The config of an action that runs ``toolchain``: its name and the executables it
+    finds now. The stage finds them again itself; they are here so that switching
+    DNN64_HOST_BINDIR, DNN64_MIPS_BINDIR, N64_INST or PATH to another compiler reruns it."""
+    env = {name: value for name in toolchain_variables(toolchain)
+           if (value := ctx.env(name)) is not None}
+    return {"toolchain": toolchain, "executables": toolchain_executables(toolchain, env)}
+
+
 def c_symbol(label: Label) -> str:
     return "m_" + re.sub(r"[^A-Za-z0-9]", "_", label.path)
 
@@ -136,7 +146,7 @@ def declare_rom(
             key=f"runtime-{tc}",
             inputs={},
             outputs={"library": "libdnn64.a"},
-            config={"toolchain": tc},
+            config=toolchain_config(ctx, tc),
             progress=f"runtime library ({tc})",
         )
         outputs = (
@@ -158,7 +168,7 @@ def declare_rom(
             },
             outputs=outputs,
             config={
-                "toolchain": tc,
+                **toolchain_config(ctx, tc),
                 "title": title,
                 "memory": max(m.memory for m in models),
                 "models": [{"label": str(m.label), "symbol": m.symbol} for m in models],

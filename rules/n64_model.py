@@ -18,6 +18,7 @@ from dnn64build.rule_helpers import (
     endianness,
     memory_bytes,
     resolve_toolchain,
+    toolchain_config,
 )
 from dnn64build.rules_api import Attr, Rule, RuleContext
 
@@ -81,7 +82,7 @@ def _implementation(ctx: RuleContext) -> ModelInfo:
             key=tc,
             inputs={"source": code["source"], "header": code["header"]},
             outputs={"object": f"compile/{tc}/{symbol}.o"},
-            config={"toolchain": tc},
+            config=toolchain_config(ctx, tc),
             progress=f"{label} ({tc})",
         )["object"]
         for tc in sorted({toolchain, HOST})

@@ -3,6 +3,9 @@ or, where ninja can represent them, built correctly (issue 13, items 10 and 11).
 
 from __future__ import annotations
 
+import re
+import shutil
+
 import pytest
 
 from dnn64build import TOOL_ROOT
@@ -152,3 +155,25 @@ def test_a_rule_override_works_in_a_folder_named_like_the_tool(tmp_path) -> None
         """)
     proc = ws.run("build", "//:r", check=False)
     assert proc.returncode == 1 and "no default outputs" in proc.stderr
+
+
+def test_switching_the_compiler_directory_reruns_what_it_compiled(workspace: Workspace,
+                                                                   tmp_path) -> None:
+    workspace.add_model("a", seed=1)
+    workspace.write("models/BUILD.yaml", MODEL)
+    workspace.build("//...")
+    bindir, log = tmp_path / "bin", tmp_path / "used.log"
+    bindir.mkdir()
+    for tool in ("cc", "ar"):  # wrappers that note their use, then run the real tool
+        wrapper = bindir / tool
+        wrapper.write_text(f'#!/bin/sh\necho {tool} >> "{log}"\nexec {shutil.which(tool)} "$@"\n')
+        wrapper.chmod(0o755)
+    env = {"DNN64_HOST_BINDIR": str(bindir)}
+    ran = workspace.run("build", "//...", env=env).stderr
+    assert {"Compile", "Runtime", "Pack"} <= set(re.findall(r"\] (\w+) ", ran))
+    assert {"Import", "Quantize", "Plan", "Codegen"}.isdisjoint(re.findall(r"\] (\w+) ", ran))
+    assert set(log.read_text().split()) == {"cc", "ar"}
+    assert "0 actions run" in workspace.run("build", "//...", env=env).stderr
+    # Back to the compiler on PATH: rebuilt with it again.
+    assert set(re.findall(r"\] (\w+) ", workspace.run("build", "//...").stderr)) == {
+        "Compile", "Runtime", "Pack"}
