@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import shutil
+import signal
 import subprocess
 import sys
 import traceback
@@ -125,8 +126,29 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP, raised like Ctrl-C's KeyboardInterrupt so that the same cleanup
+    runs: emulators and ninja stopped, temporary directories removed."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _terminate(signum: int, _frame: object) -> None:
+    for sig in _TERMINATING:  # a second signal must not cut the cleanup short
+        signal.signal(sig, signal.SIG_IGN)
+    raise Terminated(signum)
+
+
+_TERMINATING = (signal.SIGTERM, signal.SIGHUP)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    for sig in _TERMINATING:
+        if signal.getsignal(sig) == signal.SIG_DFL:  # nohup's SIG_IGN stays
+            signal.signal(sig, _terminate)
     try:
         return args.func(args)
     except UserError as e:
@@ -135,6 +157,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("dnn64build: interrupted", file=sys.stderr)
         return 130
+    except Terminated as e:
+        print(f"dnn64build: stopped by {signal.Signals(e.signum).name}", file=sys.stderr)
+        return 128 + e.signum
     except Exception:
         traceback.print_exc()
         print("dnn64build: internal error: this is a bug in dnn64build, please report it with "

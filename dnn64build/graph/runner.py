@@ -134,15 +134,19 @@ def run_ninja(
         stderr=subprocess.STDOUT, text=True, env=env, bufsize=1,
     ) as proc:
         assert proc.stdout
-        for line in proc.stdout:
-            if m := _STATUS.match(line):
-                ran, needed = int(m[1]), int(m[2])
-            if skip_command:  # ninja echoes a failed action's full command line: noise
-                skip_command = False
-                continue
-            skip_command = line.startswith("FAILED: ") and not verbose
-            if line.startswith(("ninja: no work to do", "ninja: build stopped")):
-                continue
-            sys.stderr.write(line)  # progress: stdout is for results (plan --json, query)
-            sys.stderr.flush()
+        try:
+            for line in proc.stdout:
+                if m := _STATUS.match(line):
+                    ran, needed = int(m[1]), int(m[2])
+                if skip_command:  # ninja echoes a failed action's full command line: noise
+                    skip_command = False
+                    continue
+                skip_command = line.startswith("FAILED: ") and not verbose
+                if line.startswith(("ninja: no work to do", "ninja: build stopped")):
+                    continue
+                sys.stderr.write(line)  # progress: stdout is for results (plan --json, query)
+                sys.stderr.flush()
+        except BaseException:  # interrupted or terminated: ninja stops its actions too
+            proc.terminate()
+            raise
     return NinjaResult(ran, needed, time.monotonic() - start, proc.returncode == 0)
