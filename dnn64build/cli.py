@@ -33,15 +33,24 @@ def _cmd_query(args: argparse.Namespace) -> int:
 
 def _cmd_clean(args: argparse.Namespace) -> int:
     from dnn64build.graph.runner import ninja_binary, workspace_lock
-    from dnn64build.workspace.root import OUTPUT_BASE, find_root
+    from dnn64build.workspace.root import OUTPUT_BASE, find_root, output_base_problem
 
     root = find_root(Path.cwd())
     out = root / OUTPUT_BASE
     with workspace_lock(root):  # held until dnn64-out/ is gone: no build sees it half-deleted
-        if not out.exists():
+        if not out.exists() and not out.is_symlink():
             return 0
-        if args.expunge:
-            shutil.rmtree(out)
+        if args.expunge:  # also the way out when dnn64-out is a file or a dangling link
+            try:
+                if out.is_dir() and not out.is_symlink():
+                    shutil.rmtree(out)
+                else:
+                    out.unlink()
+            except OSError as e:
+                raise UserError(f"cannot remove {e.filename or out}: {e.strerror}") from None
+        elif problem := output_base_problem(root):
+            raise UserError(f"cannot clean: {problem}",
+                            hint=f"dnn64build clean --expunge removes {OUTPUT_BASE} whole")
         elif (out / "build.ninja").exists():
             subprocess.run([ninja_binary(), "-C", str(out), "-t", "clean"], check=True,
                            stdout=subprocess.DEVNULL)

@@ -45,13 +45,24 @@ def generate(root: Path) -> Workspace:
     workspace = load_workspace(root, rules)
     graph = evaluate(workspace)
     out = workspace.output_base
-    out.mkdir(exist_ok=True)
-    for action in graph.actions.values():
-        write_if_changed(out / action.config_path, config_bytes(action.config))
-    # Always rewritten: ninja must see build.ninja newer than what triggered its regeneration.
-    write_atomic(out / "build.ninja", ninja_text(workspace, graph).encode())
-    write_text_if_changed(out / TARGET_INDEX, json.dumps(index(workspace, graph), indent=1) + "\n")
+    try:
+        out.mkdir(exist_ok=True)
+        for action in graph.actions.values():
+            write_if_changed(out / action.config_path, config_bytes(action.config))
+        # Always rewritten: ninja must see build.ninja newer than what triggered its
+        # regeneration.
+        write_atomic(out / "build.ninja", ninja_text(workspace, graph).encode())
+        write_text_if_changed(out / TARGET_INDEX,
+                              json.dumps(index(workspace, graph), indent=1) + "\n")
+    except OSError as e:
+        raise UserError(f"cannot write {e.filename or out}: {e.strerror}") from None
     return workspace
+
+
+def describe(root: Path) -> dict[str, Any]:
+    """The target index of the workspace at ``root``, computed without writing anything."""
+    workspace = load_workspace(root, load_rules(root))
+    return index(workspace, evaluate(workspace))
 
 
 def evaluate(workspace: Workspace) -> BuildGraph:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from dnn64build.errors import UserError
-from dnn64build.workspace.root import OUTPUT_BASE, TARGET_INDEX, find_root
+from dnn64build.workspace.root import OUTPUT_BASE, TARGET_INDEX, find_root, output_base_problem
 
 _STATUS = re.compile(r"^\[(\d+)/(\d+)\] ")
 _LOCK = ".lock"
@@ -77,6 +77,10 @@ def refresh_graph(root: Path) -> dict[str, Any]:
     """Make build.ninja current (ninja's generator rule does the work when it exists) and
     return the target index. Call with the lock held."""
     out = root / OUTPUT_BASE
+    if problem := output_base_problem(root):
+        raise OutputNotWritable(f"cannot write the build outputs: {problem}",
+                                hint=f"make it a writable directory (or remove it: "
+                                f"dnn64build creates {OUTPUT_BASE}/); query works without writing")
     fresh = (out / "build.ninja").exists() and (out / TARGET_INDEX).exists()
     if fresh:
         proc = subprocess.run(
@@ -101,11 +105,21 @@ def refresh_graph(root: Path) -> dict[str, Any]:
     return index
 
 
+class OutputNotWritable(UserError):
+    """dnn64-out/ cannot be written: read-only, a file, or a dangling link."""
+
+
 def current_index(start: Path) -> tuple[Path, dict[str, Any]]:
-    """The workspace root above ``start`` and its up-to-date target index."""
+    """The workspace root above ``start`` and its up-to-date target index (computed without
+    writing anything when the outputs cannot be written)."""
     root = find_root(start)
     with workspace_lock(root):
-        return root, refresh_graph(root)
+        try:
+            return root, refresh_graph(root)
+        except OutputNotWritable:
+            from dnn64build.graph.generate import describe  # heavy imports: only when needed
+
+            return root, describe(root)
 
 
 @dataclass
