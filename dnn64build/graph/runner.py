@@ -95,6 +95,8 @@ def refresh_graph(root: Path) -> dict[str, Any]:
             output = (proc.stdout + proc.stderr).splitlines()
             ours = [line.removeprefix("ERROR: ") for line in output
                     if line.startswith(("ERROR: ", "  hint: "))]
+            if any("internal error" in line for line in ours):
+                ours = output  # a bug: its traceback is the point
             raise UserError("\n".join(ours or output))
     index = json.loads((out / TARGET_INDEX).read_text()) if fresh else None
     if index is None or any(os.environ.get(k) != v for k, v in index["env"].items()):

@@ -177,3 +177,19 @@ def test_switching_the_compiler_directory_reruns_what_it_compiled(workspace: Wor
     # Back to the compiler on PATH: rebuilt with it again.
     assert set(re.findall(r"\] (\w+) ", workspace.run("build", "//...").stderr)) == {
         "Compile", "Runtime", "Pack"}
+
+
+def test_a_bug_while_regenerating_says_internal_error_with_its_traceback(
+    two_models: Workspace,
+) -> None:
+    two_models.write("rules/boom.py", """\
+        from dnn64build.rules_api import Rule
+
+        RULE = Rule(kind="boom", doc="", implementation=lambda ctx: 1 // 0, attrs={})
+        """)
+    two_models.run("query", "//...")  # build.ninja exists: the next change regenerates it
+    _root_targets(two_models, "  - {rule: boom, name: b}")
+    proc = two_models.run("query", "//...", check=False)
+    assert proc.returncode != 0
+    assert "internal error" in proc.stderr
+    assert "Traceback" in proc.stderr and "ZeroDivisionError" in proc.stderr
