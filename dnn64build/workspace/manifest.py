@@ -132,7 +132,7 @@ def _load_target(
 ) -> Target:
     where = entry.where if isinstance(entry, SourceMap) else display
     kind = entry.get("rule")
-    if kind not in rules:
+    if not isinstance(kind, str) or kind not in rules:
         raise UserError(
             f"unknown rule kind {kind!r}{did_you_mean(str(kind), rules)}",
             where=where,

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from dnn64build.errors import UserError
@@ -134,6 +134,8 @@ _SETTINGS = dict(suppress_health_check=[HealthCheck.too_slow], derandomize=True)
 
 @settings(max_examples=60, deadline=datetime.timedelta(seconds=10), **_SETTINGS)
 @given(workspaces())
+@example({"a": ("raw", "\x1f")})  # found by this test: a YAML ReaderError traceback
+@example({"a": {"targets": [{"rule": []}]}})  # found by this test: unhashable rule kind
 def test_random_workspaces_give_a_graph_or_one_clean_error(tree: dict[str, Any]) -> None:
     _fuzz(tree)
 
