@@ -28,9 +28,12 @@ from dnn64build.workspace.rule_loader import load_rules
 _HOSTILE = " $:;|\n\r\t'\"\\#*?é{}[],&!"
 _name_text = st.text(alphabet=st.sampled_from(list("abc_.+-09" + _HOSTILE)),
                      min_size=1, max_size=6)
-names = st.one_of(st.sampled_from(["a", "b", "x.y", "x_y", "b_c", "c"]), _name_text)
-directory_names = names.filter(lambda n: "/" not in n and n not in (".", ".."))
-packages = st.lists(directory_names, min_size=0, max_size=2).map("/".join)
+_valid_names = st.sampled_from(["a", "b", "x.y", "x_y", "b_c", "c"])
+names = st.one_of(_valid_names, _name_text)
+# Mostly valid directories, so that most trees get as far as the graph.
+directory_names = st.one_of(_valid_names, _valid_names, _valid_names, _name_text).filter(
+    lambda n: "/" not in n and n not in (".", ".."))
+packages = st.lists(directory_names, min_size=1, max_size=2).map("/".join)
 
 
 def _label_texts(known: list[str]) -> st.SearchStrategy[str]:
@@ -71,8 +74,13 @@ def _targets(known: list[str]) -> st.SearchStrategy[dict[str, Any]]:
 
 @st.composite
 def workspaces(draw: st.DrawFn) -> dict[str, Any]:
-    """package path -> BUILD.yaml content (a structure to dump, or raw text)."""
-    tree: dict[str, Any] = {}
+    """package path -> BUILD.yaml content (a structure to dump, or raw text); the root's
+    is the workspace block's defaults."""
+    tree: dict[str, Any] = {"": draw(st.one_of(
+        st.just({"toolchain": "host"}),
+        st.dictionaries(st.sampled_from(["memory", "toolchain", "quantize", "planner", "src"]),
+                        _values(), max_size=3),
+    ))}
     for package in draw(st.lists(packages, min_size=1, max_size=3, unique=True)):
         known = [f"//{p}:{t['name']}" for p, ts in tree.items() if isinstance(ts, dict)
                  for t in ts.get("targets", []) if isinstance(t.get("name"), str)]
@@ -85,9 +93,12 @@ def workspaces(draw: st.DrawFn) -> dict[str, Any]:
 
 def _write(root: Path, tree: dict[str, Any]) -> None:
     root.mkdir()
-    (root / "BUILD.yaml").write_text(
-        "workspace:\n  name: fuzz\n  defaults: {toolchain: host}\ntargets: []\n")
+    workspace = {"name": "fuzz", "defaults": tree.get("", {"toolchain": "host"})}
+    (root / "BUILD.yaml").write_text(yaml.safe_dump({"workspace": workspace, "targets": []}),
+                                     encoding="utf-8", errors="replace")
     for package, content in tree.items():
+        if not package:
+            continue
         directory = root / package
         if package:
             try:
@@ -96,8 +107,7 @@ def _write(root: Path, tree: dict[str, Any]) -> None:
                 continue
         (directory / "m.onnx").write_bytes(b"")
         text = content[1] if isinstance(content, tuple) else yaml.safe_dump(content)
-        if package:  # the root keeps its workspace block
-            (directory / "BUILD.yaml").write_text(text, encoding="utf-8", errors="replace")
+        (directory / "BUILD.yaml").write_text(text, encoding="utf-8", errors="replace")
 
 
 def _check(root: Path) -> None:
@@ -132,7 +142,7 @@ def _fuzz(tree: dict[str, Any]) -> None:
 _SETTINGS = dict(suppress_health_check=[HealthCheck.too_slow], derandomize=True)
 
 
-@settings(max_examples=60, deadline=datetime.timedelta(seconds=10), **_SETTINGS)
+@settings(max_examples=100, deadline=datetime.timedelta(seconds=10), **_SETTINGS)
 @given(workspaces())
 @example({"a": ("raw", "\x1f")})  # found by this test: a YAML ReaderError traceback
 @example({"a": {"targets": [{"rule": []}]}})  # found by this test: unhashable rule kind
