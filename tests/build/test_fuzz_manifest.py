@@ -142,7 +142,7 @@ def _fuzz(tree: dict[str, Any]) -> None:
 _SETTINGS = dict(suppress_health_check=[HealthCheck.too_slow], derandomize=True)
 
 
-@settings(max_examples=100, deadline=datetime.timedelta(seconds=10), **_SETTINGS)
+@settings(max_examples=60, deadline=datetime.timedelta(seconds=10), **_SETTINGS)
 @given(workspaces())
 @example({"a": ("raw", "\x1f")})  # found by this test: a YAML ReaderError traceback
 @example({"a": {"targets": [{"rule": []}]}})  # found by this test: unhashable rule kind
