@@ -16,7 +16,8 @@ from typing import Any
 
 import jsonschema
 
-from dnn64build.errors import UserError, did_you_mean
+from dnn64build.errors import UserError
+from dnn64build.errors import did_you_mean as _did_you_mean
 from dnn64build.rules_api import Rule, Target
 from dnn64build.workspace.labels import Label, is_package_path, parse_label
 from dnn64build.workspace.root import MANIFEST, OUTPUT_BASE
@@ -121,7 +122,7 @@ def _check_defaults(defaults: Mapping[str, Any], rules: Mapping[str, Rule], disp
         if key not in settable:
             raise UserError(
                 f"workspace.defaults: {key!r} is not an attribute that can have a workspace "
-                f"default{did_you_mean(key, settable)}",
+                f"default{_did_you_mean(key, settable)}",
                 where=getattr(defaults, "where", display),
                 hint=f"allowed: {', '.join(sorted(settable))}",
             )
@@ -134,7 +135,7 @@ def _load_target(
     kind = entry.get("rule")
     if not isinstance(kind, str) or kind not in rules:
         raise UserError(
-            f"unknown rule kind {kind!r}{did_you_mean(str(kind), rules)}",
+            f"unknown rule kind {kind!r}{_did_you_mean(str(kind), rules)}",
             where=where,
             hint=f"rule kinds: {', '.join(sorted(rules))} (add one as a module in rules/)",
         )
@@ -209,7 +210,7 @@ def _explain(error: jsonschema.ValidationError) -> str:
     if error.validator == "additionalProperties":
         allowed = error.schema.get("properties", {})
         extra = sorted(set(error.instance) - set(allowed))
-        return "; ".join(f"unknown key {k!r}{did_you_mean(k, allowed)}" for k in extra)
+        return "; ".join(f"unknown key {k!r}{_did_you_mean(k, allowed)}" for k in extra)
     if error.validator == "required":
         return error.message.replace("is a required property", "is required")
     return error.message
