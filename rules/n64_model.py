@@ -13,10 +13,12 @@ from dnn64build.rule_helpers import (
     ROM_ATTRS,
     ModelInfo,
     c_symbol,
+    check_memory,
     declare_rom,
     endianness,
     memory_bytes,
     resolve_toolchain,
+    toolchain_config,
 )
 from dnn64build.rules_api import Attr, Rule, RuleContext
 
@@ -54,6 +56,7 @@ def _implementation(ctx: RuleContext) -> ModelInfo:
         progress=label,
     )
     memory = memory_bytes(attrs["memory"])
+    check_memory(ctx, memory, toolchain)
     plan = ctx.action(
         "plan",
         inputs={"graph": quantized["graph"], "weights": quantized["weights"]},
@@ -79,7 +82,7 @@ def _implementation(ctx: RuleContext) -> ModelInfo:
             key=tc,
             inputs={"source": code["source"], "header": code["header"]},
             outputs={"object": f"compile/{tc}/{symbol}.o"},
-            config={"toolchain": tc},
+            config=toolchain_config(ctx, tc),
             progress=f"{label} ({tc})",
         )["object"]
         for tc in sorted({toolchain, HOST})

@@ -12,9 +12,7 @@ from dnn64build.workspace.root import OUTPUT_BASE
 
 
 def plan_command(target: str, *, as_json: bool) -> int:
-    outcome = build([target], group="plan", quiet_summary=as_json)
-    if len(outcome.labels) != 1:
-        raise UserError(f"{target!r} names {len(outcome.labels)} targets; plan takes one model")
+    outcome = build([target], group="plan", quiet_summary=as_json, one_for="plan")
     index = outcome.index["targets"][outcome.labels[0]]
     if index["rule"] != "n64_model":
         raise UserError(f"{outcome.labels[0]} is an {index['rule']}, not an n64_model")

@@ -118,9 +118,7 @@ def run_target(
     )
 
     group = HOST if platform == HOST else ""
-    outcome = build([target], group=group, quiet_summary=quiet)
-    if len(outcome.labels) != 1:
-        raise UserError(f"{target!r} names {len(outcome.labels)} targets; run takes one")
+    outcome = build([target], group=group, quiet_summary=quiet, one_for="run")
     label = outcome.labels[0]
     entry = outcome.index["targets"][label]
     out_dir = outcome.root / OUTPUT_BASE
