@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from dnn64build.errors import UserError
-from dnn64build.toolchains import BareToolchain
 from dnn64build.planner.fit import STACK_BYTES, check_linked_fit
+from dnn64build.toolchains import BareToolchain
 from dnn64build.toolchains.elf import program_size
 from tests.tool_required import missing_tool
 
