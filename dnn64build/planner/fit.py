@@ -36,12 +36,17 @@ def peak_step(plan: Mapping[str, Any]) -> int:
     return max(steps, key=lambda s: sum(b["size"] for b in live_at(plan, s)))
 
 
+def needed_bytes(plan: Mapping[str, Any], *, program_bytes: int, staging_bytes: int) -> int:
+    """RDRAM a model needs: low memory, arena, weight staging, program and stack."""
+    return LOW_MEMORY_BYTES + plan["arena_bytes"] + staging_bytes + program_bytes + STACK_BYTES
+
+
 def check_fit(
     plan: Mapping[str, Any], *, memory: int, program_bytes: int, label: str,
     staging_bytes: int,
 ) -> None:
     """Raise a UserError explaining the overflow when the model cannot fit ``memory``."""
-    needed = LOW_MEMORY_BYTES + plan["arena_bytes"] + staging_bytes + program_bytes + STACK_BYTES
+    needed = needed_bytes(plan, program_bytes=program_bytes, staging_bytes=staging_bytes)
     if needed <= memory:
         return
     step = peak_step(plan)
