@@ -133,8 +133,10 @@ def choose_int8(graph: Graph, fp32_nodes: set[str]) -> tuple[set[str], list[dict
 Lookup = Callable[[str], QParams | None]
 
 
-def quant_table(graph: Graph, int8_nodes: set[str], calibrated: Lookup) -> dict[str, QParams]:
-    """QParams of every int8 tensor (by fp32 graph name) and pre-activation (``node#pre``).
+def quant_table(graph: Graph, int8_nodes: set[str], calibrated: Lookup,
+                boundary: tuple[str, ...] = ()) -> dict[str, QParams]:
+    """QParams of every int8 tensor (by fp32 graph name) and pre-activation (``node#pre``),
+    and of the ``boundary`` tensors (graph inputs and outputs made int8).
 
     ``calibrated(key)`` gives the QParams from calibration; fixed parameters of a
     pre-quantised model take precedence. A Concat's inputs share its output's QParams
@@ -172,5 +174,8 @@ def quant_table(graph: Graph, int8_nodes: set[str], calibrated: Lookup) -> dict[
             table[out] = fixed_or_calibrated(out)
         if needs_pre_activation(node):
             table[pre_key(node)] = calibrated(pre_key(node))
+    for name in boundary:
+        if name not in table:
+            table[name] = fixed_or_calibrated(name)
     share_concat_qparams(graph, int8_nodes, table, fixed, frozenset(SHARED))
     return table

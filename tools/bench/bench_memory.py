@@ -14,6 +14,9 @@ plan is verified by the independent plan checker. Columns:
   staging, the program estimate and the stack (dnn64build.planner.fit.needed_bytes);
 - fits: needs <= 4 MiB (fp32) or 2 MiB (int8).
 
+Modes: fp32; int8 with float32 graph inputs and outputs (the default); "int8 io", int8
+with ``io: int8`` (int8 graph inputs and outputs).
+
 A planner setting is one entry of SETTINGS (its ``planner:`` attributes); each adds a
 group of columns, so a new setting (a fusion mode, say) is one line.
 
@@ -41,8 +44,9 @@ from tools.bench.bench_emulator import macs  # noqa: E402
 from tools.zoo import BENCHMARK_NAMES, build  # noqa: E402
 
 MIB = 1024 * 1024
-TARGET = {"fp32": 4 * MIB, "int8": 2 * MIB}  # the memory each mode has to fit
-QUANTIZE = {"fp32": {"mode": "none"}, "int8": {"mode": "int8", "synthetic": True}}
+TARGET = {"fp32": 4 * MIB, "int8": 2 * MIB, "int8 io": 2 * MIB}  # what each mode must fit
+QUANTIZE = {"fp32": {"mode": "none"}, "int8": {"mode": "int8", "synthetic": True},
+            "int8 io": {"mode": "int8", "synthetic": True, "io": "int8"}}
 
 
 def default_setting() -> dict:
@@ -72,7 +76,7 @@ def write_workspace(root: Path, models: list[str], settings: list[str]) -> None:
 
 
 def target(name: str, mode: str, setting: str) -> str:
-    return f"{name}_{mode}_{setting}"
+    return f"{name}_{mode.replace(' ', '_')}_{setting}"
 
 
 def plan(root: Path, name: str) -> dict:
