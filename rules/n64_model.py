@@ -7,6 +7,7 @@ host program for ``toolchain: host``); ``dnn64build plan`` stops after plan.
 
 from __future__ import annotations
 
+from dnn64build.errors import UserError
 from dnn64build.rule_helpers import (
     HOST,
     MEMORY_SCHEMA,
@@ -40,6 +41,9 @@ def _implementation(ctx: RuleContext) -> ModelInfo:
         progress=label,
     )
     quantize = dict(attrs["quantize"])
+    if quantize.get("io", "float32") != "float32" and quantize["mode"] != "int8":
+        raise UserError(f"target {label}: io: {quantize['io']} needs quantize mode int8",
+                        where=ctx.where, hint="set quantize: {mode: int8, io: int8}, or drop io")
     quantize_inputs = dict(imported)
     for data in ("calibration", "evaluation"):
         if data in quantize:
@@ -138,6 +142,11 @@ RULE = Rule(
                         "description": "calibrate on random inputs (warns): for trying things",
                     },
                     "fp32_nodes": {"type": "array", "items": {"type": "string"}},
+                    "io": {
+                        "enum": ["float32", "int8"],
+                        "description": "element type of the graph inputs and outputs; int8 "
+                                       "exposes their scale and zero point (mode int8 only)",
+                    },
                 },
                 "required": ["mode"],
                 "additionalProperties": False,

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from dnn64build.codegen.arena import ArenaMap, PlanMismatch
-from dnn64build.codegen.cfmt import c_comment, c_string, is_identifier, wrap
+from dnn64build.codegen.cfmt import c_comment, c_float, c_string, is_identifier, wrap
 from dnn64build.codegen.lowering import CTYPES, Call, Ctx, Lowered, unsupported
 from dnn64build.codegen.ops_fp32 import FP32_EMITTERS
 from dnn64build.codegen.ops_int8 import INT8_EMITTERS
@@ -34,7 +34,8 @@ class GeneratedModel:
     needs: plan arena rounded to 16 + staging), plan_arena_bytes, staging_offset,
     staging_bytes, weights_asset, weight_bytes (blob size), weight_bytes_streamed
     (read per inference), weight_tiles, and inputs/outputs: lists of {name, shape,
-    dtype, offset, bytes} (inputs also {asset}), in graph order.
+    dtype, offset, bytes} (inputs also {asset}; int8 ones also {scale, zero_point}), in
+    graph order.
     """
 
     symbol: str
@@ -161,8 +162,11 @@ def _io(graph: Graph, arena: ArenaMap, names: list[str]) -> list[dict[str, Any]]
     for name in names:
         tensor = graph.tensors[name]
         nbytes = int(np.prod(tensor.shape, dtype=np.int64)) * np.dtype(tensor.dtype).itemsize
-        result.append({"name": name, "shape": list(tensor.shape), "dtype": tensor.dtype,
-                       "offset": arena.offset(name), "bytes": nbytes})
+        entry = {"name": name, "shape": list(tensor.shape), "dtype": tensor.dtype,
+                 "offset": arena.offset(name), "bytes": nbytes}
+        if tensor.dtype == "int8" and tensor.quant is not None:  # io: int8
+            entry.update(scale=tensor.quant["scale"], zero_point=tensor.quant["zero_point"])
+        result.append(entry)
     return result
 
 
@@ -217,6 +221,9 @@ def _header(graph: Graph, symbol: str, meta: dict[str, Any]) -> str:
                 f"#define {up}_{kind}{k}_OFFSET {entry['offset']}u",
                 f"#define {up}_{kind}{k}_BYTES {entry['bytes']}u",
             ]
+            if "scale" in entry:  # int8 at the boundary: real = (q - ZERO_POINT) * SCALE
+                lines += [f"#define {up}_{kind}{k}_SCALE {c_float(entry['scale'])}",
+                          f"#define {up}_{kind}{k}_ZERO_POINT ({entry['zero_point']})"]
     lines += [
         "",
         "/* Run one inference. arena: ARENA_BYTES writable bytes, 16-byte aligned,",

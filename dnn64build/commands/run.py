@@ -201,7 +201,7 @@ def _load_inputs(path: Path | None, metas: list[dict[str, Any]], labels: list[st
                 raise UserError(f"{path}: no array named {spec['name']!r}",
                                 hint=f"the model's inputs: {[s['name'] for s in meta['inputs']]}")
             else:
-                array = numeric(given[key], key, where=str(path)).astype(spec["dtype"])
+                array = _as_input(numeric(given[key], key, where=str(path)), spec)
                 if array.shape == shape:
                     array = array[None]
                 elif shape[0] == 1 and array.shape[1:] == shape[1:]:  # samples as the batch
@@ -230,6 +230,16 @@ def _test_labels(label: str, name: str | None, inputs: Path, root: Path) -> np.n
             f"{os.path.relpath(inputs, root)} does not hold; it holds: {', '.join(arrays)}",
             where=label)
     return numeric(arrays[name], name, where=str(inputs))
+
+
+def _as_input(value: np.ndarray, spec: dict[str, Any]) -> np.ndarray:
+    """``value`` as the input's element type; float data for an int8 input (``io: int8``)
+    is quantised with the input's scale and zero point, integer data taken as it is."""
+    if "scale" in spec and np.issubdtype(np.asarray(value).dtype, np.floating):
+        from dnn64build.quant.qparams import QParams, quantize_values
+
+        return quantize_values(value, QParams(spec["scale"], spec["zero_point"]))
+    return np.asarray(value, dtype=spec["dtype"])
 
 
 def _split_samples(arrays: dict[str, np.ndarray], run: ModelRun) -> list[dict[str, np.ndarray]]:
@@ -282,14 +292,23 @@ def _print_run(run: ModelRun, tickrate: int, platform: str) -> None:
     for name, value in last.items():
         flat = value.reshape(-1)
         preview = " ".join(f"{v:.6g}" for v in flat[:8]) + (" ..." if flat.size > 8 else "")
-        print(f"  {name} {list(value.shape)} {value.dtype}: {preview}")
+        spec = next(o for o in run.meta["outputs"] if o["name"] == name)
+        quant = (f" (scale {spec['scale']:.6g}, zero point {spec['zero_point']})"
+                 if "scale" in spec else "")
+        print(f"  {name} {list(value.shape)} {value.dtype}{quant}: {preview}")
 
 
 def _save(path: Path, runs: list[ModelRun]) -> None:
+    """One array per output; an int8 output (``io: int8``) also gets "<key>.scale" and
+    "<key>.zero_point" (real = (q - zero_point) * scale)."""
     arrays = {}
     for run in runs:
+        specs = {spec["name"]: spec for spec in run.meta["outputs"]}
         for name in run.outputs[0]:
             key = name if len(runs) == 1 else f"{run.label}/{name}"
             stacked = np.stack([o[name] for o in run.outputs])
             arrays[key] = stacked[0] if len(run.outputs) == 1 else stacked
+            if "scale" in specs[name]:
+                arrays[f"{key}.scale"] = np.float32(specs[name]["scale"])
+                arrays[f"{key}.zero_point"] = np.int8(specs[name]["zero_point"])
     np.savez(path, **arrays)

@@ -11,6 +11,7 @@ import numpy as np
 from dnn64build.ir.graph import Graph, Node
 from dnn64build.ir.reference import initial_values, run_node
 from dnn64build.quant.int8_ops import INT8_OPS
+from dnn64build.quant.qparams import QParams, quantize_values
 
 
 def run_int8(graph: Graph, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -45,3 +46,27 @@ def integer_outputs(graph: Graph) -> set[str]:
         for out in node.outputs:
             exact[out] = ok
     return {name for name in graph.outputs if exact.get(name, name not in producer)}
+
+
+def quantize_inputs(graph: Graph, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Float inputs made what ``graph`` takes: an int8 input (``io: int8``) is quantised
+    with its own scale and zero point as QuantizeLinear does; the others pass unchanged."""
+    result = dict(inputs)
+    for name in graph.inputs:
+        tensor = graph.tensors[name]
+        value = np.asarray(inputs[name])
+        if tensor.dtype == "int8" and np.issubdtype(value.dtype, np.floating):
+            result[name] = quantize_values(value, QParams.from_quant(tensor.quant))
+    return result
+
+
+def dequantize_outputs(graph: Graph, outputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The real values of int8 graph outputs: ``(q - zero_point) * scale`` in float32."""
+    result = dict(outputs)
+    for name in graph.outputs:
+        quant = graph.tensors[name].quant
+        if graph.tensors[name].dtype == "int8" and quant is not None:
+            q = QParams.from_quant(quant)
+            result[name] = ((outputs[name].astype(np.float32) - np.float32(q.zero_point))
+                            * np.float32(q.scale))
+    return result

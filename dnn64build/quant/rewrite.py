@@ -26,17 +26,23 @@ from dnn64build.quant.qparams import (
 
 
 class Rewriter:
-    def __init__(self, src: Graph, int8_nodes: set[str], table: dict[str, QParams]):
+    def __init__(self, src: Graph, int8_nodes: set[str], table: dict[str, QParams],
+                 io_int8: bool = False):
         self.src = src
         self.int8_nodes = int8_nodes
         self.table = table
-        self.out = Graph(src.name, list(src.inputs), list(src.outputs),
-                         {name: Tensor(list(src.tensors[name].shape), src.tensors[name].dtype,
-                                       "input") for name in src.inputs}, [])
+        self.io_int8 = io_int8
+        self.out = Graph(src.name, list(src.inputs), list(src.outputs), {}, [])
+        for name in src.inputs:
+            quant = table[name].as_quant() if io_int8 else None
+            self.out.tensors[name] = Tensor(list(src.tensors[name].shape),
+                                            "int8" if io_int8 else src.tensors[name].dtype,
+                                            "input", quant)
         for name, value in src.constants.items():
             self.out.add_constant(name, value)
-        self.fp32_names: dict[str, str] = {name: name for name in src.inputs}
-        self.int8_names: dict[str, str] = {}
+        boundary = {name: name for name in src.inputs}
+        self.fp32_names: dict[str, str] = {} if io_int8 else boundary
+        self.int8_names: dict[str, str] = boundary if io_int8 else {}
 
     # --- tensor versions ---
 
@@ -100,18 +106,36 @@ class Rewriter:
             else:
                 self._fp32_node(node)
         for name in self.src.outputs:
-            self.fp32(name)
+            if self.io_int8:
+                self._int8_output(name)
+            else:
+                self.fp32(name)
         self.out.remove_unused()
         return self.out
 
+    def _int8_output(self, name: str) -> None:
+        """Graph output ``name`` as an int8 tensor (quantising an fp32 result into it)."""
+        if self.int8_names.get(name) == name:
+            return
+        q = self.table[name]
+        self.out.tensors[name] = Tensor(list(self.src.tensors[name].shape), "int8", "output",
+                                        q.as_quant())
+        self._emit(f"{name}__quantize", "QuantizeLinear", [self.fp32(name)], name,
+                   {"int8": {"scale": q.scale, "zero_point": q.zero_point}})
+
     def _fp32_node(self, node: Node) -> None:
         inputs = [self.fp32(name) if name else "" for name in node.inputs]
+        outputs = []
         for name in node.outputs:
             t = self.src.tensors[name]
-            self.out.tensors[name] = Tensor(list(t.shape), t.dtype, t.kind)
-            self.fp32_names[name] = name
-        self.out.nodes.append(Node(node.name, node.op, inputs, list(node.outputs),
-                                   dict(node.attrs)))
+            internal = name
+            if self.io_int8 and name in self.src.outputs:  # the int8 output keeps the name
+                internal = self._new_tensor(f"{name}__f", t.shape, t.dtype, None)
+            else:
+                self.out.tensors[name] = Tensor(list(t.shape), t.dtype, t.kind)
+            self.fp32_names[name] = internal
+            outputs.append(internal)
+        self.out.nodes.append(Node(node.name, node.op, inputs, outputs, dict(node.attrs)))
 
     def _int8_node(self, node: Node) -> None:
         attrs = dict(node.attrs)
@@ -126,8 +150,11 @@ class Rewriter:
         out_name = node.outputs[0]
         q = self.table[out_name]
         shape = self.src.tensors[out_name].shape
-        if out_name in self.src.outputs:
+        if out_name in self.src.outputs and not self.io_int8:
             result = self._new_tensor(f"{out_name}__q", shape, "int8", q.as_quant())
+        elif out_name in self.src.outputs:
+            result = out_name
+            self.out.tensors[out_name] = Tensor(list(shape), "int8", "output", q.as_quant())
         else:
             result = out_name
             self.out.tensors[out_name] = Tensor(list(shape), "int8", "activation", q.as_quant())

@@ -32,6 +32,7 @@ def main(args: StageArgs) -> None:
         synthetic=config.get("synthetic", False),
         fp32_nodes=tuple(config.get("fp32_nodes", ())),
         eval_inputs=evaluation,
+        io=config.get("io", "float32"),
     )
     save_graph(quantized, args.outputs["graph"], args.outputs["weights"])
     args.write_json("report", report)

@@ -21,6 +21,11 @@ def test_plan_json_has_the_contract_fields_and_passes_the_checker(two_models: Wo
         assert 0 <= buffer["first"] <= buffer["last"] < len(plan["schedule"])
     assert {b["name"] for b in plan["buffers"]} >= {"input", "output"}
     assert check_plan(plan) is None
+    # The whole-tensor bound, recomputed from the buffers: most bytes live at one step.
+    roots = [b for b in plan["buffers"] if not b.get("alias_of")]
+    live = max(sum(b["size"] for b in roots if b["first"] <= step <= b["last"])
+               for step in range(len(plan["schedule"])))
+    assert plan["op_bound_bytes"] == live
 
 
 def test_plan_report_and_timeline_picture(two_models: Workspace) -> None:
