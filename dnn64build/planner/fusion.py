@@ -4,12 +4,13 @@ patch by patch, and rewrite the graph so that each group is one node.
 ``planner: {fusion: ...}`` (docs/planner.md):
 
 - ``none``: no group;
-- ``stream``: every chain runs row-streamed (no extra MACs), band of one row;
-- ``patch``: the planner picks chain sections and grids (MCUNetV2), greedily
-  lowering the peak live bytes, while the extra MACs stay within
-  ``MAX_EXTRA_MACS`` of the model's;
-- ``auto``: stream groups that lower the peak; then, only when the model does
-  not fit its memory without them, patch groups as ``patch`` does.
+- ``stream``: every chain runs row-streamed (no extra MACs), bands of one row;
+- ``patch``: the planner picks chain sections and grids (MCUNetV2), one group
+  at a time, each the one that lowers the peak live bytes most, while the
+  extra MACs stay within ``MAX_EXTRA_MACS`` of the model's; what is left of
+  every chain is streamed;
+- ``auto``: ``stream``; then, only when the model does not fit its memory that
+  way, ``patch``.
 
 A chain is a run of Conv / MaxPool / AveragePool nodes (batch 1, NCHW) where
 each intermediate is read only by the next node and is no graph output. A
@@ -42,6 +43,7 @@ from dnn64build.planner.regions import (
     stream_program,
     unfused_macs,
 )
+from dnn64build.planner.schedule import Dag, Op
 
 FUSION_MODES = ("none", "stream", "patch", "auto")
 GROUP_OP = "FusedGroup"
@@ -275,56 +277,117 @@ def _sections(chain: list[Node]) -> list[tuple[str, ...]]:
     return [tuple(names[i:j]) for i in range(len(names)) for j in range(i + 2, len(names) + 1)]
 
 
-def choose_groups(graph: Graph, mode: str, *, peak: Callable[[Graph], int],
-                  fits: Callable[[Graph], bool] | None = None) -> list[Group]:
-    """The groups for ``mode`` (see the module doc). ``peak(graph)`` measures a candidate
-    (live bytes); ``fits(graph)`` says whether a plan of it fits the target (auto only).
-    Raises UserError when ``stream`` or ``patch`` is asked for and cannot apply."""
+@dataclass(frozen=True)
+class Choice:
+    """The groups a mode chose, and notes on what it could not do."""
+
+    groups: list[Group]
+    notes: list[str]
+
+
+def choose_groups(graph: Graph, mode: str, *, peak: Callable[[list[Group]], int],
+                  fits: Callable[[list[Group]], bool] | None = None) -> Choice:
+    """The groups for ``mode`` (see the module doc). ``peak(groups)`` measures the graph
+    with those groups (live bytes); ``fits(groups)`` says whether it fits the target
+    (auto only). Raises UserError when ``stream`` or ``patch`` is asked for and no chain
+    exists; ``patch`` that finds no patch group worth it keeps the streamed plan and says
+    so in a note."""
     if mode == "none":
-        return []
+        return Choice([], [])
     chains, reasons = find_chains(graph)
-    if not chains and mode != "auto":
-        raise refuse(mode, graph, reasons)
-    if mode == "stream":
-        return [Group(tuple(n.name for n in chain), "stream") for chain in chains]
-    chosen: list[Group] = []
-    if mode == "auto":
-        chosen = _greedy(graph, chosen, [[Group(tuple(n.name for n in c), "stream")]
-                                         for c in chains], peak)
-        if fits is None or fits(apply_groups(graph, chosen)):
-            return chosen
+    if not chains:
+        if mode != "auto":
+            raise refuse(mode, graph, reasons)
+        return Choice([], reasons[:5])
+    streamed = _with_stream(chains, [])
+    if mode == "stream" or (mode == "auto" and (fits is None or fits(streamed))):
+        return Choice(streamed, [])
     limit = MAX_EXTRA_MACS * model_macs(graph)
-    options = [[Group(section, "patch", grid) for grid in GRIDS]
-               for chain in chains for section in _sections(chain)]
-    result = _greedy(graph, chosen, options, peak, limit)
-    if mode == "patch" and not any(g.mode == "patch" for g in result):
-        raise refuse(mode, graph, [f"no patch group lowers the peak of {peak(graph)} bytes "
-                                   f"within {MAX_EXTRA_MACS:.0%} extra MACs"])
-    return result
+    programs: dict[Group, int] = {}
+
+    def extra(groups: list[Group]) -> int:
+        for g in groups:
+            if g not in programs:
+                programs[g] = extra_macs(graph, [g])
+        return sum(programs[g] for g in groups)
+
+    options = [Group(section, "patch", grid) for chain in chains
+               for section in _sections(chain) for grid in GRIDS]
+    patches = _greedy(chains, options, lambda gs: peak(_with_stream(chains, gs)), extra, limit)
+    notes = []
+    if not patches:
+        notes.append(f"no patch group lowers the peak of {peak(streamed)} bytes within "
+                     f"{MAX_EXTRA_MACS:.0%} extra MACs: chains are streamed only")
+    return Choice(_with_stream(chains, patches), notes)
 
 
-def _greedy(graph: Graph, chosen: list[Group], options: list[list[Group]],
-            peak: Callable[[Graph], int], mac_limit: float | None = None) -> list[Group]:
-    """Add, one at a time, the option that lowers the peak most (fewest extra MACs on a
-    tie), among options whose nodes are not in a chosen group yet, until none lowers it."""
-    best_peak = peak(apply_groups(graph, chosen))
+def _with_stream(chains: list[list[Node]], patches: list[Group]) -> list[Group]:
+    """``patches`` plus a stream group for every run of two or more chain nodes they
+    leave out (streaming costs no MACs)."""
+    taken = {name for g in patches for name in g.nodes}
+    groups = list(patches)
+    for chain in chains:
+        run: list[str] = []
+        for name in [n.name for n in chain] + [""]:
+            if name and name not in taken:
+                run.append(name)
+                continue
+            if len(run) >= 2:
+                groups.append(Group(tuple(run), "stream"))
+            run = []
+    return sorted(groups, key=lambda g: g.nodes)
+
+
+def _greedy(chains: list[list[Node]], options: list[Group],
+            peak: Callable[[list[Group]], int], extra: Callable[[list[Group]], int],
+            mac_limit: float) -> list[Group]:
+    """Patch groups added one at a time, each the option that lowers the peak most (fewest
+    extra MACs on a tie) among those clear of the groups chosen so far, until none lowers
+    it."""
+    chosen: list[Group] = []
+    best_peak = peak(chosen)
     while True:
         taken = {name for g in chosen for name in g.nodes}
         best: tuple[int, int, list[Group]] | None = None
-        for alternatives in options:
-            for option in alternatives:
-                if taken.intersection(option.nodes):
-                    continue
-                trial = [*chosen, option]
-                extra = extra_macs(graph, trial)
-                if mac_limit is not None and extra > mac_limit:
-                    continue
-                value = peak(apply_groups(graph, trial))
-                if value < best_peak and (best is None or (value, extra) < best[:2]):
-                    best = (value, extra, trial)
+        for option in options:
+            if taken.intersection(option.nodes):
+                continue
+            trial = [*chosen, option]
+            cost = extra(trial)
+            if cost > mac_limit:
+                continue
+            value = peak(trial)
+            if value < best_peak and (best is None or (value, cost) < best[:2]):
+                best = (value, cost, trial)
         if best is None:
             return chosen
         best_peak, _, chosen = best
+
+
+def fuse_dag(dag: Dag, graph: Graph, groups: list[Group],
+             cache: dict[Group, dict[str, int]]) -> Dag:
+    """``dag`` (of ``graph``) with each group one op, as ``apply_groups`` then
+    ``dag_from_graph`` would give, without copying the graph. ``cache`` keeps each
+    group's buffer sizes between calls on the same graph."""
+    member = {name: g for g in groups for name in g.nodes}
+    ops = {op.name: op for op in dag.ops}
+    sizes = dict(dag.sizes)
+    fused = []
+    for op in dag.ops:
+        group = member.get(op.name)
+        if group is None:
+            fused.append(op)
+        elif op.name == group.nodes[0]:
+            if group not in cache:
+                program = program_of(graph, group)
+                names = buffer_names(group, len(program.buffer_bytes))
+                cache[group] = {n: max(b, 1) for n, b in zip(names, program.buffer_bytes,
+                                                             strict=True)}
+            buffers = cache[group]
+            sizes.update(buffers)
+            fused.append(Op(group_name(group), (op.inputs[0],),
+                            (ops[group.nodes[-1]].outputs[0], *buffers)))
+    return Dag(tuple(fused), sizes, dag.inputs, dag.outputs)
 
 
 def refuse(mode: str, graph: Graph, reasons: list[str]) -> UserError:

@@ -22,7 +22,7 @@ from dnn64build.errors import UserError
 from dnn64build.ir.graph import Graph, Node
 from dnn64build.planner.dagplan import PlanError, plan_dag
 from dnn64build.planner.exact import WORK_BUDGET, ExactParams
-from dnn64build.planner.fusion import Group, apply_groups, choose_groups, fusion_record
+from dnn64build.planner.fusion import Group, apply_groups, choose_groups, fuse_dag, fusion_record
 from dnn64build.planner.schedule import EXPANSION_BUDGET, Dag, Op, peak_bytes
 
 VIEW_OPS = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"})
@@ -105,13 +105,18 @@ def plan_graph(
     ``op_bound_bytes`` (the lower bound of the unfused graph) and ``fusion``
     (the mode, each group with its buffers and extra MACs, the model's MACs).
     """
-    def peak(candidate: Graph) -> int:
-        dag = dag_from_graph(candidate)
+    base = dag_from_graph(graph)
+    cache: dict[Group, dict[str, int]] = {}
+
+    def peak(candidate: list[Group]) -> int:
+        dag = fuse_dag(base, graph, candidate, cache)
         return peak_bytes(dag, range(len(dag.ops)), alignment)
 
-    fits = None if fusion_budget is None else (lambda g: peak(g) <= fusion_budget)
+    fits = None if fusion_budget is None else (lambda gs: peak(gs) <= fusion_budget)
+    notes: list[str] = []
     if groups is None:
-        groups = choose_groups(graph, fusion, peak=peak, fits=fits)
+        choice = choose_groups(graph, fusion, peak=peak, fits=fits)
+        groups, notes = choice.groups, choice.notes
     else:
         fusion = "given"
     try:
@@ -132,5 +137,5 @@ def plan_graph(
                             scheduler=scheduler, alignment=alignment,
                             expansion_budget=expansion_budget, timings=False)["lower_bound_bytes"]
     plan["op_bound_bytes"] = op_bound
-    plan["fusion"] = fusion_record(graph, fusion, groups)
+    plan["fusion"] = {**fusion_record(graph, fusion, groups), "notes": notes}
     return plan

@@ -161,21 +161,24 @@ def test_stream_lowers_the_bound_without_extra_macs(tmp_path: Path) -> None:
 def test_patch_reports_its_extra_macs(tmp_path: Path) -> None:
     onnx.save(_stem(), tmp_path / "m.onnx")
     graph = optimize(import_onnx(tmp_path / "m.onnx"))
-    plan = plan_graph(graph, timings=False, fusion="patch")
+    names = tuple(n.name for n in graph.nodes)
+    grid = (3, 2)
+    plan = plan_graph(graph, timings=False, groups=[Group(names, "patch", grid)])
+    assert check_plan(plan) is None
     [group] = plan["fusion"]["groups"]
-    assert group["mode"] == "patch"
-    # brute force: count the conv outputs each tile's halo needs
-    rows = [(16 * i // group["grid"][0], 16 * (i + 1) // group["grid"][0])
-            for i in range(group["grid"][0])]
-    cols = [(16 * i // group["grid"][1], 16 * (i + 1) // group["grid"][1])
-            for i in range(group["grid"][1])]
+    # brute force: count the conv outputs each tile's halo needs (pool 3x3/2 pad 1 of 32x32)
     computed = 0
-    for r0, r1 in rows:
-        for c0, c1 in cols:
-            span = [(max(2 * a - 1, 0), min(2 * (b - 1) + 2, 32)) for a, b in ((r0, r1), (c0, c1))]
-            computed += (span[0][1] - span[0][0]) * (span[1][1] - span[1][0])
-    assert group["extra_macs"] == (computed - 32 * 32) * 16 * 3 * 49
-    assert plan["fusion"]["extra_macs"] <= 0.15 * plan["fusion"]["model_macs"]
+    for i in range(grid[0]):
+        for k in range(grid[1]):
+            spans = [(16 * i // grid[0], 16 * (i + 1) // grid[0]),
+                     (16 * k // grid[1], 16 * (k + 1) // grid[1])]
+            rows, cols = [min(2 * b, 32) - max(2 * a - 1, 0) for a, b in spans]
+            computed += rows * cols
+    assert group["extra_macs"] == (computed - 32 * 32) * 16 * 3 * 49 > 0
+    chosen = plan_graph(graph, timings=False, fusion="patch")
+    assert check_plan(chosen) is None
+    assert chosen["fusion"]["extra_macs"] <= 0.15 * chosen["fusion"]["model_macs"]
+    assert chosen["lower_bound_bytes"] <= plan_graph(graph, fusion="stream")["lower_bound_bytes"]
 
 
 def test_fusion_that_cannot_apply_names_the_node(tmp_path: Path) -> None:
