@@ -58,6 +58,13 @@ def cnn_workspace(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
           - {rule: n64_model, name: cnn_fp32, src: cnn.onnx}
           # Weights streamed in many small tiles: the asynchronous DMA prefetch path.
           - {rule: n64_model, name: cnn_tiled, src: cnn.onnx, planner: {staging_bytes: 2080}}
+          # The conv/pool chain as one row-streamed fused group.
+          - {rule: n64_model, name: cnn_stream, src: cnn.onnx, planner: {fusion: stream}}
+          - rule: n64_model
+            name: cnn_stream_int8
+            src: cnn.onnx
+            quantize: {mode: int8, calibration: calib.npz}
+            planner: {fusion: stream}
         """)
     return ws
 
@@ -71,7 +78,8 @@ def _outputs(ws: Workspace, target: str, platform: str) -> tuple[dict[str, np.nd
 
 
 @pytest.mark.parametrize(
-    "target", ["//models:cnn_int8", "//models:cnn_fp32", "//models:cnn_tiled", "//:bundle"])
+    "target", ["//models:cnn_int8", "//models:cnn_fp32", "//models:cnn_tiled",
+               "//models:cnn_stream", "//models:cnn_stream_int8", "//:bundle"])
 def test_rom_outputs_equal_the_host_build(cnn_workspace: Workspace, target: str) -> None:
     rom, stdout = _outputs(cnn_workspace, target, "emulator")
     host, _ = _outputs(cnn_workspace, target, "host")
@@ -89,6 +97,10 @@ def test_rom_outputs_equal_the_host_build(cnn_workspace: Workspace, target: str)
     if target.endswith("tiled"):
         source = cnn_workspace.root / "dnn64-out/bin/models/cnn_tiled/codegen/m_models_cnn_tiled.c"
         assert source.read_text().count("dnn64_rom_read_start(") > 4
+    if "stream" in target:
+        name = target.split(":")[1]
+        source = cnn_workspace.root / f"dnn64-out/bin/models/{name}/codegen/m_models_{name}.c"
+        assert source.read_text().count("dnn64_conv_region_") == 2
 
 
 def test_the_bundle_shares_one_arena_sized_for_the_larger_model(cnn_workspace: Workspace) -> None:
