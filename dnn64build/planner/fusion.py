@@ -20,8 +20,9 @@ tensor, live at that one step). plan.json records each group (``fusion``) so
 that code generation rebuilds the same graph with ``apply_groups``.
 
 Weights: all members' weights are staged together as one tile (they are all
-used in every band or tile), so the staging area must hold the group's
-weights in one half; ``group_weight_bytes`` says how much.
+used in every band or tile, and re-reading them per band would cost far more
+cartridge bandwidth), so the staging area must hold the group's weights in one
+half: chains are cut where their weights would pass ``weight_cap``.
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ GROUP_OP = "FusedGroup"
 SPATIAL_OPS = ("Conv", "MaxPool", "AveragePool")
 MAX_EXTRA_MACS = 0.15  # patch groups may add at most this fraction of the model's MACs
 GRIDS = tuple((n, n) for n in range(2, 9))
+# Weights one group may stage at once (one staging half), unless staging_bytes says less.
+GROUP_WEIGHT_CAP = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -185,19 +188,45 @@ def buffer_names(group: Group, count: int) -> list[str]:
     return [f"{group_name(group)}.buf{k}" for k in range(count)]
 
 
-def group_weight_bytes(graph: Graph, group: Group) -> int:
-    """Bytes of the members' constants, each padded to 16 (the group's one weight tile,
-    an upper bound: int8 layers also stage per-channel int32 parameters)."""
-    nodes = {n.name: n for n in graph.nodes}
-    total = 0
-    for name in group.nodes:
-        node = nodes[name]
-        for t in node.inputs[1:]:
-            if t and graph.is_constant(t):
-                total += -(-graph.constants[t].nbytes // 16) * 16
-        if "int8" in node.attrs and node.op == "Conv":
-            total += 2 * -(-4 * graph.tensors[node.outputs[0]].shape[1] // 16) * 16
+def member_weight_bytes(graph: Graph, node: Node) -> int:
+    """Bytes node's constants take in a staged tile, each padded to 16 (an upper bound:
+    int8 layers also stage per-channel int32 multipliers and shifts)."""
+    total = sum(-(-graph.constants[t].nbytes // 16) * 16
+                for t in node.inputs[1:] if t and graph.is_constant(t))
+    if "int8" in node.attrs and node.op == "Conv":
+        total += 2 * -(-4 * graph.tensors[node.outputs[0]].shape[1] // 16) * 16
     return total
+
+
+def group_weight_bytes(graph: Graph, group: Group) -> int:
+    """Bytes of the group's one weight tile (all members' constants)."""
+    nodes = nodes_by_name(graph)
+    return sum(member_weight_bytes(graph, nodes[name]) for name in group.nodes)
+
+
+def split_by_weights(graph: Graph, chains: list[list[Node]], cap: int
+                     ) -> tuple[list[list[Node]], list[str]]:
+    """Chains cut into runs whose weights fit one staging half of ``cap`` bytes (a group's
+    weights are staged at once); runs shorter than two nodes are dropped, with a reason."""
+    runs, reasons = [], []
+    for chain in chains:
+        run: list[Node] = []
+        used = 0
+        for node in [*chain, None]:
+            size = member_weight_bytes(graph, node) if node is not None else 0
+            if node is not None and used + size <= cap:
+                run.append(node)
+                used += size
+                continue
+            if len(run) >= 2:
+                runs.append(run)
+            if node is not None and size > cap:
+                reasons.append(f"node {node.name!r} ({node.op}): its weights ({size} bytes) "
+                               f"exceed the {cap} bytes a group may stage")
+                run, used = [], 0
+            else:
+                run, used = ([node], size) if node is not None else ([], 0)
+    return runs, reasons
 
 
 def apply_groups(graph: Graph, groups: list[Group]) -> Graph:
@@ -286,7 +315,8 @@ class Choice:
 
 
 def choose_groups(graph: Graph, mode: str, *, peak: Callable[[list[Group]], int],
-                  fits: Callable[[list[Group]], bool] | None = None) -> Choice:
+                  fits: Callable[[list[Group]], bool] | None = None,
+                  weight_cap: int = GROUP_WEIGHT_CAP) -> Choice:
     """The groups for ``mode`` (see the module doc). ``peak(groups)`` measures the graph
     with those groups (live bytes); ``fits(groups)`` says whether it fits the target
     (auto only). Raises UserError when ``stream`` or ``patch`` is asked for and no chain
@@ -295,6 +325,8 @@ def choose_groups(graph: Graph, mode: str, *, peak: Callable[[list[Group]], int]
     if mode == "none":
         return Choice([], [])
     chains, reasons = find_chains(graph)
+    chains, heavy = split_by_weights(graph, chains, weight_cap)
+    reasons += heavy
     if not chains:
         if mode != "auto":
             raise refuse(mode, graph, reasons)

@@ -22,7 +22,14 @@ from dnn64build.errors import UserError
 from dnn64build.ir.graph import Graph, Node
 from dnn64build.planner.dagplan import PlanError, plan_dag
 from dnn64build.planner.exact import WORK_BUDGET, ExactParams
-from dnn64build.planner.fusion import Group, apply_groups, choose_groups, fuse_dag, fusion_record
+from dnn64build.planner.fusion import (
+    GROUP_WEIGHT_CAP,
+    Group,
+    apply_groups,
+    choose_groups,
+    fuse_dag,
+    fusion_record,
+)
 from dnn64build.planner.schedule import EXPANSION_BUDGET, Dag, Op, peak_bytes
 
 VIEW_OPS = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"})
@@ -88,6 +95,7 @@ def plan_graph(
     fusion: str = "none",
     fusion_budget: int | None = None,
     groups: list[Group] | None = None,
+    fusion_weight_cap: int = GROUP_WEIGHT_CAP,
 ) -> dict[str, Any]:
     """plan.json content for ``graph`` (see dnn64build.planner.planfile).
 
@@ -101,7 +109,8 @@ def plan_graph(
     ``fusion`` (none | stream | patch | auto, see planner/fusion.py) fuses chains
     into groups first; ``fusion_budget`` is the activation bytes ``auto`` must fit
     before it tries patch groups (None: never); ``groups`` fixes the groups instead
-    of choosing them (tests, benchmarks). The plan then also holds
+    of choosing them (tests, benchmarks); ``fusion_weight_cap`` bounds the weight bytes
+    of one group (one staging half). The plan then also holds
     ``op_bound_bytes`` (the lower bound of the unfused graph) and ``fusion``
     (the mode, each group with its buffers and extra MACs, the model's MACs).
     """
@@ -115,7 +124,8 @@ def plan_graph(
     fits = None if fusion_budget is None else (lambda gs: peak(gs) <= fusion_budget)
     notes: list[str] = []
     if groups is None:
-        choice = choose_groups(graph, fusion, peak=peak, fits=fits)
+        choice = choose_groups(graph, fusion, peak=peak, fits=fits,
+                               weight_cap=fusion_weight_cap)
         groups, notes = choice.groups, choice.notes
     else:
         fusion = "given"

@@ -19,6 +19,7 @@ from dnn64build.planner.fit import (
     check_fit,
     live_at,
 )
+from dnn64build.planner.fusion import GROUP_WEIGHT_CAP
 from dnn64build.planner.graph_plan import plan_graph
 from dnn64build.planner.problem import align_up
 from dnn64build.planner.report import render_ascii, render_svg
@@ -43,6 +44,8 @@ def main(args: StageArgs) -> None:
         expansion_budget=config.get("expansion_budget", EXPANSION_BUDGET),
         timings=False,
         fusion=config.get("fusion", "none"),
+        fusion_weight_cap=(config["staging_bytes"] // 2 // 16 * 16 if config.get("staging_bytes")
+                           else GROUP_WEIGHT_CAP),
         fusion_budget=activation_budget(config["memory"], staging),
     )
     violation = check_plan(plan)
