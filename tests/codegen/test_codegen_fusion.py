@@ -192,3 +192,20 @@ def test_fusion_that_cannot_apply_names_the_node(tmp_path: Path) -> None:
             plan_graph(graph, timings=False, fusion=mode)
         assert "fusion" in str(info.value)
     assert plan_graph(graph, timings=False, fusion="auto")["fusion"]["groups"] == []
+
+
+def test_chains_are_cut_where_the_weights_pass_the_cap(tmp_path: Path) -> None:
+    convs = [node("Conv", [f"t{i}", f"w{i}"], [f"t{i + 1}"], kernel_shape=[3, 3],
+                  pads=[1, 1, 1, 1]) for i in range(3)]
+    for i, n in enumerate(convs):
+        n.name = f"c{i}"
+    model = onnx_model(convs, {"t0": [1, 8, 6, 6]}, ["t3"],
+                       {f"w{i}": rand(8, 8, 3, 3, seed=i) for i in range(3)})
+    onnx.save(model, tmp_path / "m.onnx")
+    graph = optimize(import_onnx(tmp_path / "m.onnx"))
+    one = 8 * 8 * 9 * 4  # bytes of each conv's weights (a multiple of 16)
+    plan = plan_graph(graph, timings=False, fusion="stream", fusion_weight_cap=2 * one)
+    assert [g["nodes"] for g in plan["fusion"]["groups"]] == [["c0", "c1"]]
+    assert all(g["weight_bytes"] <= 2 * one for g in plan["fusion"]["groups"])
+    with pytest.raises(UserError, match="exceed"):
+        plan_graph(graph, timings=False, fusion="stream", fusion_weight_cap=one - 16)
