@@ -316,12 +316,13 @@ class Choice:
 
 def choose_groups(graph: Graph, mode: str, *, peak: Callable[[list[Group]], int],
                   fits: Callable[[list[Group]], bool] | None = None,
-                  weight_cap: int = GROUP_WEIGHT_CAP) -> Choice:
+                  weight_cap: int = GROUP_WEIGHT_CAP, staging_bytes: int = 0) -> Choice:
     """The groups for ``mode`` (see the module doc). ``peak(groups)`` measures the graph
     with those groups (live bytes); ``fits(groups)`` says whether it fits the target
-    (auto only). Raises UserError when ``stream`` or ``patch`` is asked for and no chain
-    exists; ``patch`` that finds no patch group worth it keeps the streamed plan and says
-    so in a note."""
+    (auto only); ``staging_bytes`` is the weight staging without groups (auto weighs
+    a group's staging against the activation bytes it saves). Raises UserError when
+    ``stream`` or ``patch`` is asked for and no chain exists; ``patch`` that finds no
+    patch group worth it keeps the streamed plan and says so in a note."""
     if mode == "none":
         return Choice([], [])
     chains, reasons = find_chains(graph)
@@ -332,8 +333,12 @@ def choose_groups(graph: Graph, mode: str, *, peak: Callable[[list[Group]], int]
             raise refuse(mode, graph, reasons)
         return Choice([], reasons[:5])
     streamed = _with_stream(chains, [])
-    if mode == "stream" or (mode == "auto" and (fits is None or fits(streamed))):
+    if mode == "stream":
         return Choice(streamed, [])
+    if mode == "auto":
+        picked = _cheapest_stream(graph, chains, peak, staging_bytes)
+        if fits is None or fits(picked):
+            return Choice(picked, [])
     limit = MAX_EXTRA_MACS * model_macs(graph)
     programs: dict[Group, int] = {}
 
@@ -351,6 +356,28 @@ def choose_groups(graph: Graph, mode: str, *, peak: Callable[[list[Group]], int]
         notes.append(f"no patch group lowers the peak of {peak(streamed)} bytes within "
                      f"{MAX_EXTRA_MACS:.0%} extra MACs: chains are streamed only")
     return Choice(_with_stream(chains, patches), notes)
+
+
+def _cheapest_stream(graph: Graph, chains: list[list[Node]],
+                     peak: Callable[[list[Group]], int], staging_bytes: int) -> list[Group]:
+    """Stream groups with the least activation + staging bytes: none, every chain, or
+    chains added one at a time while that total drops (a group stages all its weights
+    at once, so on a small model streaming can cost more staging than it saves)."""
+    def total(groups: list[Group]) -> int:
+        weights = max((group_weight_bytes(graph, g) for g in groups), default=0)
+        return peak(groups) + max(staging_bytes, 2 * weights)
+
+    candidates = [[], _with_stream(chains, [])]
+    chosen: list[Group] = []
+    options = [Group(tuple(n.name for n in chain), "stream") for chain in chains]
+    while True:
+        trials = [[*chosen, o] for o in options if o not in chosen]
+        best = min(trials, key=total, default=None)
+        if best is None or total(best) >= total(chosen):
+            break
+        chosen = best
+    candidates.append(sorted(chosen, key=lambda g: g.nodes))
+    return min(candidates, key=lambda gs: (total(gs), len(gs)))
 
 
 def _with_stream(chains: list[list[Node]], patches: list[Group]) -> list[Group]:

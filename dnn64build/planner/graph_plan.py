@@ -96,6 +96,7 @@ def plan_graph(
     fusion_budget: int | None = None,
     groups: list[Group] | None = None,
     fusion_weight_cap: int = GROUP_WEIGHT_CAP,
+    fusion_staging: int = 0,
 ) -> dict[str, Any]:
     """plan.json content for ``graph`` (see dnn64build.planner.planfile).
 
@@ -110,7 +111,8 @@ def plan_graph(
     into groups first; ``fusion_budget`` is the activation bytes ``auto`` must fit
     before it tries patch groups (None: never); ``groups`` fixes the groups instead
     of choosing them (tests, benchmarks); ``fusion_weight_cap`` bounds the weight bytes
-    of one group (one staging half). The plan then also holds
+    of one group (one staging half); ``fusion_staging`` is the staging size without
+    groups (what ``auto`` weighs a group's staging against). The plan then also holds
     ``op_bound_bytes`` (the lower bound of the unfused graph) and ``fusion``
     (the mode, each group with its buffers and extra MACs, the model's MACs).
     """
@@ -125,7 +127,7 @@ def plan_graph(
     notes: list[str] = []
     if groups is None:
         choice = choose_groups(graph, fusion, peak=peak, fits=fits,
-                               weight_cap=fusion_weight_cap)
+                               weight_cap=fusion_weight_cap, staging_bytes=fusion_staging)
         groups, notes = choice.groups, choice.notes
     else:
         fusion = "given"

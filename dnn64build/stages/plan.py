@@ -43,7 +43,8 @@ def main(args: StageArgs) -> None:
         work_budget=config.get("work_budget", WORK_BUDGET),
         expansion_budget=config.get("expansion_budget", EXPANSION_BUDGET),
         timings=False,
-        fusion=config.get("fusion", "none"),
+        fusion=config.get("fusion", "auto"),
+        fusion_staging=staging,
         fusion_weight_cap=(config["staging_bytes"] // 2 // 16 * 16 if config.get("staging_bytes")
                            else GROUP_WEIGHT_CAP),
         fusion_budget=activation_budget(config["memory"], staging),

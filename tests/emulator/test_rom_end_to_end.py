@@ -151,3 +151,36 @@ def test_a_user_ipl3_goes_into_the_rom(cnn_workspace: Workspace) -> None:
         assert proc.returncode == 1 and "IPL3" in proc.stderr and "Traceback" not in proc.stderr
     finally:
         manifest.write_text(original)
+
+
+@pytest.mark.slow
+def test_resnet18_fp32_fits_4mib_streamed_and_matches_onnxruntime(tmp_path: Path) -> None:
+    """The operator bound of ResNet-18 fp32 at 224x224 (4,014,080 bytes) does not fit a
+    stock console; with the stem row-streamed (fusion auto, the default) it does."""
+    import json
+
+    from tools.zoo.compare import run_onnxruntime, scaled_error
+
+    ws = Workspace(tmp_path / "ws")
+    ws.write("BUILD.yaml", """\
+        workspace:
+          name: r18
+          defaults: {toolchain: bare}
+        targets: []
+        """)
+    (ws.root / "models").mkdir()
+    model = zoo_model("resnet18")
+    onnx.save(model, ws.root / "models" / "resnet18.onnx")
+    ws.write("models/BUILD.yaml", """\
+        targets:
+          - {rule: n64_model, name: resnet18, src: resnet18.onnx, memory: 4MiB}
+        """)
+    x = np.random.default_rng(0).standard_normal((1, 1, 3, 224, 224)).astype(np.float32)
+    np.savez(ws.root / "in.npz", input=x)
+    plan = json.loads(ws.run("plan", "//models:resnet18", "--json").stdout)
+    assert plan["op_bound_bytes"] == 4014080 and plan["arena_bytes"] < 4014080
+    assert any(g["mode"] == "stream" for g in plan["fusion"]["groups"])
+    rom, _ = _outputs(ws, "//models:resnet18", "emulator")
+    expected = run_onnxruntime(model, {"input": x[0]})
+    for name, value in expected.items():
+        assert scaled_error(value, rom[name][0]) <= 1e-4, name
