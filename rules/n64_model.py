@@ -162,7 +162,7 @@ RULE = Rule(
                     "fusion": {
                         "enum": ["none", "stream", "patch", "auto"],
                         "description": "fused groups below the operator bound "
-                                       "(docs/planner.md); default none",
+                                       "(docs/planner.md); default auto",
                     },
                 },
                 "additionalProperties": False,
