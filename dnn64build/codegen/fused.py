@@ -33,8 +33,11 @@ class MemberCtx(Ctx):
         return f"n{self.index}m{self.member}_{base}"
 
 
-def _region_rows(rows: list[list[int]]) -> str:
-    return "{" + ", ".join(c_ints(r) for r in rows) + "}"
+def _table(ctype: str, sym: str, dims: list[int], rows: list[list[str]]) -> str:
+    """A file-scope table, one tile (band or patch) per line."""
+    lines = [f"static const {ctype} {sym}{''.join(f'[{d}]' for d in dims)} = {{"]
+    lines += [f"    {{{', '.join(row)}}}, /* tile {t} */" for t, row in enumerate(rows)]
+    return "\n".join(lines + ["};"])
 
 
 def fused_group(ctx: Ctx) -> Lowered:
@@ -51,17 +54,16 @@ def fused_group(ctx: Ctx) -> Lowered:
                        + ", ".join(m.name for m in members))
     regions = ctx.sym("regions")
     tiles = len(program.steps)
-    table = [[f for step in tile for f in (c_ints(step.x.fields()), c_ints(step.y.fields()))]
-             for tile in program.steps]
-    low.decls.append(f"static const dnn64_region {regions}[{tiles}][{2 * len(members)}] = "
-                     + "{" + ", ".join("{" + ", ".join(row) + "}" for row in table) + "};")
+    ctx.require_disjoint(members[-1].outputs[0], members[0].inputs[0])
+    low.decls.append(_table("dnn64_region", regions, [tiles, 2 * len(members)], [
+        [f for step in tile for f in (c_ints(step.x.fields()), c_ints(step.y.fields()))]
+        for tile in program.steps]))
     keeps = ""
     if group.mode == "stream":
         keeps = ctx.sym("keep")
-        rows = [[[s.keep.old_rows, s.keep.keep_from, s.keep.keep_rows, s.keep.new_rows]
-                 for s in tile if s.keep is not None] for tile in program.steps]
-        low.decls.append(f"static const int32_t {keeps}[{tiles}][{len(members) - 1}][4] = "
-                         + "{" + ", ".join(_region_rows(r) for r in rows) + "};")
+        low.decls.append(_table("int32_t", keeps, [tiles, len(members) - 1, 4], [
+            [c_ints([s.keep.old_rows, s.keep.keep_from, s.keep.keep_rows, s.keep.new_rows])
+             for s in tile if s.keep is not None] for tile in program.steps]))
 
     parts: list[np.ndarray] = []
     calls = []  # per member: (first part index, part count, C text given part pointers)

@@ -98,14 +98,15 @@ def ineligible(graph: Graph, node: Node) -> str:
     return ""
 
 
-def link_refusal(graph: Graph, producer: Node, consumer: Node) -> str:
-    """Why ``producer``'s output cannot stay inside a group feeding ``consumer`` ("" if it can)."""
+def link_refusal(graph: Graph, readers: dict[str, list[Node]], producer: Node,
+                 consumer: Node) -> str:
+    """Why ``producer``'s output cannot stay inside a group feeding ``consumer`` ("" if it
+    can); ``readers`` is ``graph.consumers()``."""
     t = producer.outputs[0]
-    readers = graph.consumers().get(t, [])
     if t in graph.outputs:
         return f"its output {t!r} is a graph output"
-    if len(readers) != 1:
-        return f"its output {t!r} is read by {len(readers)} nodes"
+    if len(readers.get(t, [])) != 1:
+        return f"its output {t!r} is read by {len(readers.get(t, []))} nodes"
     if consumer.inputs[0] != t:
         return f"its output {t!r} is not the data input of {consumer.name!r}"
     return ""
@@ -130,7 +131,7 @@ def find_chains(graph: Graph) -> tuple[list[list[Node]], list[str]]:
             nxt = readers.get(chain[-1].outputs[0], [])
             if len(nxt) != 1:
                 break
-            refusal = ineligible(graph, nxt[0]) or link_refusal(graph, chain[-1], nxt[0])
+            refusal = ineligible(graph, nxt[0]) or link_refusal(graph, readers, chain[-1], nxt[0])
             if refusal:
                 break
             chain.append(nxt[0])
@@ -139,8 +140,8 @@ def find_chains(graph: Graph) -> tuple[list[list[Node]], list[str]]:
             in_chain.update(n.name for n in chain)
         else:
             nxt = readers.get(node.outputs[0], [])
-            detail = (ineligible(graph, nxt[0]) or link_refusal(graph, node, nxt[0])
-                      if len(nxt) == 1 else link_refusal(graph, node, node))
+            detail = (ineligible(graph, nxt[0]) or link_refusal(graph, readers, node, nxt[0])
+                      if len(nxt) == 1 else link_refusal(graph, readers, node, node))
             reasons.append(f"node {node.name!r} ({node.op}): cannot be fused with the next "
                            f"node: {detail}")
     return chains, reasons
@@ -323,6 +324,8 @@ def choose_groups(graph: Graph, mode: str, *, peak: Callable[[list[Group]], int]
     a group's staging against the activation bytes it saves). Raises UserError when
     ``stream`` or ``patch`` is asked for and no chain exists; ``patch`` that finds no
     patch group worth it keeps the streamed plan and says so in a note."""
+    if mode not in FUSION_MODES:
+        raise ValueError(f"unknown fusion mode {mode!r}; expected one of {FUSION_MODES}")
     if mode == "none":
         return Choice([], [])
     chains, reasons = find_chains(graph)
