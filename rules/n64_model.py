@@ -171,6 +171,11 @@ RULE = Rule(
                         "description": "search steps the scheduler may take (deterministic)",
                     },
                     "staging_bytes": {"type": "integer", "minimum": 1024},
+                    "fusion": {
+                        "enum": ["none", "stream", "patch", "auto"],
+                        "description": "fused groups below the operator bound "
+                                       "(docs/planner.md); default auto",
+                    },
                 },
                 "additionalProperties": False,
             },

@@ -90,3 +90,37 @@ def test_plan_buffers_budget_and_search_report_on_stderr(workspace: Workspace) -
     proc = workspace.run("plan-buffers", str(problem), "--capacity", "60", check=False)
     assert proc.returncode == 1 and "below buffer 'b7' alone (64 bytes" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def _cnn_workspace(workspace: Workspace, fusion: str, model: str = "small_cnn") -> Workspace:
+    import onnx
+
+    from tools.zoo import build as zoo_model
+
+    (workspace.root / "models").mkdir(exist_ok=True)
+    onnx.save(zoo_model(model), workspace.root / "models" / "m.onnx")
+    workspace.write("models/BUILD.yaml", f"""\
+        targets:
+          - {{rule: n64_model, name: m, src: m.onnx, planner: {{fusion: {fusion}}}}}
+        """)
+    return workspace
+
+
+def test_plan_json_says_what_was_fused(workspace: Workspace) -> None:
+    plan = json.loads(_cnn_workspace(workspace, "stream").run("plan", "//models:m", "--json")
+                      .stdout)
+    assert check_plan(plan) is None
+    [group] = plan["fusion"]["groups"]
+    assert group["mode"] == "stream" and group["extra_macs"] == 0 and len(group["nodes"]) == 4
+    assert group["name"] in plan["schedule"]  # one scheduled step
+    buffers = {b["name"]: b for b in plan["buffers"]}
+    step = plan["schedule"].index(group["name"])
+    for name in group["buffers"]:
+        assert buffers[name]["first"] == buffers[name]["last"] == step
+    assert plan["lower_bound_bytes"] < plan["op_bound_bytes"]
+
+
+def test_fusion_that_cannot_apply_is_one_clear_error(workspace: Workspace) -> None:
+    proc = _cnn_workspace(workspace, "patch", "mlp").run("plan", "//models:m", check=False)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "fusion 'patch' cannot apply" in proc.stderr and "//models:m" in proc.stderr
