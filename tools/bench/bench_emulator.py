@@ -116,10 +116,14 @@ def macs(model: onnx.ModelProto) -> int:
 
 
 class Bench:
-    def __init__(self, root: Path, timeout: float, jobs: int) -> None:
+    platform = "emulator"  # dnn64build run --platform
+
+    def __init__(self, root: Path, timeout: float, jobs: int,
+                 env: dict[str, str] | None = None) -> None:
         self.root = root
         self.timeout = timeout
         self.jobs = jobs
+        self.env = env or {}  # added to the CLI's environment (e.g. PYTHONPATH)
         self.targets: dict[str, str] = {}  # target name -> its n64_model entry (YAML flow map)
         (root / "models").mkdir(parents=True, exist_ok=True)
         (root / "BUILD.yaml").write_text(
@@ -150,7 +154,7 @@ class Bench:
         proc = subprocess.Popen(
             [sys.executable, "-m", "dnn64build", *args], cwd=self.root, text=True,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            env={**os.environ, **self.env, "PYTHONUNBUFFERED": "1"},
         )
         lines: list[str] = []
         ticks_at = None
@@ -191,7 +195,7 @@ class Bench:
             return row
         self._read_meta(row, target, None)
         status, out, row.wall = self.run(target, self.root / f"{name}_in.npz")
-        found = _ticks(out)
+        found = self.ticks(out)
         if found is not None:
             row.ticks = found
         elif "time limit" in out:
@@ -222,8 +226,12 @@ class Bench:
             row.arena = str(meta["arena_bytes"])
             row.streamed = str(meta["weight_bytes_streamed"])
 
+    def ticks(self, out: str) -> float | None:
+        """The CP0 Count ticks per inference that ``dnn64build run`` printed."""
+        return _ticks(out)
+
     def run(self, target: str, inputs: Path) -> tuple[int, str, float | None]:
-        return self.cli("run", f"//models:{target}", "--platform", "emulator", "--input",
+        return self.cli("run", f"//models:{target}", "--platform", self.platform, "--input",
                         str(inputs), "--timeout", str(self.timeout),
                         limit=self.timeout + 3600)
 
