@@ -1,12 +1,109 @@
 /*
- * Conv, fp32 and int8, on an output-channel tile. One generic loop (pads,
- * strides, dilations, groups; fp32 also has it specialised for depthwise)
- * plus a 1x1 fast path; all add the same products in the same order (bias,
- * then input channel, ky, kx ascending), so the fp32 paths agree bit for bit.
+ * Conv, fp32 and int8, on an output-channel tile, NCHW.
+ *
+ * Paths (all give the results of the one generic loop):
+ * - 1x1 (stride 1, no pad, group 1): register-blocked, DNN64__OCB output
+ *   channels x DNN64__PXB neighbouring pixels held in registers while the
+ *   input channels stream past, so each input value loaded serves DNN64__OCB
+ *   channels and each weight DNN64__PXB pixels (the VR4300 has no multiply-add
+ *   and a D-cache of 8 KiB: loads, not multiplies, were the cost).
+ * - any other kernel: outputs whose window lies inside the input take a loop
+ *   without bounds checks (3x3 undilated fully unrolled); the border goes
+ *   through the generic loop (pads, strides, dilations, groups).
+ * fp32 adds the same products in the same order everywhere (bias, then input
+ * channel, ky, kx ascending), so all its paths agree bit for bit. int8 sums
+ * are exact in any order; inside the input the zero point is folded out:
+ * sum (x - zp) w = sum x w - zp sum w, with sum w per channel computed once.
  */
 #include "dnn64_internal.h"
 
+#define DNN64__OCB 4 /* int8: output channels per register block */
+#define DNN64__PXB 2 /* int8: pixels per register block */
+/* fp32: fewer sums, as the FPU has 16 registers for singles with FR=0 */
+#define DNN64__OCB_F32 4
+#define DNN64__PXB_F32 1
+#define DNN64__STRIP_MIN_F32 8 /* fp32 1x1: below, x read in place */
+#define DNN64__STRIP 16         /* 1x1: pixels per strip read pixel-major */
+#define DNN64__STRIP_BYTES 2048 /* 1x1: bytes of the strip (on the stack) */
+
+/* Unroll the register block's loops fully, so that its sums live in registers
+ * (gcc -O2 alone keeps them in a stack array). */
+#if defined(__GNUC__)
+#define DNN64__UNROLL _Pragma("GCC unroll 8")
+#else
+#define DNN64__UNROLL
+#endif
+
+/* The output range [lo, hi) of one axis whose windows lie wholly inside [0, size). */
+typedef struct {
+    int32_t lo, hi;
+} dnn64__span;
+
+static dnn64__span dnn64__inner_span(int32_t stride, int32_t pad, int32_t dil, int32_t k,
+                                     int32_t size, int32_t out)
+{
+    dnn64__span r;
+    const int32_t last = size - 1 + pad - (k - 1) * dil; /* largest o * stride allowed */
+    r.lo = (pad + stride - 1) / stride;
+    r.hi = last < 0 ? 0 : last / stride + 1;
+    if (r.hi > out)
+        r.hi = out;
+    if (r.lo > r.hi)
+        r.lo = r.hi;
+    return r;
+}
+
+#define DNN64__SPAN_Y(g) \
+    dnn64__inner_span((g)->stride_h, (g)->pad_top, (g)->dil_h, (g)->k_h, (g)->h_in, (g)->h_out)
+#define DNN64__SPAN_X(g) \
+    dnn64__inner_span((g)->stride_w, (g)->pad_left, (g)->dil_w, (g)->k_w, (g)->w_in, (g)->w_out)
+
+static int dnn64__is_depthwise(const dnn64_conv_geom *g)
+{
+    return g->group == g->c_in && g->group == g->c_out;
+}
+
+static int dnn64__is_1x1(const dnn64_conv_geom *g)
+{
+    return g->k_h == 1 && g->k_w == 1 && g->stride_h == 1 && g->stride_w == 1 &&
+           g->pad_top == 0 && g->pad_left == 0 && g->group == 1 && g->h_out == g->h_in &&
+           g->w_out == g->w_in;
+}
+
 /* ---- fp32 ---- */
+
+/* bias + the window sum of one output whose window lies inside the input;
+ * x0: the window's top-left input of the group's first channel. */
+static DNN64__ALWAYS_INLINE float dnn64__inner_f32(const dnn64_conv_geom *g, const float *x0,
+                                                   const float *wt, int32_t icpg, float acc)
+{
+    const int32_t in_plane = g->h_in * g->w_in, ksize = g->k_h * g->k_w, w_in = g->w_in;
+    int32_t ic, ky, kx;
+    if (g->k_h == 3 && g->k_w == 3 && g->dil_h == 1 && g->dil_w == 1) {
+        for (ic = 0; ic < icpg; ++ic) {
+            const float *r0 = x0 + ic * in_plane, *r1 = r0 + w_in, *r2 = r1 + w_in;
+            const float *w = wt + ic * 9;
+            acc += r0[0] * w[0];
+            acc += r0[1] * w[1];
+            acc += r0[2] * w[2];
+            acc += r1[0] * w[3];
+            acc += r1[1] * w[4];
+            acc += r1[2] * w[5];
+            acc += r2[0] * w[6];
+            acc += r2[1] * w[7];
+            acc += r2[2] * w[8];
+        }
+        return acc;
+    }
+    for (ic = 0; ic < icpg; ++ic)
+        for (ky = 0; ky < g->k_h; ++ky) {
+            const float *xr = x0 + ic * in_plane + ky * g->dil_h * w_in;
+            const float *wr = wt + ic * ksize + ky * g->k_w;
+            for (kx = 0; kx < g->k_w; ++kx)
+                acc += xr[kx * g->dil_w] * wr[kx];
+        }
+    return acc;
+}
 
 /* The generic loop. `depthwise` (one input channel per output channel) is a
  * constant at each call, so that once inlined the depthwise copy loses the
@@ -20,6 +117,7 @@ static DNN64__ALWAYS_INLINE void dnn64__conv_generic_f32(const dnn64_conv_geom *
 {
     const int32_t icpg = depthwise ? 1 : g->c_in / g->group;
     const int32_t ksize = g->k_h * g->k_w, in_plane = g->h_in * g->w_in;
+    const dnn64__span sy = DNN64__SPAN_Y(g), sx = DNN64__SPAN_X(g);
     int32_t n, t, oy, ox, ic, ky, kx;
     for (n = 0; n < g->n; ++n) {
         for (t = 0; t < oc_count; ++t) {
@@ -29,17 +127,23 @@ static DNN64__ALWAYS_INLINE void dnn64__conv_generic_f32(const dnn64_conv_geom *
             const float bias = b_tile ? b_tile[t] : 0.0f;
             for (oy = 0; oy < g->h_out; ++oy) {
                 const dnn64__window wy = DNN64__WINDOW_Y(g, oy);
+                const int inner_row = oy >= sy.lo && oy < sy.hi;
                 for (ox = 0; ox < g->w_out; ++ox) {
                     const dnn64__window wx = DNN64__WINDOW_X(g, ox);
                     float acc = bias;
-                    for (ic = 0; ic < icpg; ++ic) {
-                        const float *xp = xg + ic * in_plane;
-                        const float *wk = wt + ic * ksize;
-                        for (ky = wy.lo; ky < wy.hi; ++ky) {
-                            const float *xr = xp + (wy.start + ky * g->dil_h) * g->w_in;
-                            const float *wr = wk + ky * g->k_w;
-                            for (kx = wx.lo; kx < wx.hi; ++kx)
-                                acc += xr[wx.start + kx * g->dil_w] * wr[kx];
+                    if (inner_row && ox >= sx.lo && ox < sx.hi) {
+                        acc = dnn64__inner_f32(g, xg + wy.start * g->w_in + wx.start, wt, icpg,
+                                               acc);
+                    } else {
+                        for (ic = 0; ic < icpg; ++ic) {
+                            const float *xp = xg + ic * in_plane;
+                            const float *wk = wt + ic * ksize;
+                            for (ky = wy.lo; ky < wy.hi; ++ky) {
+                                const float *xr = xp + (wy.start + ky * g->dil_h) * g->w_in;
+                                const float *wr = wk + ky * g->k_w;
+                                for (kx = wx.lo; kx < wx.hi; ++kx)
+                                    acc += xr[wx.start + kx * g->dil_w] * wr[kx];
+                            }
                         }
                     }
                     yp[oy * g->w_out + ox] = dnn64__act_f32(act, acc);
@@ -49,45 +153,118 @@ static DNN64__ALWAYS_INLINE void dnn64__conv_generic_f32(const dnn64_conv_geom *
     }
 }
 
-/* 1x1, stride 1, no pad, group 1: the output plane is bias + sum_ic w[ic] * x-plane[ic],
- * accumulated plane-wise so that the inner loop streams through memory. */
+/* 1x1 fp32 on `ocb` output channels (weights w[ocb][c_in], bias b or NULL)
+ * x `pxb` pixels (constants once inlined), the sums in registers: bias first,
+ * then input channel ascending. Input channel ic of pixel r is
+ * x[r * xr + ic * xc]; y: the first channel's output at the first pixel,
+ * channels `plane` apart. */
+static DNN64__ALWAYS_INLINE void dnn64__pw_block_f32(const float *x, int32_t xr, int32_t xc,
+                                                     int32_t c_in, const float *w,
+                                                     const float *b, int ocb, int pxb,
+                                                     const dnn64_act_f32 *act, int32_t plane,
+                                                     float *y)
+{
+    float acc[DNN64__OCB][DNN64__PXB];
+    int32_t ic;
+    int j, r;
+    DNN64__UNROLL
+    for (j = 0; j < ocb; ++j)
+        DNN64__UNROLL
+        for (r = 0; r < pxb; ++r)
+            acc[j][r] = b ? b[j] : 0.0f;
+    for (ic = 0; ic < c_in; ++ic, x += xc) {
+        float xv[DNN64__PXB];
+        DNN64__UNROLL
+        for (r = 0; r < pxb; ++r)
+            xv[r] = x[r * xr];
+        DNN64__UNROLL
+        for (j = 0; j < ocb; ++j) {
+            const float wv = w[j * c_in + ic];
+            DNN64__UNROLL
+            for (r = 0; r < pxb; ++r)
+                acc[j][r] += xv[r] * wv;
+        }
+    }
+    DNN64__UNROLL
+    for (j = 0; j < ocb; ++j)
+        DNN64__UNROLL
+        for (r = 0; r < pxb; ++r)
+            y[j * plane + r] = dnn64__act_f32(act, acc[j][r]);
+}
+
+/* Output channels [t, t + ocb) at `count` pixels of the strip xs[count][c_in]. */
+static DNN64__ALWAYS_INLINE void dnn64__pw_strip_f32(const float *xs, int32_t count,
+                                                     int32_t c_in, const float *w,
+                                                     const float *b, int ocb,
+                                                     const dnn64_act_f32 *act, int32_t plane,
+                                                     float *y)
+{
+    int32_t p;
+    for (p = 0; p + DNN64__PXB_F32 <= count; p += DNN64__PXB_F32)
+        dnn64__pw_block_f32(xs + p * c_in, c_in, 1, c_in, w, b, ocb, DNN64__PXB_F32, act,
+                            plane, y + p);
+    for (; p < count; ++p)
+        dnn64__pw_block_f32(xs + p * c_in, c_in, 1, c_in, w, b, ocb, 1, act, plane, y + p);
+}
+
+/* 1x1 fp32 with x read in place (channels `plane` apart), DNN64__PXB
+ * neighbouring pixels at a time: they share D-cache lines. Measured in cen64,
+ * cheaper than strips of fewer than DNN64__STRIP_MIN_F32 pixels. */
+static DNN64__ALWAYS_INLINE void dnn64__pw_in_place_f32(const float *xn, int32_t c_in,
+                                                        int32_t plane, const float *w,
+                                                        const float *b, int ocb,
+                                                        const dnn64_act_f32 *act, float *y)
+{
+    int32_t p;
+    for (p = 0; p + DNN64__PXB <= plane; p += DNN64__PXB)
+        dnn64__pw_block_f32(xn + p, 1, plane, c_in, w, b, ocb, DNN64__PXB, act, plane, y + p);
+    for (; p < plane; ++p)
+        dnn64__pw_block_f32(xn + p, 1, plane, c_in, w, b, ocb, 1, act, plane, y + p);
+}
+
+/* 1x1 fp32, read in pixel-major strips as the int8 version below. */
 static void dnn64__conv_1x1_f32(const dnn64_conv_geom *g, const float *x, const float *w_tile,
                                 const float *b_tile, int32_t oc_begin, int32_t oc_count,
                                 const dnn64_act_f32 *act, float *y)
 {
-    const int32_t plane = g->h_in * g->w_in;
-    int32_t n, t, ic, p;
+    const int32_t plane = g->h_in * g->w_in, c_in = g->c_in;
+    float xs[DNN64__STRIP_BYTES / sizeof(float)];
+    int32_t strip = (int32_t)(DNN64__STRIP_BYTES / sizeof(float)) / c_in;
+    int32_t n, t, p0, count, ic, p;
+    int ocb;
+    if (strip > DNN64__STRIP)
+        strip = DNN64__STRIP;
     for (n = 0; n < g->n; ++n) {
-        for (t = 0; t < oc_count; ++t) {
-            const dnn64__conv_chan c = dnn64__conv_chan_at(g, n, oc_begin, t);
-            const float *xn = x + c.x, *wt = w_tile + c.w;
-            float *yp = y + c.y;
-            const float bias = b_tile ? b_tile[t] : 0.0f;
-            for (p = 0; p < plane; ++p)
-                yp[p] = bias;
-            for (ic = 0; ic < g->c_in; ++ic) {
-                const float *xp = xn + ic * plane;
-                const float wv = wt[ic];
-                for (p = 0; p < plane; ++p)
-                    yp[p] += xp[p] * wv;
+        const float *xn = x + n * c_in * plane;
+        float *yn = y + (n * g->c_out + oc_begin) * plane;
+        if (strip < DNN64__STRIP_MIN_F32) {
+            for (t = 0; t < oc_count; t += ocb) {
+                const float *w = w_tile + t * c_in, *b = b_tile ? b_tile + t : 0;
+                ocb = oc_count - t >= DNN64__OCB_F32 ? DNN64__OCB_F32 : 1;
+                if (ocb == DNN64__OCB_F32)
+                    dnn64__pw_in_place_f32(xn, c_in, plane, w, b, DNN64__OCB_F32, act,
+                                           yn + t * plane);
+                else
+                    dnn64__pw_in_place_f32(xn, c_in, plane, w, b, 1, act, yn + t * plane);
             }
-            if (act && act->kind != DNN64_ACT_NONE)
-                for (p = 0; p < plane; ++p)
-                    yp[p] = dnn64__act_f32(act, yp[p]);
+            continue;
+        }
+        for (p0 = 0; p0 < plane; p0 += count) {
+            count = plane - p0 < strip ? plane - p0 : strip;
+            for (ic = 0; ic < c_in; ++ic)
+                for (p = 0; p < count; ++p)
+                    xs[p * c_in + ic] = xn[ic * plane + p0 + p];
+            for (t = 0; t < oc_count; t += ocb) {
+                const float *w = w_tile + t * c_in, *b = b_tile ? b_tile + t : 0;
+                float *yt = yn + t * plane + p0;
+                ocb = oc_count - t >= DNN64__OCB_F32 ? DNN64__OCB_F32 : 1;
+                if (ocb == DNN64__OCB_F32)
+                    dnn64__pw_strip_f32(xs, count, c_in, w, b, DNN64__OCB_F32, act, plane, yt);
+                else
+                    dnn64__pw_strip_f32(xs, count, c_in, w, b, 1, act, plane, yt);
+            }
         }
     }
-}
-
-static int dnn64__is_depthwise(const dnn64_conv_geom *g)
-{
-    return g->group == g->c_in && g->group == g->c_out;
-}
-
-static int dnn64__is_1x1(const dnn64_conv_geom *g)
-{
-    return g->k_h == 1 && g->k_w == 1 && g->stride_h == 1 && g->stride_w == 1 &&
-           g->pad_top == 0 && g->pad_left == 0 && g->group == 1 && g->h_out == g->h_in &&
-           g->w_out == g->w_in;
 }
 
 void dnn64_conv_f32(const dnn64_conv_geom *g, const float *x, const float *w_tile,
@@ -104,6 +281,41 @@ void dnn64_conv_f32(const dnn64_conv_geom *g, const float *x, const float *w_til
 
 /* ---- int8 ---- */
 
+/* sum x w over one output's window lying inside the input (the zero point
+ * is folded out by the caller); x0: the window's top-left input of the
+ * group's first channel. */
+static DNN64__ALWAYS_INLINE int32_t dnn64__inner_s8(const dnn64_conv_geom *g, const int8_t *x0,
+                                                    const int8_t *wt, int32_t icpg)
+{
+    const int32_t in_plane = g->h_in * g->w_in, ksize = g->k_h * g->k_w, w_in = g->w_in;
+    int32_t ic, ky, kx, acc = 0;
+    if (g->k_h == 3 && g->k_w == 3 && g->dil_h == 1 && g->dil_w == 1) {
+        for (ic = 0; ic < icpg; ++ic) {
+            const int8_t *r0 = x0 + ic * in_plane, *r1 = r0 + w_in, *r2 = r1 + w_in;
+            const int8_t *w = wt + ic * 9;
+            acc += r0[0] * w[0] + r0[1] * w[1] + r0[2] * w[2] + r1[0] * w[3] + r1[1] * w[4] +
+                   r1[2] * w[5] + r2[0] * w[6] + r2[1] * w[7] + r2[2] * w[8];
+        }
+        return acc;
+    }
+    for (ic = 0; ic < icpg; ++ic)
+        for (ky = 0; ky < g->k_h; ++ky) {
+            const int8_t *xr = x0 + ic * in_plane + ky * g->dil_h * w_in;
+            const int8_t *wr = wt + ic * ksize + ky * g->k_w;
+            for (kx = 0; kx < g->k_w; ++kx)
+                acc += xr[kx * g->dil_w] * wr[kx];
+        }
+    return acc;
+}
+
+static int32_t dnn64__sum_s8(const int8_t *w, int32_t count)
+{
+    int32_t i, sum = 0;
+    for (i = 0; i < count; ++i)
+        sum += w[i];
+    return sum;
+}
+
 static void dnn64__conv_generic_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zp,
                                    const int8_t *w_tile, const int32_t *bias_tile,
                                    const int32_t *mult_tile, const int32_t *shift_tile,
@@ -112,6 +324,7 @@ static void dnn64__conv_generic_s8(const dnn64_conv_geom *g, const int8_t *x, in
 {
     const int32_t icpg = g->c_in / g->group;
     const int32_t ksize = g->k_h * g->k_w, in_plane = g->h_in * g->w_in;
+    const dnn64__span sy = DNN64__SPAN_Y(g), sx = DNN64__SPAN_X(g);
     int32_t n, t, oy, ox, ic, ky, kx;
     for (n = 0; n < g->n; ++n) {
         for (t = 0; t < oc_count; ++t) {
@@ -119,31 +332,100 @@ static void dnn64__conv_generic_s8(const dnn64_conv_geom *g, const int8_t *x, in
             const int8_t *xg = x + c.x, *wt = w_tile + c.w;
             int8_t *yp = y + c.y;
             const int32_t bias = bias_tile ? bias_tile[t] : 0;
+            /* inside the input: bias + sum (x - zp) w = inner_bias + sum x w */
+            const int32_t inner_bias = bias - x_zp * dnn64__sum_s8(wt, icpg * ksize);
+            const int32_t mult = mult_tile[t], shift = shift_tile[t];
             for (oy = 0; oy < g->h_out; ++oy) {
                 const dnn64__window wy = DNN64__WINDOW_Y(g, oy);
+                const int inner_row = oy >= sy.lo && oy < sy.hi;
                 for (ox = 0; ox < g->w_out; ++ox) {
                     const dnn64__window wx = DNN64__WINDOW_X(g, ox);
                     int32_t acc = bias;
-                    for (ic = 0; ic < icpg; ++ic) {
-                        const int8_t *xp = xg + ic * in_plane;
-                        const int8_t *wk = wt + ic * ksize;
-                        for (ky = wy.lo; ky < wy.hi; ++ky) {
-                            const int8_t *xr = xp + (wy.start + ky * g->dil_h) * g->w_in;
-                            const int8_t *wr = wk + ky * g->k_w;
-                            for (kx = wx.lo; kx < wx.hi; ++kx)
-                                acc += (xr[wx.start + kx * g->dil_w] - x_zp) * wr[kx];
+                    if (inner_row && ox >= sx.lo && ox < sx.hi) {
+                        acc = inner_bias +
+                              dnn64__inner_s8(g, xg + wy.start * g->w_in + wx.start, wt, icpg);
+                    } else {
+                        for (ic = 0; ic < icpg; ++ic) {
+                            const int8_t *xp = xg + ic * in_plane;
+                            const int8_t *wk = wt + ic * ksize;
+                            for (ky = wy.lo; ky < wy.hi; ++ky) {
+                                const int8_t *xr = xp + (wy.start + ky * g->dil_h) * g->w_in;
+                                const int8_t *wr = wk + ky * g->k_w;
+                                for (kx = wx.lo; kx < wx.hi; ++kx)
+                                    acc += (xr[wx.start + kx * g->dil_w] - x_zp) * wr[kx];
+                            }
                         }
                     }
-                    yp[oy * g->w_out + ox] = dnn64__out_s8(acc, mult_tile[t], shift_tile[t], q);
+                    yp[oy * g->w_out + ox] = dnn64__out_s8(acc, mult, shift, q);
                 }
             }
         }
     }
 }
 
-/* 1x1 int8: accumulate a whole output row of int32 at a time in a small
- * stack buffer (DNN64__ROW pixels), so the input planes are streamed. */
-#define DNN64__ROW 64
+/* 1x1 int8 on `ocb` output channels (weights w[ocb][c_in]) x `pxb` pixels
+ * (constants once inlined), the ocb * pxb sums in registers while the input
+ * channels stream past. Input channel ic of pixel r is x[r * xr + ic * xc].
+ * base: bias - zp * sum of each channel's weights (the zero point folded
+ * out); y: the first channel's output at the first pixel, channels `plane`
+ * apart. */
+static DNN64__ALWAYS_INLINE void dnn64__pw_block_s8(const int8_t *x, int32_t xr, int32_t xc,
+                                                    int32_t c_in, const int8_t *w,
+                                                    const int32_t *base, const int32_t *mult,
+                                                    const int32_t *shift, int ocb, int pxb,
+                                                    const dnn64_q8_out *q, int32_t plane,
+                                                    int8_t *y)
+{
+    int32_t acc[DNN64__OCB][DNN64__PXB];
+    int32_t ic;
+    int j, r;
+    DNN64__UNROLL
+    for (j = 0; j < ocb; ++j)
+        DNN64__UNROLL
+        for (r = 0; r < pxb; ++r)
+            acc[j][r] = 0;
+    for (ic = 0; ic < c_in; ++ic, x += xc) {
+        int32_t xv[DNN64__PXB];
+        DNN64__UNROLL
+        for (r = 0; r < pxb; ++r)
+            xv[r] = x[r * xr];
+        DNN64__UNROLL
+        for (j = 0; j < ocb; ++j) {
+            const int32_t wv = w[j * c_in + ic];
+            DNN64__UNROLL
+            for (r = 0; r < pxb; ++r)
+                acc[j][r] += xv[r] * wv;
+        }
+    }
+    DNN64__UNROLL
+    for (j = 0; j < ocb; ++j)
+        DNN64__UNROLL
+        for (r = 0; r < pxb; ++r)
+            y[j * plane + r] = dnn64__out_s8(base[j] + acc[j][r], mult[j], shift[j], q);
+}
+
+/* Output channels [t, t + ocb) at `count` pixels of the strip xs[count][c_in]. */
+static DNN64__ALWAYS_INLINE void dnn64__pw_strip_s8(const int8_t *xs, int32_t count,
+                                                    int32_t c_in, const int8_t *w,
+                                                    const int32_t *base, const int32_t *mult,
+                                                    const int32_t *shift, int ocb,
+                                                    const dnn64_q8_out *q, int32_t plane,
+                                                    int8_t *y)
+{
+    int32_t p;
+    for (p = 0; p + DNN64__PXB <= count; p += DNN64__PXB)
+        dnn64__pw_block_s8(xs + p * c_in, c_in, 1, c_in, w, base, mult, shift, ocb, DNN64__PXB,
+                           q, plane, y + p);
+    for (; p < count; ++p)
+        dnn64__pw_block_s8(xs + p * c_in, c_in, 1, c_in, w, base, mult, shift, ocb, 1, q, plane,
+                           y + p);
+}
+
+/* 1x1 int8. The NCHW input is read DNN64__STRIP pixels at a time into a
+ * pixel-major strip on the stack, so that the sums' inner loop streams
+ * through two contiguous arrays (strip and weights) instead of striding by a
+ * plane through the direct-mapped D-cache; every output-channel block then
+ * reuses the strip. */
 
 static void dnn64__conv_1x1_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zp,
                                const int8_t *w_tile, const int32_t *bias_tile,
@@ -151,27 +433,39 @@ static void dnn64__conv_1x1_s8(const dnn64_conv_geom *g, const int8_t *x, int32_
                                int32_t oc_begin, int32_t oc_count, const dnn64_q8_out *q,
                                int8_t *y)
 {
-    const int32_t plane = g->h_in * g->w_in;
-    int32_t acc[DNN64__ROW];
-    int32_t n, t, ic, p0, p, len;
+    const int32_t plane = g->h_in * g->w_in, c_in = g->c_in;
+    int8_t xs[DNN64__STRIP_BYTES];
+    int32_t base[DNN64__OCB];
+    int32_t strip = DNN64__STRIP_BYTES / c_in;
+    int32_t n, t, j, p0, count, ic, p;
+    int ocb;
+    if (strip > DNN64__STRIP)
+        strip = DNN64__STRIP;
     for (n = 0; n < g->n; ++n) {
-        for (t = 0; t < oc_count; ++t) {
-            const dnn64__conv_chan c = dnn64__conv_chan_at(g, n, oc_begin, t);
-            const int8_t *xn = x + c.x, *wt = w_tile + c.w;
-            int8_t *yp = y + c.y;
-            const int32_t bias = bias_tile ? bias_tile[t] : 0;
-            for (p0 = 0; p0 < plane; p0 += DNN64__ROW) {
-                len = plane - p0 < DNN64__ROW ? plane - p0 : DNN64__ROW;
-                for (p = 0; p < len; ++p)
-                    acc[p] = bias;
-                for (ic = 0; ic < g->c_in; ++ic) {
-                    const int8_t *xp = xn + ic * plane + p0;
-                    const int32_t wv = wt[ic];
-                    for (p = 0; p < len; ++p)
-                        acc[p] += (xp[p] - x_zp) * wv;
-                }
-                for (p = 0; p < len; ++p)
-                    yp[p0 + p] = dnn64__out_s8(acc[p], mult_tile[t], shift_tile[t], q);
+        const int8_t *xn = x + n * c_in * plane;
+        int8_t *yn = y + (n * g->c_out + oc_begin) * plane;
+        /* strip == 0 (c_in > DNN64__STRIP_BYTES): one pixel at a time, read in place */
+        for (p0 = 0; p0 < plane; p0 += strip ? count : 1) {
+            count = plane - p0 < strip ? plane - p0 : strip;
+            for (ic = 0; ic < c_in; ++ic)
+                for (p = 0; p < count; ++p)
+                    xs[p * c_in + ic] = xn[ic * plane + p0 + p];
+            for (t = 0; t < oc_count; t += ocb) {
+                const int8_t *w = w_tile + t * c_in;
+                int8_t *yt = yn + t * plane + p0;
+                ocb = strip && oc_count - t >= DNN64__OCB ? DNN64__OCB : 1;
+                for (j = 0; j < ocb; ++j)
+                    base[j] = (bias_tile ? bias_tile[t + j] : 0) -
+                              x_zp * dnn64__sum_s8(w + j * c_in, c_in);
+                if (!strip)
+                    dnn64__pw_block_s8(xn + p0, 1, plane, c_in, w, base, mult_tile + t,
+                                       shift_tile + t, 1, 1, q, plane, yt);
+                else if (ocb == DNN64__OCB)
+                    dnn64__pw_strip_s8(xs, count, c_in, w, base, mult_tile + t, shift_tile + t,
+                                       DNN64__OCB, q, plane, yt);
+                else
+                    dnn64__pw_strip_s8(xs, count, c_in, w, base, mult_tile + t, shift_tile + t,
+                                       1, q, plane, yt);
             }
         }
     }
@@ -182,8 +476,6 @@ void dnn64_conv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero_poi
                    const int32_t *shift_tile, int32_t oc_begin, int32_t oc_count,
                    const dnn64_q8_out *q, int8_t *y)
 {
-    /* Integer sums are exact in any order; the depthwise case is the generic
-     * loop with one input channel per group. */
     if (dnn64__is_1x1(g))
         dnn64__conv_1x1_s8(g, x, x_zero_point, w_tile, bias_tile, mult_tile, shift_tile,
                            oc_begin, oc_count, q, y);
