@@ -23,6 +23,7 @@
 #define DNN64__OCB_F32 4
 #define DNN64__PXB_F32 1
 #define DNN64__STRIP_MIN_F32 8 /* fp32 1x1: below, x read in place */
+#define DNN64__ROW 64           /* kxk: outputs of a row summed at a time */
 #define DNN64__STRIP 16         /* 1x1: pixels per strip read pixel-major */
 #define DNN64__STRIP_BYTES 2048 /* 1x1: bytes of the strip (on the stack) */
 
@@ -58,11 +59,6 @@ static dnn64__span dnn64__inner_span(int32_t stride, int32_t pad, int32_t dil, i
 #define DNN64__SPAN_X(g) \
     dnn64__inner_span((g)->stride_w, (g)->pad_left, (g)->dil_w, (g)->k_w, (g)->w_in, (g)->w_out)
 
-static int dnn64__is_depthwise(const dnn64_conv_geom *g)
-{
-    return g->group == g->c_in && g->group == g->c_out;
-}
-
 static int dnn64__is_1x1(const dnn64_conv_geom *g)
 {
     return g->k_h == 1 && g->k_w == 1 && g->stride_h == 1 && g->stride_w == 1 &&
@@ -72,82 +68,104 @@ static int dnn64__is_1x1(const dnn64_conv_geom *g)
 
 /* ---- fp32 ---- */
 
-/* bias + the window sum of one output whose window lies inside the input;
- * x0: the window's top-left input of the group's first channel. */
-static DNN64__ALWAYS_INLINE float dnn64__inner_f32(const dnn64_conv_geom *g, const float *x0,
-                                                   const float *wt, int32_t icpg, float acc)
+/* The sum of output (oy, ox) over its taps inside the input, from `acc`. */
+static float dnn64__border_f32(const dnn64_conv_geom *g, const float *xg, const float *wt,
+                               int32_t icpg, int32_t oy, int32_t ox, float acc)
 {
-    const int32_t in_plane = g->h_in * g->w_in, ksize = g->k_h * g->k_w, w_in = g->w_in;
+    const int32_t ksize = g->k_h * g->k_w, in_plane = g->h_in * g->w_in;
+    const dnn64__window wy = DNN64__WINDOW_Y(g, oy), wx = DNN64__WINDOW_X(g, ox);
     int32_t ic, ky, kx;
-    if (g->k_h == 3 && g->k_w == 3 && g->dil_h == 1 && g->dil_w == 1) {
-        for (ic = 0; ic < icpg; ++ic) {
-            const float *r0 = x0 + ic * in_plane, *r1 = r0 + w_in, *r2 = r1 + w_in;
-            const float *w = wt + ic * 9;
-            acc += r0[0] * w[0];
-            acc += r0[1] * w[1];
-            acc += r0[2] * w[2];
-            acc += r1[0] * w[3];
-            acc += r1[1] * w[4];
-            acc += r1[2] * w[5];
-            acc += r2[0] * w[6];
-            acc += r2[1] * w[7];
-            acc += r2[2] * w[8];
+    for (ic = 0; ic < icpg; ++ic) {
+        const float *xp = xg + ic * in_plane;
+        const float *wk = wt + ic * ksize;
+        for (ky = wy.lo; ky < wy.hi; ++ky) {
+            const float *xr = xp + (wy.start + ky * g->dil_h) * g->w_in;
+            const float *wr = wk + ky * g->k_w;
+            for (kx = wx.lo; kx < wx.hi; ++kx)
+                acc += xr[wx.start + kx * g->dil_w] * wr[kx];
         }
-        return acc;
     }
-    for (ic = 0; ic < icpg; ++ic)
-        for (ky = 0; ky < g->k_h; ++ky) {
-            const float *xr = x0 + ic * in_plane + ky * g->dil_h * w_in;
-            const float *wr = wt + ic * ksize + ky * g->k_w;
-            for (kx = 0; kx < g->k_w; ++kx)
-                acc += xr[kx * g->dil_w] * wr[kx];
-        }
     return acc;
 }
 
-/* The generic loop. `depthwise` (one input channel per output channel) is a
- * constant at each call, so that once inlined the depthwise copy loses the
- * input-channel loop; both copies add the same products in the same order. */
-static DNN64__ALWAYS_INLINE void dnn64__conv_generic_f32(const dnn64_conv_geom *g,
-                                                         const float *x, const float *w_tile,
-                                                         const float *b_tile, int32_t oc_begin,
-                                                         int32_t oc_count,
-                                                         const dnn64_act_f32 *act, float *y,
-                                                         int depthwise)
+/* `count` outputs of one row whose windows lie inside the input, as
+ * dnn64__inner_row_s8: sums on the stack, one input channel at a time (each
+ * sum still gets bias, then input channel, ky, kx ascending). */
+static void dnn64__inner_row_f32(const dnn64_conv_geom *g, const float *x0, const float *wt,
+                                 int32_t icpg, int32_t count, float bias,
+                                 const dnn64_act_f32 *act, float *y)
 {
-    const int32_t icpg = depthwise ? 1 : g->c_in / g->group;
-    const int32_t ksize = g->k_h * g->k_w, in_plane = g->h_in * g->w_in;
+    const int32_t in_plane = g->h_in * g->w_in, ksize = g->k_h * g->k_w, w_in = g->w_in;
+    const int32_t stride = g->stride_w;
+    const int k3 = g->k_h == 3 && g->k_w == 3 && g->dil_h == 1 && g->dil_w == 1;
+    float acc[DNN64__ROW];
+    int32_t c0, len, i, ic, ky, kx;
+    for (c0 = 0; c0 < count; c0 += len) {
+        len = count - c0 < DNN64__ROW ? count - c0 : DNN64__ROW;
+        for (i = 0; i < len; ++i)
+            acc[i] = bias;
+        for (ic = 0; ic < icpg; ++ic) {
+            const float *xc = x0 + ic * in_plane + c0 * stride, *w = wt + ic * ksize;
+            if (k3) {
+                const float w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4], w5 = w[5],
+                            w6 = w[6], w7 = w[7], w8 = w[8];
+                for (i = 0; i < len; ++i, xc += stride) {
+                    const float *r1 = xc + w_in, *r2 = r1 + w_in;
+                    float a = acc[i];
+                    a += xc[0] * w0;
+                    a += xc[1] * w1;
+                    a += xc[2] * w2;
+                    a += r1[0] * w3;
+                    a += r1[1] * w4;
+                    a += r1[2] * w5;
+                    a += r2[0] * w6;
+                    a += r2[1] * w7;
+                    a += r2[2] * w8;
+                    acc[i] = a;
+                }
+                continue;
+            }
+            for (i = 0; i < len; ++i, xc += stride) {
+                float a = acc[i];
+                for (ky = 0; ky < g->k_h; ++ky) {
+                    const float *xr = xc + ky * g->dil_h * w_in, *wr = w + ky * g->k_w;
+                    for (kx = 0; kx < g->k_w; ++kx)
+                        a += xr[kx * g->dil_w] * wr[kx];
+                }
+                acc[i] = a;
+            }
+        }
+        for (i = 0; i < len; ++i)
+            y[c0 + i] = dnn64__act_f32(act, acc[i]);
+    }
+}
+
+static void dnn64__conv_generic_f32(const dnn64_conv_geom *g, const float *x,
+                                    const float *w_tile, const float *b_tile, int32_t oc_begin,
+                                    int32_t oc_count, const dnn64_act_f32 *act, float *y)
+{
+    const int32_t icpg = g->c_in / g->group;
     const dnn64__span sy = DNN64__SPAN_Y(g), sx = DNN64__SPAN_X(g);
-    int32_t n, t, oy, ox, ic, ky, kx;
+    int32_t n, t, oy, ox;
     for (n = 0; n < g->n; ++n) {
         for (t = 0; t < oc_count; ++t) {
             const dnn64__conv_chan c = dnn64__conv_chan_at(g, n, oc_begin, t);
             const float *xg = x + c.x, *wt = w_tile + c.w;
-            float *yp = y + c.y;
             const float bias = b_tile ? b_tile[t] : 0.0f;
             for (oy = 0; oy < g->h_out; ++oy) {
-                const dnn64__window wy = DNN64__WINDOW_Y(g, oy);
+                float *yr = y + c.y + oy * g->w_out;
                 const int inner_row = oy >= sy.lo && oy < sy.hi;
-                for (ox = 0; ox < g->w_out; ++ox) {
-                    const dnn64__window wx = DNN64__WINDOW_X(g, ox);
-                    float acc = bias;
-                    if (inner_row && ox >= sx.lo && ox < sx.hi) {
-                        acc = dnn64__inner_f32(g, xg + wy.start * g->w_in + wx.start, wt, icpg,
-                                               acc);
-                    } else {
-                        for (ic = 0; ic < icpg; ++ic) {
-                            const float *xp = xg + ic * in_plane;
-                            const float *wk = wt + ic * ksize;
-                            for (ky = wy.lo; ky < wy.hi; ++ky) {
-                                const float *xr = xp + (wy.start + ky * g->dil_h) * g->w_in;
-                                const float *wr = wk + ky * g->k_w;
-                                for (kx = wx.lo; kx < wx.hi; ++kx)
-                                    acc += xr[wx.start + kx * g->dil_w] * wr[kx];
-                            }
-                        }
-                    }
-                    yp[oy * g->w_out + ox] = dnn64__act_f32(act, acc);
-                }
+                const int32_t first = inner_row ? sx.lo : g->w_out;
+                for (ox = 0; ox < first; ++ox)
+                    yr[ox] = dnn64__act_f32(act, dnn64__border_f32(g, xg, wt, icpg, oy, ox, bias));
+                if (!inner_row)
+                    continue;
+                dnn64__inner_row_f32(g,
+                                     xg + (oy * g->stride_h - g->pad_top) * g->w_in +
+                                         sx.lo * g->stride_w - g->pad_left,
+                                     wt, icpg, sx.hi - sx.lo, bias, act, yr + sx.lo);
+                for (ox = sx.hi; ox < g->w_out; ++ox)
+                    yr[ox] = dnn64__act_f32(act, dnn64__border_f32(g, xg, wt, icpg, oy, ox, bias));
             }
         }
     }
@@ -273,40 +291,11 @@ void dnn64_conv_f32(const dnn64_conv_geom *g, const float *x, const float *w_til
 {
     if (dnn64__is_1x1(g))
         dnn64__conv_1x1_f32(g, x, w_tile, b_tile, oc_begin, oc_count, act, y);
-    else if (dnn64__is_depthwise(g))
-        dnn64__conv_generic_f32(g, x, w_tile, b_tile, oc_begin, oc_count, act, y, 1);
     else
-        dnn64__conv_generic_f32(g, x, w_tile, b_tile, oc_begin, oc_count, act, y, 0);
+        dnn64__conv_generic_f32(g, x, w_tile, b_tile, oc_begin, oc_count, act, y);
 }
 
 /* ---- int8 ---- */
-
-/* sum x w over one output's window lying inside the input (the zero point
- * is folded out by the caller); x0: the window's top-left input of the
- * group's first channel. */
-static DNN64__ALWAYS_INLINE int32_t dnn64__inner_s8(const dnn64_conv_geom *g, const int8_t *x0,
-                                                    const int8_t *wt, int32_t icpg)
-{
-    const int32_t in_plane = g->h_in * g->w_in, ksize = g->k_h * g->k_w, w_in = g->w_in;
-    int32_t ic, ky, kx, acc = 0;
-    if (g->k_h == 3 && g->k_w == 3 && g->dil_h == 1 && g->dil_w == 1) {
-        for (ic = 0; ic < icpg; ++ic) {
-            const int8_t *r0 = x0 + ic * in_plane, *r1 = r0 + w_in, *r2 = r1 + w_in;
-            const int8_t *w = wt + ic * 9;
-            acc += r0[0] * w[0] + r0[1] * w[1] + r0[2] * w[2] + r1[0] * w[3] + r1[1] * w[4] +
-                   r1[2] * w[5] + r2[0] * w[6] + r2[1] * w[7] + r2[2] * w[8];
-        }
-        return acc;
-    }
-    for (ic = 0; ic < icpg; ++ic)
-        for (ky = 0; ky < g->k_h; ++ky) {
-            const int8_t *xr = x0 + ic * in_plane + ky * g->dil_h * w_in;
-            const int8_t *wr = wt + ic * ksize + ky * g->k_w;
-            for (kx = 0; kx < g->k_w; ++kx)
-                acc += xr[kx * g->dil_w] * wr[kx];
-        }
-    return acc;
-}
 
 static int32_t dnn64__sum_s8(const int8_t *w, int32_t count)
 {
@@ -316,48 +305,108 @@ static int32_t dnn64__sum_s8(const int8_t *w, int32_t count)
     return sum;
 }
 
+/* bias + sum (x - zp) w over the taps of output (oy, ox) inside the input. */
+static int32_t dnn64__border_s8(const dnn64_conv_geom *g, const int8_t *xg, int32_t x_zp,
+                                const int8_t *wt, int32_t icpg, int32_t oy, int32_t ox,
+                                int32_t acc)
+{
+    const int32_t ksize = g->k_h * g->k_w, in_plane = g->h_in * g->w_in;
+    const dnn64__window wy = DNN64__WINDOW_Y(g, oy), wx = DNN64__WINDOW_X(g, ox);
+    int32_t ic, ky, kx;
+    for (ic = 0; ic < icpg; ++ic) {
+        const int8_t *xp = xg + ic * in_plane;
+        const int8_t *wk = wt + ic * ksize;
+        for (ky = wy.lo; ky < wy.hi; ++ky) {
+            const int8_t *xr = xp + (wy.start + ky * g->dil_h) * g->w_in;
+            const int8_t *wr = wk + ky * g->k_w;
+            for (kx = wx.lo; kx < wx.hi; ++kx)
+                acc += (xr[wx.start + kx * g->dil_w] - x_zp) * wr[kx];
+        }
+    }
+    return acc;
+}
+
+/* `count` outputs of one row whose windows lie inside the input, sums in
+ * int32 on the stack DNN64__ROW at a time: one input channel at a time, so
+ * that only that channel's k_h input rows are live in the direct-mapped
+ * D-cache (the planes of different channels often map to the same lines).
+ * x0: the first window's top-left input of the group's first channel, the
+ * windows `stride_w` apart; base: bias - zp * sum of the weights (the zero
+ * point folded out). 3x3 undilated is unrolled, its weights in registers. */
+static void dnn64__inner_row_s8(const dnn64_conv_geom *g, const int8_t *x0, const int8_t *wt,
+                                int32_t icpg, int32_t count, int32_t base, int32_t mult,
+                                int32_t shift, const dnn64_q8_out *q, int8_t *y)
+{
+    const int32_t in_plane = g->h_in * g->w_in, ksize = g->k_h * g->k_w, w_in = g->w_in;
+    const int32_t stride = g->stride_w;
+    const int k3 = g->k_h == 3 && g->k_w == 3 && g->dil_h == 1 && g->dil_w == 1;
+    int32_t acc[DNN64__ROW];
+    int32_t c0, len, i, ic, ky, kx;
+    for (c0 = 0; c0 < count; c0 += len) {
+        len = count - c0 < DNN64__ROW ? count - c0 : DNN64__ROW;
+        for (i = 0; i < len; ++i)
+            acc[i] = base;
+        for (ic = 0; ic < icpg; ++ic) {
+            const int8_t *xc = x0 + ic * in_plane + c0 * stride, *w = wt + ic * ksize;
+            if (k3) {
+                const int32_t w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4],
+                              w5 = w[5], w6 = w[6], w7 = w[7], w8 = w[8];
+                for (i = 0; i < len; ++i, xc += stride) {
+                    const int8_t *r1 = xc + w_in, *r2 = r1 + w_in;
+                    acc[i] += xc[0] * w0 + xc[1] * w1 + xc[2] * w2 + r1[0] * w3 + r1[1] * w4 +
+                              r1[2] * w5 + r2[0] * w6 + r2[1] * w7 + r2[2] * w8;
+                }
+                continue;
+            }
+            for (i = 0; i < len; ++i, xc += stride) {
+                int32_t sum = 0;
+                for (ky = 0; ky < g->k_h; ++ky) {
+                    const int8_t *xr = xc + ky * g->dil_h * w_in, *wr = w + ky * g->k_w;
+                    for (kx = 0; kx < g->k_w; ++kx)
+                        sum += xr[kx * g->dil_w] * wr[kx];
+                }
+                acc[i] += sum;
+            }
+        }
+        for (i = 0; i < len; ++i)
+            y[c0 + i] = dnn64__out_s8(acc[i], mult, shift, q);
+    }
+}
+
 static void dnn64__conv_generic_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zp,
                                    const int8_t *w_tile, const int32_t *bias_tile,
                                    const int32_t *mult_tile, const int32_t *shift_tile,
                                    int32_t oc_begin, int32_t oc_count, const dnn64_q8_out *q,
                                    int8_t *y)
 {
-    const int32_t icpg = g->c_in / g->group;
-    const int32_t ksize = g->k_h * g->k_w, in_plane = g->h_in * g->w_in;
+    const int32_t icpg = g->c_in / g->group, ksize = g->k_h * g->k_w;
     const dnn64__span sy = DNN64__SPAN_Y(g), sx = DNN64__SPAN_X(g);
-    int32_t n, t, oy, ox, ic, ky, kx;
+    int32_t n, t, oy, ox;
     for (n = 0; n < g->n; ++n) {
         for (t = 0; t < oc_count; ++t) {
             const dnn64__conv_chan c = dnn64__conv_chan_at(g, n, oc_begin, t);
             const int8_t *xg = x + c.x, *wt = w_tile + c.w;
-            int8_t *yp = y + c.y;
             const int32_t bias = bias_tile ? bias_tile[t] : 0;
             /* inside the input: bias + sum (x - zp) w = inner_bias + sum x w */
             const int32_t inner_bias = bias - x_zp * dnn64__sum_s8(wt, icpg * ksize);
             const int32_t mult = mult_tile[t], shift = shift_tile[t];
             for (oy = 0; oy < g->h_out; ++oy) {
-                const dnn64__window wy = DNN64__WINDOW_Y(g, oy);
+                int8_t *yr = y + c.y + oy * g->w_out;
                 const int inner_row = oy >= sy.lo && oy < sy.hi;
-                for (ox = 0; ox < g->w_out; ++ox) {
-                    const dnn64__window wx = DNN64__WINDOW_X(g, ox);
-                    int32_t acc = bias;
-                    if (inner_row && ox >= sx.lo && ox < sx.hi) {
-                        acc = inner_bias +
-                              dnn64__inner_s8(g, xg + wy.start * g->w_in + wx.start, wt, icpg);
-                    } else {
-                        for (ic = 0; ic < icpg; ++ic) {
-                            const int8_t *xp = xg + ic * in_plane;
-                            const int8_t *wk = wt + ic * ksize;
-                            for (ky = wy.lo; ky < wy.hi; ++ky) {
-                                const int8_t *xr = xp + (wy.start + ky * g->dil_h) * g->w_in;
-                                const int8_t *wr = wk + ky * g->k_w;
-                                for (kx = wx.lo; kx < wx.hi; ++kx)
-                                    acc += (xr[wx.start + kx * g->dil_w] - x_zp) * wr[kx];
-                            }
-                        }
-                    }
-                    yp[oy * g->w_out + ox] = dnn64__out_s8(acc, mult, shift, q);
-                }
+                const int32_t first = inner_row ? sx.lo : g->w_out;
+                const int8_t *x0; /* the window of (oy, 0) if it were inside the input */
+                for (ox = 0; ox < first; ++ox)
+                    yr[ox] = dnn64__out_s8(dnn64__border_s8(g, xg, x_zp, wt, icpg, oy, ox, bias),
+                                           mult, shift, q);
+                if (!inner_row)
+                    continue;
+                x0 = xg + (oy * g->stride_h - g->pad_top) * g->w_in + sx.lo * g->stride_w -
+                     g->pad_left;
+                dnn64__inner_row_s8(g, x0, wt, icpg, sx.hi - sx.lo, inner_bias, mult, shift, q,
+                                    yr + sx.lo);
+                for (ox = sx.hi; ox < g->w_out; ++ox)
+                    yr[ox] = dnn64__out_s8(dnn64__border_s8(g, xg, x_zp, wt, icpg, oy, ox, bias),
+                                           mult, shift, q);
             }
         }
     }
