@@ -1,19 +1,25 @@
 /*
  * Conv, fp32 and int8, on an output-channel tile, NCHW.
  *
- * Paths (all give the results of the one generic loop):
- * - 1x1 (stride 1, no pad, group 1): register-blocked, DNN64__OCB output
- *   channels x DNN64__PXB neighbouring pixels held in registers while the
- *   input channels stream past, so each input value loaded serves DNN64__OCB
- *   channels and each weight DNN64__PXB pixels (the VR4300 has no multiply-add
- *   and a D-cache of 8 KiB: loads, not multiplies, were the cost).
- * - any other kernel: outputs whose window lies inside the input take a loop
- *   without bounds checks (3x3 undilated fully unrolled); the border goes
- *   through the generic loop (pads, strides, dilations, groups).
+ * Shaped by cycle counts in cen64 (tools/bench/bench_cycles.py): on the VR4300
+ * loads and D-cache misses cost more than the multiplies (8 KiB, direct-mapped,
+ * 16-byte lines: the planes of different channels often map to the same
+ * lines), and there is no multiply-add.
+ * - 1x1 (stride 1, no pad, group 1): the input is copied DNN64__STRIP pixels
+ *   at a time into a pixel-major strip on the stack; DNN64__OCB output
+ *   channels x DNN64__PXB pixels of sums then stay in registers while the
+ *   strip and the weights stream past, each input value serving DNN64__OCB
+ *   channels and each weight DNN64__PXB pixels.
+ * - any other kernel: the outputs of a row whose windows lie inside the input
+ *   are summed DNN64__ROW at a time on the stack, one input channel at a time
+ *   (only that channel's rows are live in the cache), without bounds checks
+ *   (3x3 undilated unrolled, its weights in registers); the border outputs go
+ *   through the generic window loop (pads, strides, dilations, groups).
  * fp32 adds the same products in the same order everywhere (bias, then input
  * channel, ky, kx ascending), so all its paths agree bit for bit. int8 sums
  * are exact in any order; inside the input the zero point is folded out:
- * sum (x - zp) w = sum x w - zp sum w, with sum w per channel computed once.
+ * sum (x - zp) w = sum x w - zp sum w. Weights stay int8: widening them to
+ * int16 would not save an instruction (lb and lh cost the same).
  */
 #include "dnn64_internal.h"
 
