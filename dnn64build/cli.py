@@ -11,6 +11,7 @@ import traceback
 from pathlib import Path
 
 from dnn64build import __version__
+from dnn64build.commands.platforms import EMULATOR, PLATFORMS
 from dnn64build.errors import UserError
 
 
@@ -133,7 +134,9 @@ def parser() -> argparse.ArgumentParser:
             r.add_argument("--output", type=Path, help="write the outputs here (.npz)")
         else:
             r.add_argument("targets", nargs="+", metavar="LABEL_OR_PATTERN")
-        r.add_argument("--platform", choices=["host", "emulator"], default="emulator")
+        r.add_argument("--platform", choices=PLATFORMS, default=EMULATOR,
+                       help="host: native build; emulator: mupen64plus (fast); "
+                       "cen64: cycle-accurate, reports CPU cycles")
         r.add_argument("--timeout", type=float, default=300.0,
                        help="seconds before an emulator run is stopped")
         r.set_defaults(func=func)

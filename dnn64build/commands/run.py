@@ -15,6 +15,7 @@ import numpy as np
 from dnn64build.array_files import numeric, read_npz
 from dnn64build.build_outputs import load_json
 from dnn64build.commands.build import build
+from dnn64build.commands.platforms import CEN64
 from dnn64build.errors import UserError
 from dnn64build.rule_helpers import HOST, MODELS_GROUP, REFERENCE_GROUP
 from dnn64build.workspace.root import OUTPUT_BASE
@@ -59,7 +60,7 @@ def run_command(
     for run in runs:
         _print_run(run, tickrate, platform)
         print(f"  vs the reference executor: {_compare_reference(run)}")
-    if platform == "emulator":
+    if platform != HOST:
         _, host_runs, _ = run_target(label, platform=HOST, input_path=input_path,
                                      timeout=timeout, quiet=True)
         for run, host in zip(runs, host_runs, strict=True):
@@ -152,6 +153,7 @@ def run_target(
 
 def _execute(files: list[Path], assets: dict[str, bytes], platform: str,
              timeout: float) -> list[str]:
+    from dnn64build.emulator.cen64 import run_rom_cen64
     from dnn64build.emulator.host import run_host
     from dnn64build.emulator.mupen64plus import run_rom
     from dnn64build.rom.repack import repack_image, repack_rom
@@ -166,7 +168,8 @@ def _execute(files: list[Path], assets: dict[str, bytes], platform: str,
         rom = Path(tmp) / "run.z64"
         rom.write_bytes(repack_rom(next(f for f in files if f.suffix == ".z64").read_bytes(),
                                    assets))
-        return list(run_rom(rom, timeout=timeout).lines)
+        run_in = run_rom_cen64 if platform == CEN64 else run_rom
+        return list(run_in(rom, timeout=timeout).lines)
 
 
 def _model_labels(index: dict[str, Any], label: str) -> list[str]:
@@ -284,10 +287,19 @@ def _accuracy(run: ModelRun, labels: np.ndarray) -> float:
 
 
 def _print_run(run: ModelRun, tickrate: int, platform: str) -> None:
-    per_sample = np.mean(run.ticks) if run.ticks else 0
-    unit = "ticks (CP0 Count)" if platform != HOST else "ns"
-    print(f"{run.label}: {len(run.outputs)} sample(s), {per_sample:.0f} {unit} per inference "
-          f"({per_sample / tickrate * 1e3:.3f} ms)")
+    per_sample = float(np.mean(run.ticks)) if run.ticks else 0.0
+    ms = per_sample / tickrate * 1e3
+    if platform == CEN64:
+        from dnn64build.emulator.cen64 import CPU_HZ, cycles
+
+        timing = (f"{cycles(per_sample):.0f} CPU cycles (CP0 Count x 2) per inference "
+                  f"({ms:.3f} ms at {CPU_HZ / 1e6:g} MHz)")
+    elif platform == HOST:
+        timing = f"{per_sample:.0f} ns per inference ({ms:.3f} ms on this machine)"
+    else:  # mupen64plus advances Count by 2 per instruction: no time can be read from it
+        timing = (f"{per_sample:.0f} ticks (CP0 Count) per inference = {per_sample / 2:.0f} "
+                  "instructions in mupen64plus, not cycles (--platform cen64 counts cycles)")
+    print(f"{run.label}: {len(run.outputs)} sample(s), {timing}")
     last = run.outputs[-1]
     for name, value in last.items():
         flat = value.reshape(-1)
