@@ -1,0 +1,90 @@
+"""RSP kernels in mupen64plus (low-level RSP plugin), bit-exact against the numpy
+integer reference (tests/kernels/kernels_refs.py) and the CPU kernel on the same ROM.
+
+One ROM runs every case: odd channel counts, K not a multiple of 8 or of the
+128-tap job, stride 2, pads, dilation, groups, depthwise, a tile of channels.
+"""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dnn64build.emulator import parse_hex_dump, run_rom
+from dnn64build.rom import Asset, build_asset_image, pack_rom
+from dnn64build.toolchains.base import KERNELS_DIR
+from tests.kernels.kernels_refs import conv_acc_int, conv_out, output_stage, requant_params
+
+PROBE = Path(__file__).parent / "programs" / "rsp_conv_probe.c"
+
+# (n, c_in, h, w, c_out, k, stride, pads (top, left, bottom, right), dil, group, tile)
+CASES = [
+    (1, 16, 4, 4, 8, 1, 1, (0, 0, 0, 0), 1, 1, None),     # 1x1, K = 16
+    (1, 13, 5, 3, 7, 1, 1, (0, 0, 0, 0), 1, 1, None),     # odd everything, K = 13
+    (1, 200, 3, 3, 5, 1, 1, (0, 0, 0, 0), 1, 1, None),    # K = 200: two jobs along k
+    (1, 3, 9, 7, 6, 3, 2, (1, 1, 1, 1), 1, 1, None),      # 3x3 stride 2, pads, K = 27
+    (2, 5, 6, 6, 4, 3, 1, (2, 0, 1, 2), 1, 1, None),      # batch 2, uneven pads
+    (1, 8, 7, 7, 8, 3, 1, (1, 1, 1, 1), 1, 8, None),      # depthwise, K = 9
+    (1, 6, 8, 8, 9, 3, 2, (1, 1, 0, 0), 2, 3, None),      # dilated, 3 groups
+    (1, 12, 6, 6, 40, 1, 2, (0, 0, 0, 0), 1, 1, (9, 22)), # a tile of channels, stride 2
+    (1, 33, 11, 11, 3, 5, 1, (2, 2, 2, 2), 1, 1, None),   # K = 825, 121 positions
+]
+
+
+def case_data(case, rng):
+    n, c_in, h, w, c_out, k, stride, pads, dil, group, tile = case
+    x = rng.integers(-128, 128, (n, c_in, h, w), dtype=np.int8)
+    wt = rng.integers(-128, 128, (c_out, c_in // group, k, k), dtype=np.int8)
+    bias = rng.integers(-20000, 20000, c_out, dtype=np.int32)
+    mult, shift = requant_params(rng, c_out)
+    x_zp, out_zp = int(rng.integers(-128, 128)), int(rng.integers(-20, 20))
+    return x, wt, bias, mult, shift, x_zp, out_zp
+
+
+def pack_case(case, data) -> bytes:
+    n, c_in, h, w, c_out, k, stride, pads, dil, group, tile = case
+    x, wt, bias, mult, shift, x_zp, out_zp = data
+    begin, count = tile or (0, c_out)
+    ho = conv_out(h, k, stride, pads[0], pads[2], dil)
+    wo = conv_out(w, k, stride, pads[1], pads[3], dil)
+    sl = slice(begin, begin + count)
+    fields = [n, c_in, h, w, c_out, ho, wo, k, k, stride, stride, dil, dil, pads[0], pads[1],
+              group, x_zp, out_zp, -128, 127, begin, count, x.size, wt[sl].size]
+    pad4 = lambda b: b + b"\0" * (-len(b) % 4)  # noqa: E731
+    return (struct.pack(f">{len(fields)}i", *fields) + pad4(x.tobytes())
+            + pad4(wt[sl].tobytes()) + bias[sl].astype(">i4").tobytes()
+            + mult[sl].astype(">i4").tobytes() + shift[sl].astype(">i4").tobytes())
+
+
+def expected_y(case, data) -> np.ndarray:
+    n, c_in, h, w, c_out, k, stride, pads, dil, group, tile = case
+    x, wt, bias, mult, shift, x_zp, out_zp = data
+    acc = conv_acc_int(x, x_zp, wt, bias, (stride, stride), pads, (dil, dil), group)
+    y = output_stage(acc, mult, shift, out_zp, -128, 127, None)
+    if tile:  # the kernel writes only the tile; the probe zeroes y first
+        keep = np.zeros_like(y)
+        keep[:, tile[0] : tile[0] + tile[1]] = y[:, tile[0] : tile[0] + tile[1]]
+        y = keep
+    return y
+
+
+@pytest.mark.emulator
+def test_rsp_conv_bit_exact_in_mupen64plus(bare, boot_stub, mupen64plus, tmp_path):
+    rng = np.random.default_rng(11)
+    datas = [case_data(case, rng) for case in CASES]
+    blob = struct.pack(">i", len(CASES)) + b"".join(map(pack_case, CASES, datas))
+    program = bare.compile_and_link(
+        [PROBE, *sorted(KERNELS_DIR.glob("*.c"))], [KERNELS_DIR], tmp_path / "probe.bin"
+    )
+    rom = tmp_path / "probe.z64"
+    image = build_asset_image([Asset("cases", blob)]).data
+    rom.write_bytes(pack_rom(program.read_bytes(), image, ipl3=boot_stub))
+    lines = run_rom(rom, timeout=60).lines
+    for i, (case, data) in enumerate(zip(CASES, datas, strict=True)):
+        want = expected_y(case, data)
+        got = parse_hex_dump(lines, f"rsp{i:02d}", "int8", want.size).reshape(want.shape)
+        np.testing.assert_array_equal(got, want, err_msg=f"case {i} {case}")
+        assert f"sam{i:02d} 1" in lines, f"case {i}: the CPU kernel disagrees on the N64"
