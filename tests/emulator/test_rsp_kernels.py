@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from dnn64build.emulator import parse_hex_dump, run_rom
+from dnn64build.errors import UserError
 from dnn64build.rom import Asset, build_asset_image, pack_rom
 from dnn64build.toolchains.base import KERNELS_DIR
 from tests.kernels.kernels_refs import conv_acc_int, conv_out, output_stage, requant_params
@@ -88,3 +89,27 @@ def test_rsp_conv_bit_exact_in_mupen64plus(bare, boot_stub, mupen64plus, tmp_pat
         got = parse_hex_dump(lines, f"rsp{i:02d}", "int8", want.size).reshape(want.shape)
         np.testing.assert_array_equal(got, want, err_msg=f"case {i} {case}")
         assert f"sam{i:02d} 1" in lines, f"case {i}: the CPU kernel disagrees on the N64"
+
+
+def fault_rom(bare, boot_stub, tmp_path, fault: int) -> Path:
+    program = bare.compile_and_link(
+        [Path(__file__).parent / "programs" / "rsp_fault_probe.c"], [], tmp_path / "fault.bin",
+        defines={"FAULT": str(fault)},
+    )
+    rom = tmp_path / "fault.z64"
+    rom.write_bytes(pack_rom(program.read_bytes(), build_asset_image([]).data, ipl3=boot_stub))
+    return rom
+
+
+@pytest.mark.emulator
+def test_rsp_job_past_dmem_is_a_clear_error(bare, boot_stub, mupen64plus, tmp_path):
+    with pytest.raises(UserError, match="DNN64-FAIL RSP: SP DMA past the end of DMEM"):
+        run_rom(fault_rom(bare, boot_stub, tmp_path, 1), timeout=20)
+
+
+@pytest.mark.emulator
+def test_rsp_that_never_halts_ends_within_the_time_limit(bare, boot_stub, mupen64plus, tmp_path):
+    # On hardware (and cen64) the CPU's time limit reports it; mupen64plus runs the RSP
+    # inside the status write, so there the runner's own time limit ends the run.
+    with pytest.raises(UserError, match="RSP: the kernel did not halt|no DNN64-DONE line within"):
+        run_rom(fault_rom(bare, boot_stub, tmp_path, 2), timeout=5)
