@@ -14,7 +14,14 @@ import numpy as np
 
 from dnn64build.codegen.arena import ArenaMap, PlanMismatch
 from dnn64build.codegen.cfmt import c_comment, c_string, is_identifier, wrap
-from dnn64build.codegen.lowering import CTYPES, Call, Ctx, Lowered, unsupported
+from dnn64build.codegen.lowering import (
+    CTYPES,
+    KERNEL_CHOICES,
+    Call,
+    Ctx,
+    Lowered,
+    unsupported,
+)
 from dnn64build.codegen.ops_fp32 import FP32_EMITTERS
 from dnn64build.codegen.ops_int8 import INT8_EMITTERS
 from dnn64build.codegen.staging import Tile, expand, half_bytes
@@ -69,15 +76,19 @@ def input_asset(symbol: str, k: int) -> str:
 
 
 def generate_model(graph: Graph, plan: dict[str, Any], *, symbol: str,
-                   staging_bytes: int | None = None) -> GeneratedModel:
+                   staging_bytes: int | None = None, kernels: str = "cpu") -> GeneratedModel:
     """Generate the C for ``graph`` run with ``plan`` (plan.json content).
 
     ``staging_bytes``: size of the weight staging area (two halves); by default
     just enough for the largest tile, each layer tiled to at most 32 KiB per half
-    unless a single output channel needs more. Raises UserError for a bad symbol,
+    unless a single output channel needs more. ``kernels`` (KERNEL_CHOICES): whether
+    int8 layers call their RSP kernel (which falls back to the CPU kernel on a
+    platform without an RSP, so one C file serves host and N64). Raises UserError for a bad symbol,
     an unsupported node or a staging area too small for some tile.
     """
     where = f"model {graph.name}"
+    if kernels not in KERNEL_CHOICES:
+        raise ValueError(f"kernels must be one of {KERNEL_CHOICES}, not {kernels!r}")
     _check_symbol(symbol, len(graph.inputs), where)
     try:
         arena = ArenaMap.from_plan(plan)
@@ -90,7 +101,7 @@ def generate_model(graph: Graph, plan: dict[str, Any], *, symbol: str,
     lowered: list[tuple[Node, Lowered]] = []
     for index, name in enumerate(arena.schedule):
         node = _absorb_params(graph, nodes[name])
-        ctx = Ctx(graph, arena, node, index)
+        ctx = Ctx(graph, arena, node, index, kernels)
         table = INT8_EMITTERS if "int8" in node.attrs else FP32_EMITTERS
         if node.op not in table:
             raise unsupported(node, "this operator" + (" in int8" if "int8" in node.attrs else ""))
@@ -102,6 +113,8 @@ def generate_model(graph: Graph, plan: dict[str, Any], *, symbol: str,
     tiles = [Tile(call.parts, f"{node.name} {call.label}".strip())
              for node, node_calls in calls for call in node_calls if call.parts]
     meta = _metadata(graph, arena, symbol, half, tiles)
+    meta["kernels"] = kernels
+    meta["rsp_nodes"] = [node.name for node, low in lowered if low.on_rsp]
     return GeneratedModel(
         symbol=symbol,
         c_source=_c_source(graph, symbol, lowered, calls, tiles, half),
@@ -220,6 +233,7 @@ def _c_source(graph: Graph, symbol: str, lowered: list[tuple[Node, Lowered]],
         "",
         '#include "dnn64_kernels.h"',
         '#include "dnn64_platform.h"',
+        '#include "dnn64_rsp.h"',
         "",
         "/* An activation at a planned arena offset. */",
         "#define ARENA_F32(offset) ((float *)(arena + (offset)))",

@@ -14,7 +14,8 @@ def main(args: StageArgs) -> None:
     graph = load_graph(args.input("graph"), args.input("weights"))
     plan = json.loads(args.input("plan").read_text())
     model = generate_model(
-        graph, plan, symbol=args.config["symbol"], staging_bytes=plan["staging"]["bytes"]
+        graph, plan, symbol=args.config["symbol"], staging_bytes=plan["staging"]["bytes"],
+        kernels=args.config.get("kernels", "cpu"),
     )
     args.write_text("source", model.c_source)
     args.write_text("header", model.header)

@@ -7,6 +7,7 @@ One ROM runs every case: odd channel counts, K not a multiple of 8 or of the
 
 from __future__ import annotations
 
+import json
 import struct
 from pathlib import Path
 
@@ -113,3 +114,44 @@ def test_rsp_that_never_halts_ends_within_the_time_limit(bare, boot_stub, mupen6
     # inside the status write, so there the runner's own time limit ends the run.
     with pytest.raises(UserError, match="RSP: the kernel did not halt|no DNN64-DONE line within"):
         run_rom(fault_rom(bare, boot_stub, tmp_path, 2), timeout=5)
+
+
+@pytest.mark.emulator
+def test_rsp_model_matches_host_and_the_integer_reference(bare, mupen64plus, tmp_path):
+    """small_cnn int8 with `kernels: rsp` (both Convs on the RSP: K = 9 and K = 72), through
+    the CLI: the ROM's outputs equal the host build's bit for bit, and `run` checks each
+    against the integer reference executor."""
+    import onnx
+
+    from tests.build.conftest import Workspace
+    from tools.zoo import build as zoo_model
+
+    ws = Workspace(tmp_path / "ws")
+    ws.write("BUILD.yaml", "workspace:\n  name: rsp\n  defaults: {toolchain: bare}\n")
+    (ws.root / "models").mkdir()
+    onnx.save(zoo_model("small_cnn"), ws.root / "models" / "cnn.onnx")
+    rng = np.random.default_rng(5)
+    np.savez(ws.root / "models" / "calib.npz",
+             input=rng.standard_normal((16, 1, 1, 16, 16)).astype(np.float32))
+    np.savez(ws.root / "in.npz", input=rng.standard_normal((3, 1, 1, 16, 16)).astype(np.float32))
+    ws.write("models/BUILD.yaml", """\
+        targets:
+          - rule: n64_model
+            name: cnn
+            src: cnn.onnx
+            quantize: {mode: int8, calibration: calib.npz}
+            kernels: rsp
+        """)
+    outputs = {}
+    for platform in ("emulator", "host"):
+        out = tmp_path / f"{platform}.npz"
+        proc = ws.run("run", "//models:cnn", "--platform", platform, "--input", "in.npz",
+                      "--output", str(out))
+        assert "vs the reference executor: match" in proc.stdout
+        with np.load(out) as data:
+            outputs[platform] = {k: data[k] for k in data.files}
+    assert outputs["emulator"].keys() == outputs["host"].keys()
+    for name, value in outputs["emulator"].items():
+        assert value.tobytes() == outputs["host"][name].tobytes(), name
+    meta = json.loads((ws.root / "dnn64-out/bin/models/cnn/codegen/meta.json").read_text())
+    assert meta["kernels"] == "rsp" and len(meta["rsp_nodes"]) == 2
