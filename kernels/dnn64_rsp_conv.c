@@ -11,8 +11,13 @@
  * A job (DMEM layout in matmul_s8.rsp) covers `rows` channels x `blocks` * 8
  * positions x 8 * kgroups taps; the CPU sums the jobs along k in int32. */
 #include "dnn64_internal.h"
-#include "dnn64_platform.h"
 #include "dnn64_rsp.h"
+#include "platform/dnn64_platform.h"
+
+/* The platform layer runs the jobs. Weak references: the portable kernels also link
+ * without any platform layer (the kernel unit tests), and then run dnn64_conv_s8. */
+#pragma weak dnn64_rsp_available
+#pragma weak dnn64_rsp_matmul_s8
 
 #define HEADER_BYTES 16
 #define LANES 8
@@ -158,7 +163,7 @@ void dnn64_rsp_conv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero
     const int32_t blocks_cap = blocks_fit < BLOCKS_MAX ? blocks_fit : BLOCKS_MAX;
     const int32_t blocks = blocks_needed < blocks_cap ? blocks_needed : blocks_cap;
     int32_t n, t0, s0, k0, r, col;
-    if (k > DNN64_RSP_K_MAX || !dnn64_rsp_available()) {
+    if (k > DNN64_RSP_K_MAX || !dnn64_rsp_available || !dnn64_rsp_available()) {
         dnn64_conv_s8(g, x, x_zero_point, w_tile, bias_tile, mult_tile, shift_tile, oc_begin,
                       oc_count, q, y);
         return;

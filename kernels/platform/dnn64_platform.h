@@ -120,11 +120,14 @@ void dnn64_done(void);
 void dnn64_fail(const char *message);
 
 /* ---- the RSP (bare only) ------------------------------------------------ */
+/* Only a platform with an RSP defines these two (bare). The RSP kernels
+ * (kernels/dnn64_rsp_conv.c) reference them weakly: elsewhere (host, libdragon
+ * for now) the references are null and the kernels run their CPU twins. */
 
 /** Size of the RSP's data memory (DMEM): a job and its result must fit. */
 #define DNN64_RSP_DMEM_BYTES 4096u
 
-/** 1 when this platform runs RSP kernels (bare), else 0: callers use their CPU kernel. */
+/** 1: this platform runs RSP kernels. */
 int dnn64_rsp_available(void);
 
 /** Run one job of the matmul_s8 RSP microcode (dnn64build/rsp/microcode/matmul_s8.rsp):
@@ -133,9 +136,8 @@ int dnn64_rsp_available(void);
  *  job, result: 8-byte aligned RDRAM (cached or not: the D-cache is written back
  *  before the RSP reads and invalidated before the CPU reads); job_bytes,
  *  result_offset, result_bytes: multiples of 8 within DNN64_RSP_DMEM_BYTES.
- *  On a platform without an RSP it calls dnn64_fail. A fault (bad
- *  alignment or size, DMA that never ends, an RSP that does not halt within
- *  a time limit) calls dnn64_fail. */
+ *  A fault (bad alignment or size, DMA that never ends, an RSP that does not halt
+ *  within a time limit) calls dnn64_fail. */
 void dnn64_rsp_matmul_s8(const void *job, uint32_t job_bytes, uint32_t result_offset,
                          void *result, uint32_t result_bytes);
 

@@ -81,19 +81,6 @@ uint64_t dnn64_ticks(void)
     return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
 }
 
-/* No RSP kernels here: callers fall back to their CPU kernel. */
-int dnn64_rsp_available(void)
-{
-    return 0;
-}
-
-void dnn64_rsp_matmul_s8(const void *job, uint32_t job_bytes, uint32_t result_offset,
-                         void *result, uint32_t result_bytes)
-{
-    (void)job, (void)job_bytes, (void)result_offset, (void)result, (void)result_bytes;
-    dnn64_fail("dnn64_rsp_matmul_s8: this platform has no RSP");
-}
-
 uint64_t dnn64_ticks_per_second(void)
 {
     return 1000000000u;
