@@ -270,7 +270,9 @@ def _c_source(graph: Graph, symbol: str, lowered: list[tuple[Node, Lowered]],
     for index, ((node, low), (_, node_calls)) in enumerate(zip(lowered, calls, strict=True)):
         ins = ", ".join(c_comment(i) for i in node.inputs if i and not graph.is_constant(i))
         outs = ", ".join(c_comment(o) for o in node.outputs if o)
-        out += ["", f'    /* [{index}] {node.op} "{c_comment(node.name)}": {ins} -> {outs} */']
+        unit = " (on the RSP)" if low.on_rsp else ""
+        name = c_comment(node.name)
+        out += ["", f'    /* [{index}] {node.op}{unit} "{name}": {ins} -> {outs} */']
         if low.note:
             out.append(f"    /* {low.note} */")
         for call in node_calls:
