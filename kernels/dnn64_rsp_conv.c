@@ -9,7 +9,10 @@
  * dnn64_conv_s8's bias + sum_k (x - x_zero_point) * W exactly.
  *
  * A job (DMEM layout in matmul_s8.rsp) covers `rows` channels x `blocks` * 8
- * positions x 8 * kgroups taps; the CPU sums the jobs along k in int32. */
+ * positions x 8 * kgroups taps; the CPU sums the jobs along k in int32. The CPU packs
+ * job j + 1 into the other of two RDRAM images while the RSP computes job j; when the
+ * taps fit one job, the weights go to DMEM once per group of rows and each job only
+ * moves its inputs. */
 #include "dnn64_internal.h"
 #include "dnn64_rsp.h"
 #include "platform/dnn64_platform.h"
@@ -17,31 +20,35 @@
 /* The platform layer runs the jobs. Weak references: the portable kernels also link
  * without any platform layer (the kernel unit tests), and then run dnn64_conv_s8. */
 #pragma weak dnn64_rsp_available
-#pragma weak dnn64_rsp_matmul_s8
+#pragma weak dnn64_rsp_write
+#pragma weak dnn64_rsp_start
+#pragma weak dnn64_rsp_wait
+#pragma weak dnn64_rsp_read
 
 #define HEADER_BYTES 16
 #define LANES 8
 #define KGROUPS_MAX (DNN64_RSP_K_PER_JOB / LANES)
 #define BLOCKS_MAX 4
+#define COLS_MAX (BLOCKS_MAX * LANES)
 #define ROWS_MAX 32
 
 typedef struct {
     int32_t rows, blocks, kgroups;          /* this job's shape */
     uint32_t a_offset, b_offset, c_offset;  /* DMEM offsets (16-byte aligned) */
-    uint32_t bytes;                         /* job bytes to move in (multiple of 8) */
 } job_shape;
 
-/* Space in RDRAM for one job and one result; DMEM bounds their sizes. */
-static uint8_t DNN64_ALIGNED(job[DNN64_RSP_DMEM_BYTES]);
+/* Two RDRAM images of a job (one packed while the RSP runs the other), one result. */
+static uint8_t DNN64_ALIGNED(images[2][DNN64_RSP_DMEM_BYTES]);
 static uint8_t DNN64_ALIGNED(result[DNN64_RSP_DMEM_BYTES]);
-static int32_t sums[ROWS_MAX][BLOCKS_MAX * LANES];
+static int32_t sums[ROWS_MAX][COLS_MAX];
+static int32_t wsums[ROWS_MAX];
 
 static uint32_t align16(uint32_t v)
 {
     return (v + 15u) & ~15u;
 }
 
-/* The most rows that fit beside `blocks` column blocks of `kgroups` k groups. */
+/* The most rows (<= rows_wanted) that fit beside `blocks` column blocks of `kgroups`. */
 static job_shape shape_for(int32_t rows_wanted, int32_t blocks, int32_t kgroups)
 {
     job_shape s;
@@ -58,7 +65,6 @@ static job_shape shape_for(int32_t rows_wanted, int32_t blocks, int32_t kgroups)
     s.a_offset = HEADER_BYTES;
     s.b_offset = s.a_offset + align16((uint32_t)(rows * kgroups * 16));
     s.c_offset = s.b_offset + b_bytes;
-    s.bytes = s.c_offset;
     return s;
 }
 
@@ -68,83 +74,93 @@ static void put_u16(uint8_t *p, uint32_t v)
     p[1] = (uint8_t)v;
 }
 
-static void pack_header(const job_shape *s)
+/* Header, then A[r][kk] = W[r][k0 + kk] as big-endian int16, 0 past k. */
+static void pack_weights(uint8_t *job, const job_shape *s, const int8_t *w_rows, int32_t k,
+                         int32_t k0)
 {
+    const int32_t kc = s->kgroups * LANES;
+    const int32_t valid = k - k0 < kc ? k - k0 : kc;
+    int32_t r, kk;
     put_u16(job + 0, (uint32_t)s->rows);
     put_u16(job + 2, (uint32_t)s->blocks);
     put_u16(job + 4, (uint32_t)s->kgroups);
     put_u16(job + 6, s->a_offset);
     put_u16(job + 8, s->b_offset);
     put_u16(job + 10, s->c_offset);
-}
-
-/* A[r][kk] = W[t0 + r][k0 + kk] as big-endian int16, 0 past k. */
-static void pack_weights(const job_shape *s, const int8_t *w_rows, int32_t k, int32_t k0)
-{
-    const int32_t kc = s->kgroups * LANES;
-    int32_t r, kk;
     for (r = 0; r < s->rows; ++r) {
         const int8_t *wr = w_rows + r * k + k0;
         uint8_t *a = job + s->a_offset + (uint32_t)(r * kc * 2);
-        for (kk = 0; kk < kc; ++kk) {
-            const int32_t v = k0 + kk < k ? wr[kk] : 0;
-            a[2 * kk] = (uint8_t)(v < 0 ? 0xFF : 0);
-            a[2 * kk + 1] = (uint8_t)v;
+        for (kk = 0; kk < valid; ++kk) {
+            a[2 * kk] = (uint8_t)(wr[kk] < 0 ? 0xFF : 0);
+            a[2 * kk + 1] = (uint8_t)wr[kk];
         }
+        for (; kk < kc; ++kk)
+            a[2 * kk] = a[2 * kk + 1] = 0;
     }
 }
 
-/* B[nb][kk][lane] = X[k0 + kk][s0 + 8 nb + lane] of the group's input xg. */
-static void pack_inputs(const job_shape *s, const dnn64_conv_geom *g, const int8_t *xg,
-                        int32_t x_zp, int32_t k, int32_t k0, int32_t s0)
+/* B[nb][kk][lane] = X[k0 + kk][s0 + 8 nb + lane] of the group's input xg: the input
+ * under tap k0 + kk of that output position, x_zp in the padding, 0 past k or the
+ * last position. */
+static void pack_inputs(uint8_t *job, const job_shape *s, const dnn64_conv_geom *g,
+                        const int8_t *xg, int32_t x_zp, int32_t k, int32_t k0, int32_t s0)
 {
-    const int32_t kc = s->kgroups * LANES, positions = g->h_out * g->w_out;
-    const int32_t in_plane = g->h_in * g->w_in;
-    int32_t col, kk;
-    for (col = 0; col < s->blocks * LANES; ++col) {
-        int8_t *b = (int8_t *)job + s->b_offset + (col / LANES) * kc * LANES + col % LANES;
-        const int32_t pos = s0 + col;
-        int32_t iy0, ix0, ic, ky, kx;
-        if (pos >= positions) {
-            for (kk = 0; kk < kc; ++kk)
-                b[kk * LANES] = 0;
+    const int32_t kc = s->kgroups * LANES, cols = s->blocks * LANES;
+    const int32_t positions = g->h_out * g->w_out, in_plane = g->h_in * g->w_in;
+    const int32_t valid = positions - s0 < cols ? positions - s0 : cols;
+    const int32_t block_stride = kc * LANES, ksize = g->k_h * g->k_w;
+    int32_t iy0[COLS_MAX], ix0[COLS_MAX];
+    int32_t col, kk, oy = s0 / g->w_out, ox = s0 % g->w_out;
+    int32_t ic = k0 / ksize, ky = (k0 % ksize) / g->k_w, kx = k0 % g->k_w;
+    int8_t *b0 = (int8_t *)job + s->b_offset;
+    for (col = 0; col < valid; ++col) {
+        iy0[col] = oy * g->stride_h - g->pad_top;
+        ix0[col] = ox * g->stride_w - g->pad_left;
+        if (++ox == g->w_out) {
+            ox = 0;
+            ++oy;
+        }
+    }
+    for (kk = 0; kk < kc; ++kk) {
+        int8_t *row = b0 + kk * LANES;
+        if (k0 + kk >= k) {
+            for (col = 0; col < cols; ++col)
+                row[(col >> 3) * block_stride + (col & 7)] = 0;
             continue;
         }
-        iy0 = (pos / g->w_out) * g->stride_h - g->pad_top;
-        ix0 = (pos % g->w_out) * g->stride_w - g->pad_left;
-        /* tap k0 = ((ic * k_h) + ky) * k_w + kx, then step through the taps */
-        ic = k0 / (g->k_h * g->k_w);
-        ky = (k0 / g->k_w) % g->k_h;
-        kx = k0 % g->k_w;
-        for (kk = 0; kk < kc; ++kk) {
-            int32_t v = 0;
-            if (k0 + kk < k) {
-                const int32_t iy = iy0 + ky * g->dil_h, ix = ix0 + kx * g->dil_w;
-                v = (iy >= 0 && iy < g->h_in && ix >= 0 && ix < g->w_in)
-                        ? xg[ic * in_plane + iy * g->w_in + ix]
-                        : x_zp;
-                if (++kx == g->k_w) {
-                    kx = 0;
-                    if (++ky == g->k_h) {
-                        ky = 0;
-                        ++ic;
-                    }
-                }
+        {
+            const int8_t *xp = xg + ic * in_plane;
+            const int32_t dy = ky * g->dil_h, dx = kx * g->dil_w;
+            for (col = 0; col < valid; ++col) {
+                const int32_t iy = iy0[col] + dy, ix = ix0[col] + dx;
+                row[(col >> 3) * block_stride + (col & 7)] =
+                    ((uint32_t)iy < (uint32_t)g->h_in && (uint32_t)ix < (uint32_t)g->w_in)
+                        ? xp[iy * g->w_in + ix]
+                        : (int8_t)x_zp;
             }
-            b[kk * LANES] = (int8_t)v;
+            for (; col < cols; ++col)
+                row[(col >> 3) * block_stride + (col & 7)] = 0;
+        }
+        if (++kx == g->k_w) {
+            kx = 0;
+            if (++ky == g->k_h) {
+                ky = 0;
+                ++ic;
+            }
         }
     }
 }
 
-/* Add a job's result to sums: HI (bits 32..47) and MD (16..31) of sum << 24. */
-static void add_result(const job_shape *s)
+/* sums (=, or += after the first k chunk) the job's result: HI (bits 32..47) and MD
+ * (16..31) of sum << 24 per lane. */
+static void take_result(const job_shape *s, int first)
 {
     int32_t r, col;
     for (r = 0; r < s->rows; ++r)
         for (col = 0; col < s->blocks * LANES; ++col) {
             const uint8_t *v = result + (r * s->blocks + col / LANES) * 32 + (col % LANES) * 2;
-            const int32_t hi = (int16_t)(((uint32_t)v[0] << 8) | v[1]);
-            sums[r][col] += hi * 256 + v[16];
+            const int32_t sum = (int16_t)(((uint32_t)v[0] << 8) | v[1]) * 256 + v[16];
+            sums[r][col] = first ? sum : sums[r][col] + sum;
         }
 }
 
@@ -157,12 +173,14 @@ void dnn64_rsp_conv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero
     const int32_t k = icpg * g->k_h * g->k_w, positions = g->h_out * g->w_out;
     const int32_t kgroups = (k + LANES - 1) / LANES < KGROUPS_MAX ? (k + LANES - 1) / LANES
                                                                  : KGROUPS_MAX;
+    const int32_t kc = kgroups * LANES, k_jobs = (k + kc - 1) / kc;
     const int32_t blocks_needed = (positions + LANES - 1) / LANES;
     /* input blocks take at most half of DMEM, so several weight rows fit beside them */
     const int32_t blocks_fit = (int32_t)(DNN64_RSP_DMEM_BYTES / 2u) / (kgroups * 64);
     const int32_t blocks_cap = blocks_fit < BLOCKS_MAX ? blocks_fit : BLOCKS_MAX;
     const int32_t blocks = blocks_needed < blocks_cap ? blocks_needed : blocks_cap;
-    int32_t n, t0, s0, k0, r, col;
+    const int32_t cols = blocks * LANES, s_jobs = (positions + cols - 1) / cols;
+    int32_t n, t0, j, r, col;
     if (k > DNN64_RSP_K_MAX || !dnn64_rsp_available || !dnn64_rsp_available()) {
         dnn64_conv_s8(g, x, x_zero_point, w_tile, bias_tile, mult_tile, shift_tile, oc_begin,
                       oc_count, q, y);
@@ -175,30 +193,44 @@ void dnn64_rsp_conv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero
             const int32_t wanted = left_in_group < oc_count - t0 ? left_in_group : oc_count - t0;
             const job_shape s = shape_for(wanted, blocks, kgroups);
             const dnn64__conv_chan c = dnn64__conv_chan_at(g, n, oc_begin, t0);
-            const int8_t *w_rows = w_tile + c.w;
-            for (s0 = 0; s0 < positions; s0 += blocks * LANES) {
-                for (r = 0; r < s.rows; ++r)
-                    for (col = 0; col < blocks * LANES; ++col)
-                        sums[r][col] = 0;
-                for (k0 = 0; k0 < k; k0 += kgroups * LANES) {
-                    pack_header(&s);
-                    pack_weights(&s, w_rows, k, k0);
-                    pack_inputs(&s, g, x + c.x, x_zero_point, k, k0, s0);
-                    dnn64_rsp_matmul_s8(job, s.bytes, s.c_offset, result,
-                                        (uint32_t)(s.rows * s.blocks * 32));
-                    add_result(&s);
+            const int8_t *w_rows = w_tile + c.w, *xg = x + c.x;
+            const int32_t jobs = s_jobs * k_jobs;
+            for (r = 0; r < s.rows; ++r) {
+                int32_t kk, sum = 0;
+                for (kk = 0; kk < k; ++kk)
+                    sum += w_rows[r * k + kk];
+                wsums[r] = (bias_tile ? bias_tile[t0 + r] : 0) - x_zero_point * sum;
+            }
+            /* job j: positions from (j / k_jobs) * cols, taps from (j % k_jobs) * kc */
+            pack_weights(images[0], &s, w_rows, k, 0);
+            pack_inputs(images[0], &s, g, xg, x_zero_point, k, 0, 0);
+            for (j = 0; j < jobs; ++j) {
+                const int32_t s0 = (j / k_jobs) * cols, kj = j % k_jobs;
+                uint8_t *next = images[(j + 1) & 1];
+                if (k_jobs == 1 && j > 0) /* the weights are in DMEM already */
+                    dnn64_rsp_write(s.b_offset, images[j & 1] + s.b_offset,
+                                    s.c_offset - s.b_offset);
+                else
+                    dnn64_rsp_write(0, images[j & 1], s.c_offset);
+                dnn64_rsp_start();
+                if (j + 1 < jobs) {
+                    const int32_t next_k0 = ((j + 1) % k_jobs) * kc;
+                    if (k_jobs > 1)
+                        pack_weights(next, &s, w_rows, k, next_k0);
+                    pack_inputs(next, &s, g, xg, x_zero_point, k, next_k0,
+                                ((j + 1) / k_jobs) * cols);
                 }
-                for (r = 0; r < s.rows; ++r) {
-                    const int32_t t = t0 + r;
-                    const int8_t *wr = w_rows + r * k;
-                    int32_t wsum = 0, kk, base;
-                    for (kk = 0; kk < k; ++kk)
-                        wsum += wr[kk];
-                    base = (bias_tile ? bias_tile[t] : 0) - x_zero_point * wsum;
-                    for (col = 0; col < blocks * LANES && s0 + col < positions; ++col)
-                        y[c.y + r * positions + s0 + col] =
-                            dnn64__out_s8(base + sums[r][col], mult_tile[t], shift_tile[t], q);
-                }
+                dnn64_rsp_wait();
+                dnn64_rsp_read(result, s.c_offset, (uint32_t)(s.rows * s.blocks * 32));
+                take_result(&s, kj == 0);
+                if (kj == k_jobs - 1)
+                    for (r = 0; r < s.rows; ++r) {
+                        const int32_t t = t0 + r;
+                        int8_t *yr = y + c.y + r * positions + s0;
+                        for (col = 0; col < cols && s0 + col < positions; ++col)
+                            yr[col] = dnn64__out_s8(wsums[r] + sums[r][col], mult_tile[t],
+                                                    shift_tile[t], q);
+                    }
             }
             t0 += s.rows;
         }

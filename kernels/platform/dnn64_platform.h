@@ -120,7 +120,7 @@ void dnn64_done(void);
 void dnn64_fail(const char *message);
 
 /* ---- the RSP (bare only) ------------------------------------------------ */
-/* Only a platform with an RSP defines these two (bare). The RSP kernels
+/* Only a platform with an RSP defines these (bare). The RSP kernels
  * (kernels/dnn64_rsp_conv.c) reference them weakly: elsewhere (host, libdragon
  * for now) the references are null and the kernels run their CPU twins. */
 
@@ -130,16 +130,25 @@ void dnn64_fail(const char *message);
 /** 1: this platform runs RSP kernels. */
 int dnn64_rsp_available(void);
 
-/** Run one job of the matmul_s8 RSP microcode (dnn64build/rsp/microcode/matmul_s8.rsp):
- *  SP DMA `job_bytes` bytes from `job` to DMEM offset 0, run the RSP until it halts,
- *  then SP DMA `result_bytes` bytes from DMEM offset `result_offset` to `result`.
- *  job, result: 8-byte aligned RDRAM (cached or not: the D-cache is written back
- *  before the RSP reads and invalidated before the CPU reads); job_bytes,
- *  result_offset, result_bytes: multiples of 8 within DNN64_RSP_DMEM_BYTES.
- *  A fault (bad alignment or size, DMA that never ends, an RSP that does not halt
- *  within a time limit) calls dnn64_fail. */
-void dnn64_rsp_matmul_s8(const void *job, uint32_t job_bytes, uint32_t result_offset,
-                         void *result, uint32_t result_bytes);
+/** SP DMA `bytes` bytes from RDRAM `src` to DMEM at `dmem_offset` (the RSP must be
+ *  stopped). src: 8-byte aligned, cached or not (written back from the D-cache first);
+ *  dmem_offset, bytes: multiples of 8, the span inside DNN64_RSP_DMEM_BYTES. */
+void dnn64_rsp_write(uint32_t dmem_offset, const void *src, uint32_t bytes);
+
+/** Start the matmul_s8 microcode (dnn64build/rsp/microcode/matmul_s8.rsp) at PC 0 on
+ *  the job in DMEM, loading it into IMEM on first use; returns at once: the CPU may
+ *  work (not touch DMEM) until dnn64_rsp_wait. */
+void dnn64_rsp_start(void);
+
+/** Wait until the RSP halts at the microcode's `break`. */
+void dnn64_rsp_wait(void);
+
+/** SP DMA `bytes` bytes from DMEM at `dmem_offset` to RDRAM `dst` (8-byte aligned; its
+ *  D-cache lines are invalidated, so the CPU then reads what the RSP wrote). */
+void dnn64_rsp_read(void *dst, uint32_t dmem_offset, uint32_t bytes);
+
+/* Every call above checks alignment and bounds, and every wait (DMA, halt) has a time
+ * limit: a fault calls dnn64_fail instead of hanging. */
 
 /* ---- asset table (portable, over dnn64_rom_read) ------------------------- */
 

@@ -134,41 +134,56 @@ static void rsp_fail(const char *message, uint32_t status)
     }
 }
 
-static void run_rsp(void)
-{
-    uint64_t end;
-    uint32_t status;
-    SP_PC = 0;
-    /* Interrupt on break: mupen64plus reports a task's end (halt + broke) only through
-     * the SP interrupt; the MI mask keeps it from reaching the CPU. */
-    SP_STATUS = WSTATUS_CLEAR_HALT | WSTATUS_CLEAR_BROKE | WSTATUS_CLEAR_INTR |
-                WSTATUS_CLEAR_SSTEP | WSTATUS_SET_INTR_BREAK;
-    end = deadline();
-    while (!((status = SP_STATUS) & STATUS_HALTED)) {
-        if (dnn64_ticks() > end) {
-            halt_rsp();
-            rsp_fail("the kernel did not halt within the time limit", status);
-        }
-    }
-    SP_STATUS = WSTATUS_CLEAR_INTR;
-    if (!(status & STATUS_BROKE))
-        rsp_fail("the kernel halted without reaching its break", status);
-}
+static int running; /* started and not yet waited for */
 
 int dnn64_rsp_available(void)
 {
     return 1;
 }
 
-void dnn64_rsp_matmul_s8(const void *job, uint32_t job_bytes, uint32_t result_offset,
-                         void *result, uint32_t result_bytes)
+void dnn64_rsp_write(uint32_t dmem_offset, const void *src, uint32_t bytes)
+{
+    if (running)
+        dnn64_fail("RSP: DMEM written while the kernel runs");
+    dma_to_sp(dmem_offset, src, bytes);
+}
+
+void dnn64_rsp_start(void)
 {
     if (!loaded) {
         halt_rsp();
         dma_to_sp(SP_IMEM, dnn64_rsp_matmul_s8_code, dnn64_rsp_matmul_s8_code_bytes);
         loaded = 1;
     }
-    dma_to_sp(0, job, job_bytes);
-    run_rsp();
-    dma_from_dmem(result, result_offset, result_bytes);
+    if (running)
+        dnn64_fail("RSP: started while the kernel runs");
+    running = 1;
+    SP_PC = 0;
+    /* Interrupt on break: mupen64plus reports a task's end (halt + broke) only through
+     * the SP interrupt; the MI mask keeps it from reaching the CPU. */
+    SP_STATUS = WSTATUS_CLEAR_HALT | WSTATUS_CLEAR_BROKE | WSTATUS_CLEAR_INTR |
+                WSTATUS_CLEAR_SSTEP | WSTATUS_SET_INTR_BREAK;
+}
+
+void dnn64_rsp_wait(void)
+{
+    const uint64_t end = deadline();
+    uint32_t status;
+    while (!((status = SP_STATUS) & STATUS_HALTED)) {
+        if (dnn64_ticks() > end) {
+            halt_rsp();
+            rsp_fail("the kernel did not halt within the time limit", status);
+        }
+    }
+    running = 0;
+    SP_STATUS = WSTATUS_CLEAR_INTR;
+    if (!(status & STATUS_BROKE))
+        rsp_fail("the kernel halted without reaching its break", status);
+}
+
+void dnn64_rsp_read(void *dst, uint32_t dmem_offset, uint32_t bytes)
+{
+    if (running)
+        dnn64_fail("RSP: DMEM read while the kernel runs");
+    dma_from_dmem(dst, dmem_offset, bytes);
 }

@@ -16,10 +16,13 @@ int main(void)
     }
     dnn64_print("start");
 #if FAULT == 1
-    dnn64_rsp_matmul_s8(job, DNN64_RSP_DMEM_BYTES + 8u, 0, result, 32);
+    dnn64_rsp_write(0, job, DNN64_RSP_DMEM_BYTES + 8u);
 #else
-    dnn64_rsp_matmul_s8(job, 64, 0, result, 32);
+    dnn64_rsp_write(0, job, 64);
+    dnn64_rsp_start();
+    dnn64_rsp_wait();
 #endif
+    dnn64_rsp_read(result, 0, 32);
     dnn64_print("not reached");
     return 0;
 }
