@@ -28,9 +28,12 @@
 #define HEADER_BYTES 16
 #define LANES 8
 #define KGROUPS_MAX (DNN64_RSP_K_PER_JOB / LANES)
-#define BLOCKS_MAX 4
+#define BLOCKS_MAX 16
 #define COLS_MAX (BLOCKS_MAX * LANES)
 #define ROWS_MAX 32
+/* Rows a job should have before it takes more column blocks: a row reuses each input
+ * byte the CPU packed, a column each weight. */
+#define ROWS_TARGET 8
 
 typedef struct {
     int32_t rows, blocks, kgroups;          /* this job's shape */
@@ -40,7 +43,7 @@ typedef struct {
 /* Two RDRAM images of a job (one packed while the RSP runs the other), one result. */
 static uint8_t DNN64_ALIGNED(images[2][DNN64_RSP_DMEM_BYTES]);
 static uint8_t DNN64_ALIGNED(result[DNN64_RSP_DMEM_BYTES]);
-static int32_t sums[ROWS_MAX][COLS_MAX];
+static int32_t sums[ROWS_MAX * COLS_MAX]; /* [rows][blocks * 8] */
 static int32_t wsums[ROWS_MAX];
 
 static uint32_t align16(uint32_t v)
@@ -48,13 +51,13 @@ static uint32_t align16(uint32_t v)
     return (v + 15u) & ~15u;
 }
 
-/* The most rows (<= rows_wanted) that fit beside `blocks` column blocks of `kgroups`. */
-static job_shape shape_for(int32_t rows_wanted, int32_t blocks, int32_t kgroups)
+/* A job of `rows` x `blocks` (DMEM layout in matmul_s8.rsp), or rows 0 if none fits. */
+static job_shape shape_of(int32_t rows_wanted, int32_t blocks, int32_t kgroups)
 {
     job_shape s;
-    const uint32_t b_bytes = (uint32_t)(blocks * kgroups * 64);
-    const uint32_t per_row = (uint32_t)(kgroups * 16 + blocks * 32);
-    int32_t rows = (int32_t)((DNN64_RSP_DMEM_BYTES - HEADER_BYTES - b_bytes) / per_row);
+    const int32_t b_bytes = blocks * kgroups * 64, per_row = kgroups * 16 + blocks * 32;
+    const int32_t room = (int32_t)DNN64_RSP_DMEM_BYTES - HEADER_BYTES - b_bytes;
+    int32_t rows = room > 0 ? room / per_row : 0;
     if (rows > rows_wanted)
         rows = rows_wanted;
     if (rows > ROWS_MAX)
@@ -64,7 +67,19 @@ static job_shape shape_for(int32_t rows_wanted, int32_t blocks, int32_t kgroups)
     s.kgroups = kgroups;
     s.a_offset = HEADER_BYTES;
     s.b_offset = s.a_offset + align16((uint32_t)(rows * kgroups * 16));
-    s.c_offset = s.b_offset + b_bytes;
+    s.c_offset = s.b_offset + (uint32_t)b_bytes;
+    return s;
+}
+
+/* The most column blocks (<= blocks_wanted) that leave room for min(rows_wanted,
+ * ROWS_TARGET) rows; then as many rows as fit. */
+static job_shape shape_for(int32_t rows_wanted, int32_t blocks_wanted, int32_t kgroups)
+{
+    const int32_t target = rows_wanted < ROWS_TARGET ? rows_wanted : ROWS_TARGET;
+    int32_t blocks = blocks_wanted < BLOCKS_MAX ? blocks_wanted : BLOCKS_MAX;
+    job_shape s = shape_of(rows_wanted, blocks, kgroups);
+    while (blocks > 1 && s.rows < target)
+        s = shape_of(rows_wanted, --blocks, kgroups);
     return s;
 }
 
@@ -160,7 +175,8 @@ static void take_result(const job_shape *s, int first)
         for (col = 0; col < s->blocks * LANES; ++col) {
             const uint8_t *v = result + (r * s->blocks + col / LANES) * 32 + (col % LANES) * 2;
             const int32_t sum = (int16_t)(((uint32_t)v[0] << 8) | v[1]) * 256 + v[16];
-            sums[r][col] = first ? sum : sums[r][col] + sum;
+            int32_t *acc = &sums[r * s->blocks * LANES + col];
+            *acc = first ? sum : *acc + sum;
         }
 }
 
@@ -175,11 +191,6 @@ void dnn64_rsp_conv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero
                                                                  : KGROUPS_MAX;
     const int32_t kc = kgroups * LANES, k_jobs = (k + kc - 1) / kc;
     const int32_t blocks_needed = (positions + LANES - 1) / LANES;
-    /* input blocks take at most half of DMEM, so several weight rows fit beside them */
-    const int32_t blocks_fit = (int32_t)(DNN64_RSP_DMEM_BYTES / 2u) / (kgroups * 64);
-    const int32_t blocks_cap = blocks_fit < BLOCKS_MAX ? blocks_fit : BLOCKS_MAX;
-    const int32_t blocks = blocks_needed < blocks_cap ? blocks_needed : blocks_cap;
-    const int32_t cols = blocks * LANES, s_jobs = (positions + cols - 1) / cols;
     int32_t n, t0, j, r, col;
     if (k > DNN64_RSP_K_MAX || !dnn64_rsp_available || !dnn64_rsp_available()) {
         dnn64_conv_s8(g, x, x_zero_point, w_tile, bias_tile, mult_tile, shift_tile, oc_begin,
@@ -191,9 +202,10 @@ void dnn64_rsp_conv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero
             /* rows of one group: they share the input block */
             const int32_t left_in_group = ocpg - (oc_begin + t0) % ocpg;
             const int32_t wanted = left_in_group < oc_count - t0 ? left_in_group : oc_count - t0;
-            const job_shape s = shape_for(wanted, blocks, kgroups);
+            const job_shape s = shape_for(wanted, blocks_needed, kgroups);
             const dnn64__conv_chan c = dnn64__conv_chan_at(g, n, oc_begin, t0);
             const int8_t *w_rows = w_tile + c.w, *xg = x + c.x;
+            const int32_t cols = s.blocks * LANES, s_jobs = (positions + cols - 1) / cols;
             const int32_t jobs = s_jobs * k_jobs;
             for (r = 0; r < s.rows; ++r) {
                 int32_t kk, sum = 0;
@@ -228,8 +240,8 @@ void dnn64_rsp_conv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero
                         const int32_t t = t0 + r;
                         int8_t *yr = y + c.y + r * positions + s0;
                         for (col = 0; col < cols && s0 + col < positions; ++col)
-                            yr[col] = dnn64__out_s8(wsums[r] + sums[r][col], mult_tile[t],
-                                                    shift_tile[t], q);
+                            yr[col] = dnn64__out_s8(wsums[r] + sums[r * cols + col],
+                                                    mult_tile[t], shift_tile[t], q);
                     }
             }
             t0 += s.rows;
