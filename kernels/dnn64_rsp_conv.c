@@ -31,8 +31,7 @@
 #define BLOCKS_MAX 16
 #define COLS_MAX (BLOCKS_MAX * LANES)
 #define ROWS_MAX 32
-/* Rows a job should have before it takes more column blocks: a row reuses each input
- * byte the CPU packed, a column each weight. */
+/* Fewer rows than this in a group: spread the job over more columns (shape_for). */
 #define ROWS_TARGET 8
 
 typedef struct {
@@ -71,16 +70,18 @@ static job_shape shape_of(int32_t rows_wanted, int32_t blocks, int32_t kgroups)
     return s;
 }
 
-/* The most column blocks (<= blocks_wanted) that leave room for min(rows_wanted,
- * ROWS_TARGET) rows; then as many rows as fit. */
+/* Rows matter most: the CPU packs each input byte once per job and the job reuses it
+ * once per row. So: as many rows as fit beside at most 4 column blocks, the inputs
+ * taking at most half of DMEM; a group with fewer than ROWS_TARGET rows (depthwise)
+ * takes up to BLOCKS_MAX blocks instead, to spread each job's fixed cost. */
 static job_shape shape_for(int32_t rows_wanted, int32_t blocks_wanted, int32_t kgroups)
 {
-    const int32_t target = rows_wanted < ROWS_TARGET ? rows_wanted : ROWS_TARGET;
-    int32_t blocks = blocks_wanted < BLOCKS_MAX ? blocks_wanted : BLOCKS_MAX;
-    job_shape s = shape_of(rows_wanted, blocks, kgroups);
-    while (blocks > 1 && s.rows < target)
-        s = shape_of(rows_wanted, --blocks, kgroups);
-    return s;
+    const int32_t cap = rows_wanted < ROWS_TARGET ? BLOCKS_MAX : 4;
+    const int32_t fit = (int32_t)(DNN64_RSP_DMEM_BYTES / 2u) / (kgroups * 64);
+    int32_t blocks = blocks_wanted < cap ? blocks_wanted : cap;
+    if (blocks > fit)
+        blocks = fit;
+    return shape_of(rows_wanted, blocks, kgroups);
 }
 
 static void put_u16(uint8_t *p, uint32_t v)
