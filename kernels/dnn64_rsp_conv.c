@@ -28,11 +28,11 @@
 #define HEADER_BYTES 16
 #define LANES 8
 #define KGROUPS_MAX (DNN64_RSP_K_PER_JOB / LANES)
-#define BLOCKS_MAX 16
+/* At most 32 columns: more (for depthwise, one row a group) measured slower in cen64,
+ * as the larger buffers conflict in the direct-mapped 8 KiB D-cache. */
+#define BLOCKS_MAX 4
 #define COLS_MAX (BLOCKS_MAX * LANES)
 #define ROWS_MAX 32
-/* Fewer rows than this in a group: spread the job over more columns (shape_for). */
-#define ROWS_TARGET 8
 
 typedef struct {
     int32_t rows, blocks, kgroups;          /* this job's shape */
@@ -71,14 +71,12 @@ static job_shape shape_of(int32_t rows_wanted, int32_t blocks, int32_t kgroups)
 }
 
 /* Rows matter most: the CPU packs each input byte once per job and the job reuses it
- * once per row. So: as many rows as fit beside at most 4 column blocks, the inputs
- * taking at most half of DMEM; a group with fewer than ROWS_TARGET rows (depthwise)
- * takes up to BLOCKS_MAX blocks instead, to spread each job's fixed cost. */
+ * once per row. So: as many rows as fit beside at most BLOCKS_MAX column blocks, the
+ * inputs taking at most half of DMEM. */
 static job_shape shape_for(int32_t rows_wanted, int32_t blocks_wanted, int32_t kgroups)
 {
-    const int32_t cap = rows_wanted < ROWS_TARGET ? BLOCKS_MAX : 4;
     const int32_t fit = (int32_t)(DNN64_RSP_DMEM_BYTES / 2u) / (kgroups * 64);
-    int32_t blocks = blocks_wanted < cap ? blocks_wanted : cap;
+    int32_t blocks = blocks_wanted < BLOCKS_MAX ? blocks_wanted : BLOCKS_MAX;
     if (blocks > fit)
         blocks = fit;
     return shape_of(rows_wanted, blocks, kgroups);
