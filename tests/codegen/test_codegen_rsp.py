@@ -33,18 +33,18 @@ def quantized(tmp_path_factory: pytest.TempPathFactory):
         return quantize_graph(graph, None, synthetic=True)[0]
 
 
-def conv_reductions(graph) -> dict[str, int]:
-    """int8 Conv node -> its reduction length c_in/group * k_h * k_w, from the weight."""
-    return {n.name: int(np.prod(graph.constants[n.inputs[1]].shape[1:]))
+def conv_channels_per_group(graph) -> dict[str, int]:
+    """int8 Conv node -> its output channels per group, from the weight and attributes."""
+    return {n.name: graph.constants[n.inputs[1]].shape[0] // n.attrs["group"]
             for n in graph.nodes if n.op == "Conv" and "int8" in n.attrs}
 
 
 @pytest.mark.parametrize("kernels", KERNEL_CHOICES)
 def test_nodes_on_the_rsp(quantized, kernels: str) -> None:
-    reductions = conv_reductions(quantized)
-    assert len(reductions) == 3 and min(reductions.values()) < 16 <= max(reductions.values())
-    expected = {"cpu": [], "rsp": sorted(reductions),
-                "auto": sorted(n for n, k in reductions.items() if k >= 16)}[kernels]
+    per_group = conv_channels_per_group(quantized)
+    assert len(per_group) == 3 and min(per_group.values()) < 8 <= max(per_group.values())
+    expected = {"cpu": [], "rsp": sorted(per_group),
+                "auto": sorted(n for n, c in per_group.items() if c >= 8)}[kernels]
     model = generate_model(quantized, plan_graph(quantized, timings=False), symbol="q",
                            kernels=kernels)
     assert sorted(model.metadata["rsp_nodes"]) == expected
