@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
@@ -63,8 +64,7 @@ def measure(root: Path, name: str, kernels: str, timeout: float) -> dict[str, ob
     proc = subprocess.run(
         [sys.executable, "-m", "dnn64build", "run", label, "--platform", "cen64",
          "--input", f"{name}_in.npz", "--timeout", str(timeout)],
-        cwd=root, capture_output=True, text=True, env={"PYTHONPATH": str(ROOT),
-                                                        "PATH": "/usr/bin:/bin:/usr/games"})
+        cwd=root, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     out = proc.stdout + proc.stderr
     cycles = re.search(r"(\d+) CPU cycles", out)
     verdict = re.search(r"vs the reference executor: (.*)", out)
