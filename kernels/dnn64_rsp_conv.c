@@ -21,6 +21,7 @@
  * without any platform layer (the kernel unit tests), and then run dnn64_conv_s8. */
 #pragma weak dnn64_rsp_available
 #pragma weak dnn64_rsp_write
+#pragma weak dnn64_rsp_write_rows
 #pragma weak dnn64_rsp_start
 #pragma weak dnn64_rsp_wait
 #pragma weak dnn64_rsp_read
@@ -37,6 +38,7 @@
 typedef struct {
     int32_t rows, blocks, kgroups;          /* this job's shape */
     uint32_t a_offset, b_offset, c_offset;  /* DMEM offsets (16-byte aligned) */
+    uint32_t b_block_stride, b_k_stride;    /* B layout: packed or input rows */
 } job_shape;
 
 /* Two RDRAM images of a job (one packed while the RSP runs the other), one result. */
@@ -67,6 +69,8 @@ static job_shape shape_of(int32_t rows_wanted, int32_t blocks, int32_t kgroups)
     s.a_offset = HEADER_BYTES;
     s.b_offset = s.a_offset + align16((uint32_t)(rows * kgroups * 16));
     s.c_offset = s.b_offset + (uint32_t)b_bytes;
+    s.b_block_stride = (uint32_t)(kgroups * 64); /* packed [nb][k][8] */
+    s.b_k_stride = LANES;
     return s;
 }
 
@@ -101,6 +105,8 @@ static void pack_weights(uint8_t *job, const job_shape *s, const int8_t *w_rows,
     put_u16(job + 6, s->a_offset);
     put_u16(job + 8, s->b_offset);
     put_u16(job + 10, s->c_offset);
+    put_u16(job + 12, s->b_block_stride);
+    put_u16(job + 14, s->b_k_stride);
     for (r = 0; r < s->rows; ++r) {
         const int8_t *wr = w_rows + r * k + k0;
         uint8_t *a = job + s->a_offset + (uint32_t)(r * kc * 2);
@@ -165,6 +171,15 @@ static void pack_inputs(uint8_t *job, const job_shape *s, const dnn64_conv_geom 
     }
 }
 
+/* A 1x1 Conv with stride 1 and no padding reads B[k][s] = xg[k * plane + s]: SP DMA
+ * moves those rows into DMEM as they are (rows layout), when they are 8-byte aligned. */
+static int gathers_rows(const dnn64_conv_geom *g, const int8_t *xg)
+{
+    return g->k_h == 1 && g->k_w == 1 && g->stride_h == 1 && g->stride_w == 1 &&
+           g->pad_top == 0 && g->pad_left == 0 && g->h_out == g->h_in && g->w_out == g->w_in &&
+           (g->h_in * g->w_in) % 8 == 0 && ((uintptr_t)xg & 7u) == 0;
+}
+
 /* sums (=, or += after the first k chunk) the job's result: HI (bits 32..47) and MD
  * (16..31) of sum << 24 per lane. */
 static void take_result(const job_shape *s, int first)
@@ -201,11 +216,16 @@ void dnn64_rsp_conv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero
             /* rows of one group: they share the input block */
             const int32_t left_in_group = ocpg - (oc_begin + t0) % ocpg;
             const int32_t wanted = left_in_group < oc_count - t0 ? left_in_group : oc_count - t0;
-            const job_shape s = shape_for(wanted, blocks_needed, kgroups);
             const dnn64__conv_chan c = dnn64__conv_chan_at(g, n, oc_begin, t0);
             const int8_t *w_rows = w_tile + c.w, *xg = x + c.x;
+            const int rows_layout = gathers_rows(g, xg);
+            job_shape s = shape_for(wanted, blocks_needed, kgroups);
             const int32_t cols = s.blocks * LANES, s_jobs = (positions + cols - 1) / cols;
             const int32_t jobs = s_jobs * k_jobs;
+            if (rows_layout) {
+                s.b_block_stride = LANES;
+                s.b_k_stride = (uint32_t)cols;
+            }
             for (r = 0; r < s.rows; ++r) {
                 int32_t kk, sum = 0;
                 for (kk = 0; kk < k; ++kk)
@@ -214,22 +234,28 @@ void dnn64_rsp_conv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero
             }
             /* job j: positions from (j / k_jobs) * cols, taps from (j % k_jobs) * kc */
             pack_weights(images[0], &s, w_rows, k, 0);
-            pack_inputs(images[0], &s, g, xg, x_zero_point, k, 0, 0);
+            if (!rows_layout)
+                pack_inputs(images[0], &s, g, xg, x_zero_point, k, 0, 0);
             for (j = 0; j < jobs; ++j) {
                 const int32_t s0 = (j / k_jobs) * cols, kj = j % k_jobs;
-                uint8_t *next = images[(j + 1) & 1];
-                if (k_jobs == 1 && j > 0) /* the weights are in DMEM already */
-                    dnn64_rsp_write(s.b_offset, images[j & 1] + s.b_offset,
-                                    s.c_offset - s.b_offset);
+                uint8_t *image = images[j & 1], *next = images[(j + 1) & 1];
+                if (k_jobs > 1 || j == 0) /* else the weights are in DMEM already */
+                    dnn64_rsp_write(0, image, s.b_offset);
+                if (rows_layout) /* taps past k meet zero weights: any bytes will do */
+                    dnn64_rsp_write_rows(s.b_offset, xg + kj * kc * positions + s0,
+                                         (uint32_t)cols,
+                                         (uint32_t)(k - kj * kc < kc ? k - kj * kc : kc),
+                                         (uint32_t)positions);
                 else
-                    dnn64_rsp_write(0, images[j & 1], s.c_offset);
+                    dnn64_rsp_write(s.b_offset, image + s.b_offset, s.c_offset - s.b_offset);
                 dnn64_rsp_start();
                 if (j + 1 < jobs) {
                     const int32_t next_k0 = ((j + 1) % k_jobs) * kc;
                     if (k_jobs > 1)
                         pack_weights(next, &s, w_rows, k, next_k0);
-                    pack_inputs(next, &s, g, xg, x_zero_point, k, next_k0,
-                                ((j + 1) / k_jobs) * cols);
+                    if (!rows_layout)
+                        pack_inputs(next, &s, g, xg, x_zero_point, k, next_k0,
+                                    ((j + 1) / k_jobs) * cols);
                 }
                 dnn64_rsp_wait();
                 dnn64_rsp_read(result, s.c_offset, (uint32_t)(s.rows * s.blocks * 32));

@@ -135,6 +135,13 @@ int dnn64_rsp_available(void);
  *  dmem_offset, bytes: multiples of 8, the span inside DNN64_RSP_DMEM_BYTES. */
 void dnn64_rsp_write(uint32_t dmem_offset, const void *src, uint32_t bytes);
 
+/** SP DMA `rows` rows of `row_bytes` bytes, `src_stride` bytes apart in RDRAM, to DMEM
+ *  at `dmem_offset`, back to back (the RSP must be stopped). The rows' D-cache lines are
+ *  written back first (and stay valid). src, row_bytes, src_stride, dmem_offset:
+ *  multiples of 8; the DMEM span inside DNN64_RSP_DMEM_BYTES. */
+void dnn64_rsp_write_rows(uint32_t dmem_offset, const void *src, uint32_t row_bytes,
+                          uint32_t rows, uint32_t src_stride);
+
 /** Start the matmul_s8 microcode (dnn64build/rsp/microcode/matmul_s8.rsp) at PC 0 on
  *  the job in DMEM, loading it into IMEM on first use; returns at once: the CPU may
  *  work (not touch DMEM) until dnn64_rsp_wait. */

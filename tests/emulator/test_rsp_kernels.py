@@ -2,7 +2,8 @@
 integer reference (tests/kernels/kernels_refs.py) and the CPU kernel on the same ROM.
 
 One ROM runs every case: odd channel counts, K not a multiple of 8 or of the
-128-tap job, stride 2, pads, dilation, groups, depthwise, a tile of channels.
+128-tap job, stride 2, pads, dilation, groups, depthwise, a tile of channels, and 1x1
+layers whose input rows SP DMA gathers without packing.
 """
 
 from __future__ import annotations
@@ -33,6 +34,10 @@ CASES = [
     (1, 6, 8, 8, 9, 3, 2, (1, 1, 0, 0), 2, 3, None),      # dilated, 3 groups
     (1, 12, 6, 6, 40, 1, 2, (0, 0, 0, 0), 1, 1, (9, 22)), # a tile of channels, stride 2
     (1, 33, 11, 11, 3, 5, 1, (2, 2, 2, 2), 1, 1, None),   # K = 825, 121 positions
+    # 1x1 on planes of a multiple of 8 bytes: SP DMA moves the input rows as they are
+    (1, 150, 8, 8, 37, 1, 1, (0, 0, 0, 0), 1, 1, None),   # K = 150: two jobs along k
+    (2, 24, 4, 6, 10, 1, 1, (0, 0, 0, 0), 1, 1, None),    # batch 2, 24 positions
+    (1, 20, 16, 16, 45, 1, 1, (0, 0, 0, 0), 1, 1, (5, 33)),  # 256 positions, a tile
 ]
 
 

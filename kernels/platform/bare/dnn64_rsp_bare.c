@@ -49,6 +49,14 @@ static void dcache_writeback_invalidate(const void *p, uint32_t len)
         __asm__ volatile("cache 0x15, 0(%0)" : : "r"(a) : "memory");
 }
 
+/* op 0x19: hit write-back (the lines stay valid: the CPU may read them again). */
+static void dcache_writeback(const void *p, uint32_t len)
+{
+    uintptr_t a = (uintptr_t)p & ~(uintptr_t)(DCACHE_LINE - 1u);
+    for (; a < (uintptr_t)p + len; a += DCACHE_LINE)
+        __asm__ volatile("cache 0x19, 0(%0)" : : "r"(a) : "memory");
+}
+
 static void dcache_invalidate(const void *p, uint32_t len)
 {
     uintptr_t a = (uintptr_t)p & ~(uintptr_t)(DCACHE_LINE - 1u);
@@ -146,6 +154,37 @@ void dnn64_rsp_write(uint32_t dmem_offset, const void *src, uint32_t bytes)
     if (running)
         dnn64_fail("RSP: DMEM written while the kernel runs");
     dma_to_sp(dmem_offset, src, bytes);
+}
+
+void dnn64_rsp_write_rows(uint32_t dmem_offset, const void *src, uint32_t row_bytes,
+                          uint32_t rows, uint32_t src_stride)
+{
+    const uint8_t *row = (const uint8_t *)src;
+    uint32_t i;
+    if (running)
+        dnn64_fail("RSP: DMEM written while the kernel runs");
+    if ((src_stride & 7u) || (row_bytes & 7u) || src_stride < row_bytes || rows == 0)
+        dnn64_fail("RSP: SP DMA rows: row or stride not a multiple of 8, or overlapping");
+    check_transfer(src, dmem_offset, row_bytes * rows);
+    if (cached(src))
+        for (i = 0; i < rows; i++)
+            dcache_writeback(row + i * src_stride, row_bytes);
+    if (src_stride - row_bytes < 4096u && rows <= 256u) {
+        /* one transfer: length - 1 | (count - 1) << 12 | skip << 20 */
+        dma_wait();
+        SP_MEM_ADDR = dmem_offset;
+        SP_DRAM_ADDR = physical(src);
+        SP_RD_LEN = (row_bytes - 1u) | ((rows - 1u) << 12) | ((src_stride - row_bytes) << 20);
+        dma_wait();
+        return;
+    }
+    for (i = 0; i < rows; i++) {
+        dma_wait();
+        SP_MEM_ADDR = dmem_offset + i * row_bytes;
+        SP_DRAM_ADDR = physical(row + i * src_stride);
+        SP_RD_LEN = row_bytes - 1u;
+    }
+    dma_wait();
 }
 
 void dnn64_rsp_start(void)
