@@ -25,6 +25,9 @@ from dnn64build.rules_api import Attr, Rule, RuleContext
 
 ALGORITHMS = ["auto", "greedy_by_size", "greedy_by_conflicts", "hill_climb", "best_fit", "exact"]
 SCHEDULERS = ["auto", "graph"]
+# codegen's KERNEL_CHOICES (the manifest layer does not import the compiler; a test
+# keeps the two equal)
+KERNELS = ["auto", "cpu", "rsp"]
 
 _SHAPE = {"type": "array", "items": {"type": "integer", "minimum": 1}, "minItems": 1}
 
@@ -77,7 +80,7 @@ def _implementation(ctx: RuleContext) -> ModelInfo:
         outputs={"source": f"codegen/{symbol}.c", "header": f"codegen/{symbol}.h",
                  "meta": "codegen/meta.json", "weights_big": "codegen/weights.be.bin",
                  "weights_little": "codegen/weights.le.bin"},
-        config={"symbol": symbol, "label": label},
+        config={"symbol": symbol, "label": label, "kernels": attrs["kernels"]},
         progress=label,
     )
     objects = {
@@ -184,6 +187,13 @@ RULE = Rule(
             workspace_default=True,
         ),
         "memory": Attr(MEMORY_SCHEMA, "target memory", default="4MiB", workspace_default=True),
+        "kernels": Attr(
+            {"enum": KERNELS},
+            "where int8 Conv layers run on an N64: cpu; rsp (the vector unit, wherever an "
+            "RSP kernel exists); auto (the RSP where it pays); host builds always use the CPU",
+            default="cpu",
+            workspace_default=True,
+        ),
         **ROM_ATTRS,
         "test": Attr(
             {

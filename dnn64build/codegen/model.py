@@ -15,7 +15,14 @@ import numpy as np
 from dnn64build.codegen.arena import ArenaMap, PlanMismatch
 from dnn64build.codegen.cfmt import c_comment, c_float, c_string, is_identifier, wrap
 from dnn64build.codegen.fused import fused_group
-from dnn64build.codegen.lowering import CTYPES, Call, Ctx, Lowered, unsupported
+from dnn64build.codegen.lowering import (
+    CTYPES,
+    KERNEL_CHOICES,
+    Call,
+    Ctx,
+    Lowered,
+    unsupported,
+)
 from dnn64build.codegen.ops_fp32 import FP32_EMITTERS
 from dnn64build.codegen.ops_int8 import INT8_EMITTERS
 from dnn64build.codegen.staging import Tile, expand, half_bytes
@@ -72,23 +79,31 @@ def input_asset(symbol: str, k: int) -> str:
 
 
 def generate_model(graph: Graph, plan: dict[str, Any], *, symbol: str,
-                   staging_bytes: int | None = None, where: str | None = None) -> GeneratedModel:
+                   staging_bytes: int | None = None, where: str | None = None,
+                   kernels: str = "cpu") -> GeneratedModel:
     """Generate the C for ``graph`` run with ``plan`` (plan.json content).
 
     ``staging_bytes``: size of the weight staging area (two halves), as
     ``staging_area_bytes`` gives it; by default that function's default. ``where``
-    names the model in errors (default: its graph name). Raises UserError for a bad
-    symbol, an unsupported node or a staging area too small for some tile.
+    names the model in errors (default: its graph name). ``kernels`` (KERNEL_CHOICES):
+    whether int8 layers call their RSP kernel (which falls back to the CPU kernel on a
+    platform without an RSP, so one C file serves host and N64; the weight tiles are the
+    same either way). Raises UserError for a bad symbol, an unsupported node or a staging
+    area too small for some tile.
     """
     where = where or f"model {graph.name}"
+    if kernels not in KERNEL_CHOICES:
+        raise ValueError(f"kernels must be one of {KERNEL_CHOICES}, not {kernels!r}")
     _check_symbol(symbol, len(graph.inputs), where)
-    graph, arena, lowered = _lower(graph, plan, where)
+    graph, arena, lowered = _lower(graph, plan, where, kernels)
     half = half_bytes([s for _, low in lowered for s in low.steps], staging_bytes, where)
     calls = [(node, [call for step in low.steps for call in expand(step, half)])
              for node, low in lowered]
     tiles = [Tile(call.parts, f"{node.name} {call.label}".strip())
              for node, node_calls in calls for call in node_calls if call.parts]
     meta = _metadata(graph, arena, symbol, half, tiles)
+    meta["kernels"] = kernels
+    meta["rsp_nodes"] = [node.name for node, low in lowered if low.on_rsp]
     return GeneratedModel(
         symbol=symbol,
         c_source=_c_source(graph, symbol, lowered, calls, tiles, half),
@@ -109,7 +124,7 @@ def staging_area_bytes(graph: Graph, plan: dict[str, Any], *, configured: int | 
     return 2 * half_bytes([s for _, low in lowered for s in low.steps], configured, where)
 
 
-def _lower(graph: Graph, plan: dict[str, Any], where: str
+def _lower(graph: Graph, plan: dict[str, Any], where: str, kernels: str = "cpu"
            ) -> tuple[Graph, ArenaMap, list[tuple[Node, Lowered]]]:
     """The graph as the planner fused it (a fused group is one node) and every scheduled
     node through its emitter, in schedule order."""
@@ -124,7 +139,7 @@ def _lower(graph: Graph, plan: dict[str, Any], where: str
     lowered: list[tuple[Node, Lowered]] = []
     for index, name in enumerate(arena.schedule):
         node = _absorb_params(graph, nodes[name])
-        ctx = Ctx(graph, arena, node, index)
+        ctx = Ctx(graph, arena, node, index, kernels)
         table = INT8_EMITTERS if "int8" in node.attrs else FP32_EMITTERS
         if node.op == GROUP_OP:
             table = {GROUP_OP: fused_group}
@@ -254,6 +269,7 @@ def _c_source(graph: Graph, symbol: str, lowered: list[tuple[Node, Lowered]],
         "",
         '#include "dnn64_kernels.h"',
         '#include "dnn64_platform.h"',
+        '#include "dnn64_rsp.h"',
         "",
         "/* An activation at a planned arena offset. */",
         "#define ARENA_F32(offset) ((float *)(arena + (offset)))",
@@ -290,7 +306,9 @@ def _c_source(graph: Graph, symbol: str, lowered: list[tuple[Node, Lowered]],
     for index, ((node, low), (_, node_calls)) in enumerate(zip(lowered, calls, strict=True)):
         ins = ", ".join(c_comment(i) for i in node.inputs if i and not graph.is_constant(i))
         outs = ", ".join(c_comment(o) for o in node.outputs if o)
-        out += ["", f'    /* [{index}] {node.op} "{c_comment(node.name)}": {ins} -> {outs} */']
+        unit = " (on the RSP)" if low.on_rsp else ""
+        name = c_comment(node.name)
+        out += ["", f'    /* [{index}] {node.op}{unit} "{name}": {ins} -> {outs} */']
         if low.note:
             out.append(f"    /* {low.note} */")
         for call in node_calls:

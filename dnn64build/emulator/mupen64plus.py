@@ -15,6 +15,8 @@ from dnn64build.emulator.rom_session import check_rom, line_buffered, run_rom_se
 from dnn64build.toolchains.tools import find_tool
 
 IS64_PREFIX = "Core: IS64: "
+# The low-level RSP plugin runs the project's own microcode (dummy and HLE do not).
+RSP_PLUGIN = "mupen64plus-rsp-z64"
 # Emulation modes: 0 pure interpreter, 1 cached interpreter, 2 dynamic recompiler.
 EMUMODES = (0, 1, 2)
 
@@ -25,7 +27,7 @@ def emulator_argv(emulator: str, rom: Path, configdir: Path, emumode: int = 2) -
         raise ValueError(f"emumode must be one of {EMUMODES}")
     return [
         emulator, "--noosd", "--nosaveoptions", "--gfx", "dummy", "--audio", "dummy",
-        "--input", "dummy", "--rsp", "dummy", "--emumode", str(emumode),
+        "--input", "dummy", "--rsp", RSP_PLUGIN, "--emumode", str(emumode),
         "--configdir", str(configdir), str(rom),
     ]  # fmt: skip
 

@@ -15,6 +15,7 @@ def main(args: StageArgs) -> None:
     model = generate_model(
         graph, plan, symbol=args.config["symbol"], staging_bytes=plan["staging"]["bytes"],
         where=args.config["label"],
+        kernels=args.config.get("kernels", "cpu"),
     )
     args.write_text("source", model.c_source)
     args.write_text("header", model.header)

@@ -67,6 +67,8 @@ class BareToolchain(Toolchain):
             BARE_DIR / "dnn64_platform_bare.c",
             BARE_DIR / "dnn64_libc.c",
             BARE_DIR / "dnn64_libgcc.c",
+            BARE_DIR / "dnn64_rsp_bare.c",
+            BARE_DIR / "dnn64_rsp_microcode.c",
         ]
 
     def linked_path(self, out: Path) -> Path:
