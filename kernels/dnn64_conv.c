@@ -51,7 +51,9 @@ static dnn64__span dnn64__inner_span(int32_t stride, int32_t pad, int32_t dil, i
 {
     dnn64__span r;
     const int32_t last = size - 1 + pad - (k - 1) * dil; /* largest o * stride allowed */
-    r.lo = (pad + stride - 1) / stride;
+    /* ceil(pad / stride), and 0 for a negative pad (a region's sub-problem, see
+     * dnn64_region.c, starts inside the tensor): division truncates toward zero. */
+    r.lo = pad > 0 ? (pad + stride - 1) / stride : 0;
     r.hi = last < 0 ? 0 : last / stride + 1;
     if (r.hi > out)
         r.hi = out;
