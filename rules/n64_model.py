@@ -7,6 +7,8 @@ host program for ``toolchain: host``); ``dnn64build plan`` stops after plan.
 
 from __future__ import annotations
 
+import posixpath
+
 from dnn64build.rule_helpers import (
     HOST,
     MEMORY_SCHEMA,
@@ -74,14 +76,11 @@ def _implementation(ctx: RuleContext) -> ModelInfo:
         progress=label,
     )
     objects = {
-        tc: ctx.action(
-            "compile",
-            key=tc,
-            inputs={"source": code["source"], "header": code["header"]},
-            outputs={"object": f"compile/{tc}/{symbol}.o"},
-            config={"toolchain": tc},
+        tc: ctx.compile(
+            tc, code["source"], f"compile/{tc}/{symbol}.o",
+            include_dirs=[posixpath.dirname(code["source"])], headers=[code["header"]],
             progress=f"{label} ({tc})",
-        )["object"]
+        )
         for tc in sorted({toolchain, HOST})
     }
     model = ModelInfo(

@@ -10,7 +10,7 @@
 # on Debian's own python3 (PEP 668) use a virtual environment's python.
 set -eu
 
-PACKAGES="gcc-mips-linux-gnu binutils-mips-linux-gnu mupen64plus-ui-console qemu-user"
+PACKAGES="gcc-mips-linux-gnu binutils-mips-linux-gnu mupen64plus-ui-console qemu-user nginx"
 PYTHON="${PYTHON:-python3}"
 REPO_ROOT=$(cd "$(dirname "$0")/.." && pwd)
 

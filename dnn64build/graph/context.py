@@ -17,6 +17,7 @@ from typing import Any
 from dnn64build import TOOL_ROOT
 from dnn64build.errors import UserError
 from dnn64build.graph.actions import Action, BuildGraph
+from dnn64build.graph.toolchain_actions import ToolchainActions
 from dnn64build.rules_api import Target
 from dnn64build.stages.registry import STAGES
 from dnn64build.workspace.labels import Label, parse_label
@@ -57,6 +58,7 @@ class ActionContext:
         self._graph = graph
         self._providers = providers
         self._dir = f"bin/{target.label.path}"
+        self._tools = ToolchainActions(graph, self._output_base)
 
     def source(self, path: str, *, attr: str) -> str:
         package_dir = self._root / self.label.package
@@ -114,6 +116,26 @@ class ActionContext:
             stage, None, key, inputs, {n: f"{directory}/{p}" for n, p in outputs.items()},
             f"{directory}/config.json", config, progress,
         )
+
+    def compile(
+        self, toolchain: str, source: str, output: str, *, include_dirs: list[str],
+        headers: list[str], progress: str,
+    ) -> str:
+        return self._tools.compile(
+            toolchain, source, f"{self._dir}/{output}", include_dirs=include_dirs,
+            headers=headers, progress=progress,
+        )
+
+    def link(self, toolchain: str, objects: list[str], output: str, *, memory: int,
+             progress: str) -> str:
+        return self._tools.link(toolchain, objects, f"{self._dir}/{output}", memory=memory,
+                                progress=progress)
+
+    def runtime(self, toolchain: str) -> tuple[str, list[str]]:
+        return self._tools.runtime(toolchain)
+
+    def boot_stub(self) -> str:
+        return self._tools.boot_stub()
 
     def env(self, name: str) -> str | None:
         value = os.environ.get(name)

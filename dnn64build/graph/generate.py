@@ -18,12 +18,12 @@ from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
 from typing import Any
 
-from ninja.ninja_syntax import Writer
+from ninja.ninja_syntax import Writer, escape
 
 from dnn64build import TOOL_ROOT
 from dnn64build.atomic_write import write_atomic, write_if_changed, write_text_if_changed
 from dnn64build.errors import UserError
-from dnn64build.graph.actions import BuildGraph
+from dnn64build.graph.actions import Action, BuildGraph, CommandAction
 from dnn64build.graph.context import ActionContext, config_bytes, group_name
 from dnn64build.stages.registry import STAGES
 from dnn64build.workspace.labels import Label
@@ -32,7 +32,12 @@ from dnn64build.workspace.root import TARGET_INDEX
 from dnn64build.workspace.rule_loader import load_rules, rule_files
 
 _GENERATOR_SOURCES = ("dnn64build/graph", "dnn64build/workspace", "dnn64build/rules_api.py",
-                      "dnn64build/stages/registry.py", "dnn64build/atomic_write.py")
+                      "dnn64build/stages/registry.py", "dnn64build/atomic_write.py",
+                      "dnn64build/toolchains", "dnn64build/worker/client.py")
+CLIENT = TOOL_ROOT / "dnn64build" / "worker" / "client.py"
+# Mnemonics of the command actions, as ninja's progress lines show them.
+COMMAND_MNEMONICS = {"compile": "Compile", "archive": "Archive", "link": "Link",
+                     "objcopy": "Objcopy"}
 
 
 def generate(root: Path) -> Workspace:
@@ -43,7 +48,8 @@ def generate(root: Path) -> Workspace:
     out = workspace.output_base
     out.mkdir(exist_ok=True)
     for action in graph.actions.values():
-        write_if_changed(out / action.config_path, config_bytes(action.config))
+        if isinstance(action, Action):
+            write_if_changed(out / action.config_path, config_bytes(action.config))
     # Always rewritten: ninja must see build.ninja newer than what triggered its regeneration.
     write_atomic(out / "build.ninja", ninja_text(workspace, graph).encode())
     write_text_if_changed(out / TARGET_INDEX, json.dumps(index(workspace, graph), indent=1) + "\n")
@@ -101,15 +107,48 @@ def ninja_text(workspace: Workspace, graph: BuildGraph) -> str:
     )
     ninja.build("build.ninja", "regen", implicit=regen_inputs)
     ninja.newline()
-    for stage in sorted({a.stage for a in graph.actions.values()}):
+    # Every action goes through the tiny client: to the build's stage worker when there is
+    # one (dnn64build build), run right there when not (ninja by hand).
+    ninja.variable("client", f"$python -S -E {shlex.quote(str(CLIENT))}")
+    stage_actions = [a for a in graph.actions.values() if isinstance(a, Action)]
+    commands = [a for a in graph.actions.values() if isinstance(a, CommandAction)]
+    for stage in sorted({a.stage for a in stage_actions}):
         ninja.rule(
             stage,
-            f"$python -m dnn64build.stages {stage} $args",
+            f"$client stage {stage} $args",
             description=f"{STAGES[stage].mnemonic} $progress",
+            restat=True,
+        )
+    for kind in sorted({a.kind for a in commands}):
+        depfile = any(a.depfile for a in commands if a.kind == kind)
+        ninja.rule(
+            kind,
+            "$client command --out $out --toolchain $tool $reads -- $argv",
+            description=f"{COMMAND_MNEMONICS[kind]} $progress",
+            depfile="$out.d" if depfile else None,
+            deps="gcc" if depfile else None,
             restat=True,
         )
     ninja.newline()
     for action in sorted(graph.actions.values(), key=lambda a: a.id):
+        if isinstance(action, CommandAction):
+            ninja.build(
+                list(action.outputs.values()),
+                action.kind,
+                inputs=action.all_inputs(),
+                implicit=[action.tool, action.argv[0]],
+                variables={
+                    "argv": escape(shlex.join(action.argv)),
+                    "tool": action.tool,
+                    # What a remote cache key hashes: every file the command may read.
+                    "reads": escape(" ".join(
+                        f"--read {shlex.quote(p)}"
+                        for p in sorted({*action.inputs, *action.key_inputs})
+                    )),
+                    "progress": action.progress,
+                },
+            )
+            continue
         args = [f"--config {shlex.quote(action.config_path)}"]
         args += [
             f"--in {n}={shlex.quote(p)}" for n, ps in sorted(action.inputs.items()) for p in ps
@@ -150,7 +189,7 @@ def index(workspace: Workspace, graph: BuildGraph) -> dict[str, Any]:
             },
         }
     return {"workspace": workspace.name, "root": str(workspace.root), "env": graph.env,
-            "targets": labels}
+            "unresolved": graph.unresolved, "targets": labels}
 
 
 def _ninja_path(path: Path, output_base: Path) -> str:

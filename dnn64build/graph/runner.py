@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from dnn64build.errors import UserError
+from dnn64build.worker.launch import WorkerOptions, stage_worker
 from dnn64build.workspace.root import OUTPUT_BASE, TARGET_INDEX, find_root
 
 _STATUS = re.compile(r"^\[(\d+)/(\d+)\] ")
@@ -86,7 +87,8 @@ def refresh_graph(root: Path) -> dict[str, Any]:
                     if line.startswith(("ERROR: ", "  hint: "))]
             raise UserError("\n".join(ours or output))
     index = json.loads((out / TARGET_INDEX).read_text()) if fresh else None
-    if index is None or any(os.environ.get(k) != v for k, v in index["env"].items()):
+    if (index is None or index.get("unresolved")
+            or any(os.environ.get(k) != v for k, v in index["env"].items())):
         from dnn64build.graph.generate import generate  # heavy imports: only when needed
 
         generate(root)
@@ -110,21 +112,25 @@ class NinjaResult:
 
 
 def run_ninja(
-    root: Path, phony: Sequence[str], *, jobs: int | None = None, verbose: bool = False
+    root: Path, phony: Sequence[str], *, jobs: int | None = None, verbose: bool = False,
+    worker: WorkerOptions | None = None,
 ) -> NinjaResult:
     """Build ``phony`` targets, streaming ninja's progress lines. Call with the lock held."""
+    worker = worker or WorkerOptions()
     argv = [ninja_binary()]
     if jobs:
         argv += ["-j", str(jobs)]
     if verbose:
         argv.append("-v")
-    env = {**os.environ, "NINJA_STATUS": "[%f/%t] "}
+    if worker.explain:
+        argv += ["-d", "explain"]
     start = time.monotonic()
     ran = needed = 0
     skip_command = False
-    with subprocess.Popen(
+    with stage_worker(worker) as worker_env, subprocess.Popen(
         [*argv, *phony], cwd=root / OUTPUT_BASE, stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, text=True, env=env, bufsize=1,
+        stderr=subprocess.STDOUT, text=True, bufsize=1,
+        env={**os.environ, **worker_env, "NINJA_STATUS": "[%f/%t] "},
     ) as proc:
         assert proc.stdout
         for line in proc.stdout:
