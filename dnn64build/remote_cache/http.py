@@ -46,6 +46,17 @@ class HttpCache:
             raise CacheFault(f"cas/{digest[:12]}: content does not match its digest")
         return data
 
+    def has(self, kind: str, digest: str) -> bool:
+        """``HEAD``: whether the server holds the entry (False when unsure: then upload)."""
+        request = urllib.request.Request(self._address(kind, digest), method="HEAD")
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as r:
+                return r.status == 200
+        except urllib.error.HTTPError:
+            return False
+        except (OSError, ValueError, http.client.HTTPException) as e:
+            raise CacheFault(f"HEAD {kind}/{digest[:12]}: {e}") from None
+
     def put(self, kind: str, digest: str, data: bytes) -> None:
         request = urllib.request.Request(self._address(kind, digest), data=data, method="PUT")
         try:

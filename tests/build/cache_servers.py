@@ -99,6 +99,11 @@ class FaultyCache:
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 
+            def do_HEAD(self) -> None:
+                self.send_response(200 if self.path in cache.store else 404)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
             def do_GET(self) -> None:
                 cache.gets += 1
                 if cache.mode == "slow":
