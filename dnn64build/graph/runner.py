@@ -127,10 +127,10 @@ def run_ninja(
     start = time.monotonic()
     ran = needed = 0
     skip_command = False
-    with stage_worker(worker) as worker_env, subprocess.Popen(
+    with stage_worker(worker) as handle, subprocess.Popen(
         [*argv, *phony], cwd=root / OUTPUT_BASE, stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, text=True, bufsize=1,
-        env={**os.environ, **worker_env, "NINJA_STATUS": "[%f/%t] "},
+        stderr=subprocess.STDOUT, text=True, bufsize=1, pass_fds=handle.pass_fds,
+        env={**os.environ, **handle.env, "NINJA_STATUS": "[%f/%t] "},
     ) as proc:
         assert proc.stdout
         for line in proc.stdout:
@@ -144,4 +144,6 @@ def run_ninja(
                 continue
             sys.stderr.write(line)  # progress: stdout is for results (plan --json, query)
             sys.stderr.flush()
+        if os.path.exists(handle.log):  # the worker's own failure, if it had one
+            sys.stderr.write(Path(handle.log).read_text())
     return NinjaResult(ran, needed, time.monotonic() - start, proc.returncode == 0)

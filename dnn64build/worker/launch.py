@@ -1,17 +1,19 @@
-"""Start the stage worker for one build and stop it when the build ends."""
+"""Provide a stage worker to one build; it ends when the build ends.
+
+The worker is started by the first action that asks for it (see client.py), not by the
+build: a build with nothing to do never pays for one.
+"""
 
 from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from dnn64build.worker.client import WORKER_ENV
+from dnn64build.worker.client import CACHE_ENV, SPAWN_ENV, WORKER_ENV
 
 
 @dataclass(frozen=True)
@@ -32,29 +34,33 @@ class WorkerOptions:
         ]
 
 
+@dataclass(frozen=True)
+class WorkerHandle:
+    env: dict[str, str]  # what points ninja's actions at the worker
+    pass_fds: tuple[int, ...]  # what ninja must inherit (the lifeline's read end)
+    log: str  # where the worker's own messages go (not into an action's output)
+
+
 @contextmanager
-def stage_worker(options: WorkerOptions = WorkerOptions()) -> Iterator[dict[str, str]]:
-    """A running worker; yields the environment that points ninja's actions at it.
+def stage_worker(options: WorkerOptions | None = None) -> Iterator[WorkerHandle]:
+    """Everything an action needs to find, or start, this build's worker.
 
     Its socket lives in a fresh short temporary directory (socket paths are limited to
     about 100 bytes). The worker holds the read end of a pipe whose write end only this
-    process has: if the build dies, even by SIGKILL, the worker sees end of file and exits.
+    process has: when the build ends, even by SIGKILL, the worker sees end of file and
+    exits.
     """
+    options = options or WorkerOptions()
     directory = tempfile.mkdtemp(prefix="dnn64w-")
-    socket_path = os.path.join(directory, "socket")
     lifeline_read, lifeline_write = os.pipe()
+    log = os.path.join(directory, "worker.log")
+    spawn = "\n".join([str(lifeline_read), log, *options.argv(directory)])
+    env = {WORKER_ENV: os.path.join(directory, "socket"), SPAWN_ENV: spawn}
+    if options.remote_cache:
+        env[CACHE_ENV] = "1"
     try:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "dnn64build.worker", socket_path, str(lifeline_read),
-             *options.argv(directory)],
-            pass_fds=[lifeline_read],
-        )
-    finally:
-        os.close(lifeline_read)
-    try:
-        yield {WORKER_ENV: socket_path}
+        yield WorkerHandle(env, (lifeline_read,), log)
     finally:
         os.close(lifeline_write)
-        proc.terminate()  # ninja has ended: no request is in flight
-        proc.wait()
+        os.close(lifeline_read)
         shutil.rmtree(directory, ignore_errors=True)

@@ -12,9 +12,9 @@ started it holds the other end, so it ends with the build, however the build end
 from __future__ import annotations
 
 import importlib
-import json
 import os
 import selectors
+import shutil
 import signal
 import socket
 import struct
@@ -23,7 +23,7 @@ import traceback
 
 from dnn64build.remote_cache.cached import CacheSession
 from dnn64build.stages.registry import STAGES
-from dnn64build.worker.client import STATUS
+from dnn64build.worker.client import STATUS, decode_request
 from dnn64build.worker.execute import execute
 
 _LENGTH = struct.Struct("!I")
@@ -47,8 +47,9 @@ def serve(path: str, lifeline: int, cache: CacheSession | None = None) -> None:
     selector.register(lifeline, selectors.EVENT_READ)
     while True:
         for key, _ in selector.select():
-            if key.fileobj == lifeline:
-                return  # the build ended
+            if key.fileobj == lifeline:  # the build ended: so do we, and our files
+                shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+                return
             conn, _ = listener.accept()
             _dispatch(conn, listener, lifeline, cache)
 
@@ -63,6 +64,7 @@ def _dispatch(conn: socket.socket, listener: socket.socket, lifeline: int,
     if os.fork() == 0:  # the child: never returns
         status = 1
         try:
+            conn.sendall(STATUS.pack(os.getpid()))
             listener.close()
             os.close(lifeline)
             status = _run_child(request, fds, cache)
@@ -86,7 +88,8 @@ def _receive(conn: socket.socket) -> tuple[dict, list[int]]:
         if not chunk:
             raise ValueError("truncated request")
         data += chunk
-    return json.loads(data[_LENGTH.size:]), fds
+    cwd, argv = decode_request(data[_LENGTH.size:])
+    return {"cwd": cwd, "argv": argv}, fds
 
 
 def _run_child(request: dict, fds: list[int], cache: CacheSession | None) -> int:
@@ -103,6 +106,8 @@ def _run_child(request: dict, fds: list[int], cache: CacheSession | None) -> int
             print(e.code, file=sys.stderr)
             return 1
         return e.code or 0
+    except KeyboardInterrupt:  # passed on by the client: ninja is stopping
+        return 130
     except BaseException:  # a bug in a stage: report it as a crash of this action only
         traceback.print_exc()
         return 1

@@ -70,3 +70,37 @@ def test_the_compiler_is_an_input_of_every_command(two_models: Workspace) -> Non
     for _out, rule, deps in commands:
         assert "toolchains/host.id" in deps
         assert compiler in deps or rule == "archive"  # ar is the archiver's own input
+
+
+def test_libdragon_commands_in_the_graph(two_models: Workspace, tmp_path: Path) -> None:
+    """No libdragon here: a fake $N64_INST whose tools only exist; the graph's commands are
+    checked as strings (n64.mk's compiler and flags, gcc dependency files, g++ links)."""
+    bindir = tmp_path / "sdk" / "bin"
+    bindir.mkdir(parents=True)
+    for name in ("mips64-elf-gcc", "mips64-elf-g++", "mips64-elf-strip", "mips64-elf-ar",
+                 "n64tool", "n64sym", "n64elfcompress", "mkdfs"):
+        (bindir / name).write_text("#!/bin/sh\necho 'fake 1.0'\n")
+        (bindir / name).chmod(0o755)
+    manifest = two_models.root / "BUILD.yaml"
+    manifest.write_text(manifest.read_text().replace("toolchain: host", "toolchain: libdragon"))
+    two_models.run("query", "//...", env={"N64_INST": str(tmp_path / "sdk")})
+    out = two_models.root / "dnn64-out"
+    graph = re.sub(r"\$\n\s*", "", (out / "build.ninja").read_text())
+    gcc, gxx = str(bindir / "mips64-elf-gcc"), str(bindir / "mips64-elf-g++")
+    model = re.search(r"^build bin/models/a/compile/libdragon/m_models_a\.o: compile (.*)\n"
+                      r"((?:  .*\n)*)", graph, re.M)
+    assert model, "no libdragon compile of model a"
+    argv = re.search(r"^  argv = (.*)$", model[2], re.M)[1].split()
+    assert argv[0] == gcc and "-march=vr4300" in argv and "-std=gnu99" in argv
+    assert argv[-4:] == ["-c", "bin/models/a/codegen/m_models_a.c", "-o",
+                         "bin/models/a/compile/libdragon/m_models_a.o.tmp"]
+    obj = "bin/models/a/compile/libdragon/m_models_a.o"
+    assert argv[argv.index("-MMD"):][:5] == ["-MMD", "-MF", f"{obj}.d", "-MT", obj]
+    assert gcc in model[1] and "toolchains/libdragon.id" in model[1]
+    link = re.search(r"^build bin/models/a/program/libdragon/program\.elf: link .*\n"
+                     r"((?:  .*\n)*)", graph, re.M)
+    assert link and f"argv = {gxx} -o bin/models/a/program/libdragon/program.elf.tmp" in link[1]
+    assert "shared/libdragon/libdnn64.a" in link[1]
+    assert re.search(r"^build bin/models/a/a\.z64: pack .*bin/models/a/program/libdragon/"
+                     r"program\.elf", graph, re.M)
+    assert "fake 1.0" in (out / "toolchains" / "libdragon.id").read_text()

@@ -12,15 +12,18 @@ import time
 from pathlib import Path
 
 from dnn64build.graph.runner import ninja_binary
-from dnn64build.worker.launch import stage_worker
+from dnn64build.worker.launch import WorkerHandle, stage_worker
 from tests.build.conftest import Workspace, tiny_mlp
 
 CLIENT = Path(__file__).resolve().parents[2] / "dnn64build" / "worker" / "client.py"
 
 
-def _client(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+def _client(argv: list[str], cwd: Path, handle: WorkerHandle | None) -> subprocess.CompletedProcess:
+    """Run the client as ninja would: with the build's worker environment and lifeline."""
     return subprocess.run([sys.executable, "-S", "-E", str(CLIENT), *argv], cwd=cwd,
-                          env={**os.environ, **env}, capture_output=True, text=True)
+                          env={**os.environ, **(handle.env if handle else {})},
+                          pass_fds=handle.pass_fds if handle else (), capture_output=True,
+                          text=True)
 
 
 def test_worker_outputs_equal_those_of_ninja_run_by_hand(
@@ -46,16 +49,17 @@ def test_errors_fail_only_their_own_request(tmp_path: Path) -> None:
     request = ["stage", "import", "--config", "config.json", "--in", "onnx={}",
                "--out", "graph={}/graph.json", "--out", "weights={}/weights.npz"]
 
-    def ask(env: dict[str, str], onnx_file: str, out: str, config: str = "config.json"):
+    def ask(handle: WorkerHandle | None, onnx_file: str, out: str, config: str = "config.json"):
         argv = [a.format(out) if "{}/" in a else a.format(onnx_file) for a in request]
         argv[argv.index("config.json")] = config
-        return _client(argv, tmp_path, env)
+        return _client(argv, tmp_path, handle)
 
-    with stage_worker() as env:
-        user_error = ask(env, "bad.onnx", "w1")
-        crash = ask(env, "good.onnx", "w2", config="broken.json")
-        good = ask(env, "good.onnx", "w3")
-    fresh = ask({}, "good.onnx", "fresh")  # no worker: a fresh interpreter
+    with stage_worker() as handle:
+        user_error = ask(handle, "bad.onnx", "w1")
+        crash = ask(handle, "good.onnx", "w2", config="broken.json")
+        good = ask(handle, "good.onnx", "w3")
+        assert Path(handle.env["DNN64_WORKER"]).is_socket()  # a worker answered them
+    fresh = ask(None, "good.onnx", "fresh")  # no worker: a fresh interpreter
     assert user_error.returncode == 1
     assert user_error.stderr.strip().splitlines() == [
         user_error.stderr.strip().splitlines()[0]] and "ERROR: bad.onnx" in user_error.stderr
@@ -78,10 +82,18 @@ def _workers(socket_path: str) -> list[int]:
 
 
 def test_the_worker_ends_when_its_build_is_killed(tmp_path: Path) -> None:
-    script = ("import sys, time; from dnn64build.worker.launch import stage_worker\n"
-              "with stage_worker() as env:\n"
-              "    print(env['DNN64_WORKER'], flush=True); time.sleep(60)\n")
-    build = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    # The "build": provides a worker, asks it one thing (which starts it), then hangs.
+    script = (
+        "import sys, time\n"
+        "from dnn64build.worker.launch import WorkerHandle, stage_worker\n"
+        "from tests.build.test_worker import _client\n"
+        "with stage_worker() as handle:\n"
+        "    _client(['stage', 'import', '--config', 'nothing.json'], '.', handle)\n"
+        "    print(handle.env['DNN64_WORKER'], flush=True)\n"
+        "    time.sleep(60)\n"
+    )
+    build = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
+                             cwd=Path(__file__).resolve().parents[2])
     assert build.stdout
     socket_path = build.stdout.readline().strip()
     deadline = time.monotonic() + 30
