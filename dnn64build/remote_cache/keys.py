@@ -2,12 +2,12 @@
 
 A stage action's key covers its stage name, its config file's content, each named
 input's content, its outputs' names and paths, the content of the tool's own source
-files the stage runs (stages/registry.py) and, when it uses a toolchain, that
-toolchain's identity without its directory. A command's key covers its command line
-(the tool's directory and the compiler's directory replaced by placeholders), the
-content of every file it may read and the compiler's version. Paths are ninja paths
-(relative to dnn64-out/); tool files are named relative to the tool's root, so two
-checkouts at different places, or two machines, get the same keys.
+files the stage runs (stages/registry.py), the versions of Python, numpy and onnx, and,
+when it uses a toolchain, that toolchain's identity without its directory. A command's
+key covers its command line (the tool's directory and the compiler's directory replaced
+by placeholders), the content of every file it may read and the compiler's version.
+Paths are ninja paths (relative to dnn64-out/); tool files are named relative to the
+tool's root, so two checkouts at different places, or two machines, get the same keys.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import platform
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,7 @@ def stage_key(stage: str, config: str, inputs: list[tuple[str, str]],
         "outputs": sorted([n, p] for n, p in outputs),
         "sources": [[portable_path(p), file_digest(p)] for p in stage_sources(stage)],
     }
+    parts["python"] = _python_runtime()
     toolchain = json.loads(Path(config).read_text()).get("toolchain")
     if toolchain:
         parts["toolchain"] = _identity(toolchain)
@@ -62,6 +64,15 @@ def command_key(argv: list[str], reads: list[str], outputs: list[str],
         "toolchain": portable_identity(Path(toolchain_id).read_text()),
     }
     return _digest(parts), parts
+
+
+@cache
+def _python_runtime() -> str:
+    """The interpreter and the libraries whose behaviour stage outputs depend on."""
+    import numpy
+    import onnx
+
+    return f"python {platform.python_version()} numpy {numpy.__version__} onnx {onnx.__version__}"
 
 
 def _identity(toolchain: str) -> str:

@@ -47,8 +47,8 @@ def _has_remote_cache() -> bool:
 
 
 def _tiny_workspace(root: Path, models: int) -> None:
-    (root / "BUILD.yaml").write_text(ROOT_MANIFEST)
     (root / "models").mkdir(parents=True)
+    (root / "BUILD.yaml").write_text(ROOT_MANIFEST)
     entries = []
     for i in range(models):
         onnx.save(tiny_mlp(seed=i), root / "models" / f"m{i}.onnx")
