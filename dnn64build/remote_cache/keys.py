@@ -36,6 +36,21 @@ def portable_path(path: str) -> str:
     return path.replace(str(TOOL_ROOT), TOOL_TOKEN)
 
 
+def prepare() -> None:
+    """Do once, before the worker forks, what every key would otherwise redo in its child:
+    hash the tool's stage sources and look up the library versions."""
+    from dnn64build.graph.context import stage_sources
+    from dnn64build.graph.toolchain_actions import TOOL_HEADERS
+    from dnn64build.stages.registry import STAGES
+
+    for stage in STAGES:
+        for path in stage_sources(stage):
+            file_digest(path)
+    for path in TOOL_HEADERS:  # only the tool's files: the workspace's change as it builds
+        file_digest(path)
+    _python_runtime()
+
+
 def stage_key(stage: str, config: str, inputs: list[tuple[str, str]],
               outputs: list[tuple[str, str]]) -> tuple[str, dict[str, Any]]:
     """(key, what it was computed from) for ``stage`` run with these files."""

@@ -41,6 +41,12 @@ def serve(path: str, lifeline: int, cache: CacheSession | None = None) -> None:
     listener.bind(path)
     listener.listen(128)
     preload()
+    if cache:
+        import urllib.request  # noqa: F401  (loaded once, not in every child)
+
+        from dnn64build.remote_cache.keys import prepare
+
+        prepare()
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
     selector = selectors.DefaultSelector()
     selector.register(listener, selectors.EVENT_READ)
