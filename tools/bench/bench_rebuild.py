@@ -41,8 +41,10 @@ def _timed(argv: list[str], cwd: Path) -> float:
     return time.perf_counter() - start
 
 
-def _has_remote_cache() -> bool:
-    help_text = subprocess.run([*CLI, "build", "--help"], capture_output=True, text=True).stdout
+def _has_remote_cache(cwd: Path) -> bool:
+    """Whether the dnn64build being measured (PYTHONPATH, not this checkout) has a cache."""
+    help_text = subprocess.run([*CLI, "build", "--help"], capture_output=True, text=True,
+                               cwd=cwd).stdout
     return "--remote-cache" in help_text
 
 
@@ -84,7 +86,7 @@ def main() -> None:
             regen.append(_timed([*CLI, "query", "//..."], root))
         rows.append(("`dnn64build query //...` after touching a BUILD.yaml (regenerates)",
                      f"{statistics.median(regen):.3f}"))
-        if _has_remote_cache():
+        if _has_remote_cache(root):
             with FaultyCache() as cache:
                 populate = Path(tmp) / "populate"
                 shutil.copytree(root, populate, ignore=shutil.ignore_patterns("dnn64-out"))
