@@ -72,7 +72,8 @@ def refresh_graph(root: Path) -> dict[str, Any]:
     return the target index. Call with the lock held."""
     out = root / OUTPUT_BASE
     fresh = (out / "build.ninja").exists() and (out / TARGET_INDEX).exists()
-    if fresh:
+    index = json.loads((out / TARGET_INDEX).read_text()) if fresh else None
+    if fresh and not _inputs_older(out, index):
         proc = subprocess.run(
             [ninja_binary(), "build.ninja"], cwd=out, capture_output=True, text=True
         )
@@ -86,7 +87,7 @@ def refresh_graph(root: Path) -> dict[str, Any]:
             ours = [line.removeprefix("ERROR: ") for line in output
                     if line.startswith(("ERROR: ", "  hint: "))]
             raise UserError("\n".join(ours or output))
-    index = json.loads((out / TARGET_INDEX).read_text()) if fresh else None
+        index = json.loads((out / TARGET_INDEX).read_text()) if fresh else None
     if (index is None or index.get("unresolved")
             or any(os.environ.get(k) != v for k, v in index["env"].items())):
         from dnn64build.graph.generate import generate  # heavy imports: only when needed
@@ -94,6 +95,19 @@ def refresh_graph(root: Path) -> dict[str, Any]:
         generate(root)
         index = json.loads((out / TARGET_INDEX).read_text())
     return index
+
+
+def _inputs_older(out: Path, index: dict[str, Any]) -> bool:
+    """Whether every file build.ninja was generated from is older than it: then asking
+    ninja (one more process start on every build) would find nothing to regenerate."""
+    inputs = index.get("regen_inputs")
+    if inputs is None:
+        return False
+    try:
+        generated = (out / "build.ninja").stat().st_mtime_ns
+        return all((out / path).stat().st_mtime_ns <= generated for path in inputs)
+    except OSError:  # a deleted input: let ninja (and then the generator) deal with it
+        return False
 
 
 def current_index(start: Path) -> tuple[Path, dict[str, Any]]:
