@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -9,6 +10,7 @@ from typing import Any
 
 from dnn64build.errors import UserError
 from dnn64build.graph.runner import NinjaResult, refresh_graph, run_ninja, workspace_lock
+from dnn64build.worker.launch import WorkerOptions
 from dnn64build.workspace.query import select
 from dnn64build.workspace.root import find_root
 
@@ -30,6 +32,7 @@ def build(
     verbose: bool = False,
     quiet_summary: bool = False,
     one_for: str | None = None,
+    worker: WorkerOptions | None = None,
 ) -> BuildOutcome:
     """Build the targets matching ``patterns`` (their ``group`` outputs); raise on failure.
     ``one_for`` names a command that takes exactly one target: checked before building."""
@@ -50,12 +53,28 @@ def build(
                             if group else None)
         needed = set().union(*(targets[t]["actions"][group] for t in labels
                                if group in targets[t]["groups"]))
-        result = run_ninja(root, phony, jobs=jobs, verbose=verbose)
+        result = run_ninja(root, phony, jobs=jobs, verbose=verbose,
+                           worker=worker or worker_options())
     if not quiet_summary or not result.ok:
         _summary(len(phony), len(needed), result)
     if not result.ok:
         raise UserError("build failed (see the error above)")
     return BuildOutcome(root, index, labels, result)
+
+
+def worker_options(
+    remote_cache: str | None = None, read_only: bool | None = None,
+    timeout: float | None = None, explain: bool = False,
+) -> WorkerOptions:
+    """Flags first, then $DNN64_REMOTE_CACHE and $DNN64_REMOTE_CACHE_READ_ONLY (so that a CI
+    job's environment can switch every build to the cache)."""
+    env_read_only = os.environ.get("DNN64_REMOTE_CACHE_READ_ONLY", "") not in ("", "0")
+    return WorkerOptions(
+        remote_cache=remote_cache or os.environ.get("DNN64_REMOTE_CACHE") or None,
+        read_only=env_read_only if read_only is None else read_only,
+        timeout=timeout or float(os.environ.get("DNN64_REMOTE_CACHE_TIMEOUT", "10")),
+        explain=explain,
+    )
 
 
 def _summary(n_targets: int, n_actions: int, result: NinjaResult) -> None:
