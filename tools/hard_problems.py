@@ -106,7 +106,7 @@ def planted_random(seed: int, count: int, capacity: int = 1 << 20, drop: float =
     blocks, steps = skyline(rng, int(count * 0.8), capacity)
     witness = rng.randrange(steps)
     blocks = [b for b in blocks if b[0] <= witness < b[1] or rng.random() >= drop]
-    return _instance(f"random-{count}-{seed}", perturb(rng, blocks, count))
+    return _instance(f"random{round(100 * drop)}-{count}-{seed}", perturb(rng, blocks, count))
 
 
 def merged_traces(seed: int, traces: Sequence[Planted], count: int) -> Planted:

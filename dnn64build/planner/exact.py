@@ -52,6 +52,8 @@ from __future__ import annotations
 
 import bisect
 import enum
+import itertools
+import random
 import sys
 import time
 from collections.abc import Iterator, Mapping
@@ -200,11 +202,18 @@ class _Search:
                 self.cuts[k] += 1
         self.history: list[tuple[int, list[int]]] = []
 
-    def use_preorder(self, letters: str) -> None:
+    def use_preorder(self, letters: str, shuffle: int | None = None) -> None:
         """Rank buffers by the keys named in ``letters``, each largest first
-        (T busiest section's bytes, W lifetime, A lifetime x footprint)."""
+        (T busiest section's bytes, W lifetime, A lifetime x footprint). With
+        ``shuffle`` (a seed), every buffer's keys are scaled by a random factor
+        within 2**±0.5 first, so that near-ties fall differently."""
         keys = [self.keys[c] for c in letters]
-        self.order = sorted(range(len(self.rank)), key=lambda i: [-k[i] for k in keys] + [i])
+        scale = [1.0] * len(self.rank)
+        if shuffle is not None:
+            rng = random.Random(shuffle)
+            scale = [2 ** rng.uniform(-0.5, 0.5) for _ in scale]
+        self.order = sorted(range(len(self.rank)),
+                            key=lambda i: [-k[i] * scale[i] for k in keys] + [i])
         for r, i in enumerate(self.order):
             self.rank[i] = r
         self.twin = self._twins() if self.params.symmetric_buffers else [None] * len(self.rank)
@@ -267,16 +276,18 @@ class _Search:
 
     def probe(self, capacity: int) -> bool:
         """Whether every buffer fits under ``capacity`` (on True they stay
-        placed). With ``restarts``, the preorders take turns with node limits
-        that double each round (a bad early choice costs one round, not the
-        whole budget); a round that ends without running out proves the answer."""
+        placed). With ``restarts``, preorders take turns with node limits that
+        double each round (a bad early choice costs one round, not the whole
+        budget): first the plain ``PREORDERS``, then shuffled ones (seeded, so
+        the search stays deterministic). A round that ends without running out
+        of nodes proves the answer."""
         if not self.params.restarts:
             self.reset()
             return self.solve(list(self.order), capacity)
         limit = 2 * len(self.rank)
-        while True:
-            for letters in PREORDERS:
-                self.use_preorder(letters)
+        for round_ in itertools.count():
+            for k, letters in enumerate(PREORDERS):
+                self.use_preorder(letters, None if round_ == 0 else len(PREORDERS) * round_ + k)
                 self.reset()
                 self.round_end = self.nodes + limit
                 try:
@@ -286,6 +297,7 @@ class _Search:
                 finally:
                     self.round_end = sys.maxsize
             limit *= 2
+        raise AssertionError("unreachable")
 
     def solve(self, part: list[int], capacity: int) -> bool:
         """Place every buffer of ``part`` (rank order, all unplaced) under

@@ -8,7 +8,7 @@ optimum (no capacity: what they reach). Every plan is validated by the
 independent checker. Prints a markdown table and a summary.
 
     python tools/bench/bench_exact_hard.py [--sizes 100 300 500] [--seeds 2] [--timeout 60]
-        [--families random models]
+        [--families random models] [--drops 0.3 0.5]
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ from tools.hard_problems import Planted, merged_traces, planted_random  # noqa: 
 TRACE_MODELS = ("mlp", "small_cnn", "resnet18", "mobilenetv2", "mobilenetv3", "densenet",
                 "shufflenet", "unet", "squeezenet")
 HEURISTICS = ("hill_climb", "best_fit", "greedy_by_size")
-DROP = 0.3  # the random family: buffers removed away from the witness step
 
 
 def model_traces() -> list[Planted]:
@@ -83,6 +82,9 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per exact run")
     parser.add_argument("--families", nargs="+", default=["random", "models"],
                         choices=["random", "models"])
+    parser.add_argument("--drops", type=float, nargs="+", default=[0.3, 0.5],
+                        help="random family: fractions of the buffers away from the "
+                        "witness step removed (more is more slack)")
     args = parser.parse_args()
     traces = model_traces() if "models" in args.families else []
     header = ["instance", "buffers", "optimum bytes", "exact s", "nodes", "outcome",
@@ -90,11 +92,16 @@ def main() -> None:
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     times, outcomes = [], []
-    for family in args.families:
+    makers = []
+    if "random" in args.families:
+        makers += [lambda seed, size, drop=drop: planted_random(seed, size, drop=drop)
+                   for drop in args.drops]
+    if "models" in args.families:
+        makers.append(lambda seed, size: merged_traces(seed, traces, size))
+    for make in makers:
         for size in args.sizes:
             for seed in range(args.seeds):
-                planted = (planted_random(seed, size, drop=DROP) if family == "random"
-                           else merged_traces(seed, traces, size))
+                planted = make(seed, size)
                 line, seconds, outcome = row(planted, args.timeout)
                 print(line, flush=True)
                 times.append(seconds)
