@@ -71,9 +71,10 @@ from dnn64build.planner.problem import (
     lower_bound,
 )
 
-# Units of work (see above). On the reference machine (2 shared cores) a unit
-# takes about 0.1 microseconds: the default budget is about 1 s.
-WORK_BUDGET = 10_000_000
+# Units of work (see above). On the reference machine (2 cores) a unit takes
+# about 0.1 microseconds when the machine is idle (about 1 under a load of 20):
+# the default budget is under a second on an idle machine.
+WORK_BUDGET = 6_000_000
 NODE_OVERHEAD = 256  # a node's fixed cost (candidates, place, check, unplace), in units
 # Preorders tried in turn by ``restarts`` (see ``_Search.use_preorder``).
 PREORDERS = ("TWA", "WAT", "TAW")
