@@ -71,9 +71,8 @@ from dnn64build.planner.problem import (
     lower_bound,
 )
 
-# Units of work (see above). On the reference machine (2 cores) a unit takes
-# about 0.1 microseconds when the machine is idle (about 1 under a load of 20):
-# the default budget is under a second on an idle machine.
+# Units of work (see above): a unit is a few hundred bytecodes' worth, so the
+# default budget is about a second on an idle machine (more under load).
 WORK_BUDGET = 6_000_000
 NODE_OVERHEAD = 256  # a node's fixed cost (candidates, place, check, unplace), in units
 # Preorders tried in turn by ``restarts`` (see ``_Search.use_preorder``).
