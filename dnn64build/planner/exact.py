@@ -278,16 +278,17 @@ class _Search:
         """Whether every buffer fits under ``capacity`` (on True they stay
         placed). With ``restarts``, preorders take turns with node limits that
         double each round (a bad early choice costs one round, not the whole
-        budget): first the plain ``PREORDERS``, then shuffled ones (seeded, so
-        the search stays deterministic). A round that ends without running out
-        of nodes proves the answer."""
+        budget): the plain ``PREORDERS``, and from the second round on also
+        shuffled ones (seeded by the round, so the search stays deterministic).
+        A round that ends without running out of nodes proves the answer."""
         if not self.params.restarts:
             self.reset()
             return self.solve(list(self.order), capacity)
         limit = 2 * len(self.rank)
         for round_ in itertools.count():
-            for k, letters in enumerate(PREORDERS):
-                self.use_preorder(letters, None if round_ == 0 else len(PREORDERS) * round_ + k)
+            shuffles = [None] if round_ == 0 else [None, round_]
+            for shuffle, letters in itertools.product(shuffles, PREORDERS):
+                self.use_preorder(letters, shuffle)
                 self.reset()
                 self.round_end = self.nodes + limit
                 try:
