@@ -147,8 +147,8 @@ def maximal_cliques(lowers: list[int], uppers: list[int]) -> tuple[list[int], li
 class _Search:
     """Decision search under ``capacity``. State, kept by ``place``/``unplace``
     pairs: ``floor[i]`` is the aligned top of the placed buffers conflicting
-    with unplaced i; ``height[k]`` / ``remaining[k]`` are the highest placed top
-    and the unplaced footprint bytes of section k; ``cuts[k]`` counts unplaced
+    with unplaced i; ``remaining[k]`` / ``unplaced_in[k]`` are the unplaced
+    footprint bytes and buffers of section k; ``cuts[k]`` counts unplaced
     buffers living in both sections k and k + 1."""
 
     def __init__(self, problem: Problem, params: ExactParams, deadline: float | None):
@@ -187,12 +187,11 @@ class _Search:
         self.units = 0
         self.round_end = sys.maxsize  # the node count where a restart round ends
         self.sections = sections
-        self.offset: list[Offset | None] = [None] * n
         self.reset()
 
     def reset(self) -> None:
         n = len(self.footprint)
-        self.offset = [None] * n
+        self.offset: list[Offset | None] = [None] * n
         self.floor = [0] * n
         self.remaining = list(self.total)
         self.unplaced_in = [list(m) for m in self.members]
@@ -303,8 +302,7 @@ class _Search:
     def solve(self, part: list[int], capacity: int) -> bool:
         """Place every buffer of ``part`` (rank order, all unplaced) under
         ``capacity``; on success they stay placed."""
-        lo = min(self.first[i] for i in part)
-        hi = max(self.last[i] for i in part)
+        lo, hi = self._span(part)
         if self.params.decomposition and any(not self.cuts[k] for k in range(lo, hi - 1)):
             return self._solve_pieces(part, lo, hi, capacity)
         return self._search(part, lo, hi, capacity, 0, -1)
@@ -319,17 +317,14 @@ class _Search:
                 pieces[bisect.bisect_right(starts, self.first[i])].append(i)
         depth = len(self.history)
         for piece in pieces:
-            if piece and not self._search(piece, self.first_of(piece), self.last_of(piece),
-                                          capacity, 0, -1):
+            if piece and not self._search(piece, *self._span(piece), capacity, 0, -1):
                 self.rollback(depth)
                 return False
         return True
 
-    def first_of(self, piece: list[int]) -> int:
-        return min(self.first[i] for i in piece)
-
-    def last_of(self, piece: list[int]) -> int:
-        return max(self.last[i] for i in piece)
+    def _span(self, piece: list[int]) -> tuple[int, int]:
+        """The range of sections the buffers of ``piece`` live in."""
+        return min(self.first[i] for i in piece), max(self.last[i] for i in piece)
 
     def _tick(self, units: int) -> None:
         self.nodes += 1
