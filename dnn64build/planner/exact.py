@@ -2,8 +2,9 @@
 
 The core is a *decision* search: place every buffer with its footprint under a
 capacity, or prove that no placement does. Minimising the arena is a sequence
-of such probes (first at the live-bytes lower bound, where success is a proof
-of optimality, then a bisection up to the best plan known).
+of such probes: at the capacity, if one is given and no plan fits it yet; at
+the live-bytes lower bound, where success is a proof of optimality; then a
+bisection between the proven bound and the best plan known.
 
 Search space. Pushing buffers down until none can move to a lower free spot
 never grows the arena, so some solution has every buffer at its *floor*: the
@@ -34,6 +35,10 @@ tested against brute force):
 - ``decomposition``: when no unplaced buffer spans the boundary between two
   sections, the two sides are independent sub-problems, solved one after the
   other (a failure in the second no longer re-enumerates the first);
+- ``unplaced_floor``: the unplaced buffers of a section all go at or above the
+  lowest of their floors: prune when they cannot fit above it;
+- ``restarts``: preorders take turns under doubling node limits, so one bad
+  early choice does not eat the budget (the order changes, not the answer);
 - ``heuristic_incumbent``: start from best_fit's plan.
 
 The search is bounded by *work*, so a given problem and budget give the same
