@@ -131,7 +131,7 @@ def parser() -> argparse.ArgumentParser:
     pb.add_argument("-o", "--output", type=Path, help="where to write the CSV with offsets "
                     "(default: PROBLEM with .out.csv)")
     pb.add_argument("--budget", type=int, help="work units for the exact search (exact, auto; "
-                    "default 10000000, about a second); the result depends only on it")
+                    "default 6000000, under a second); the result depends only on it")
     pb.add_argument("--timeout", type=float, default=60.0, help="seconds before the exact "
                     "search stops with the best plan found (default 60)")
     pb.set_defaults(func=_cmd_plan_buffers)
