@@ -352,14 +352,17 @@ static int32_t dnn64__border_s8(const dnn64_conv_geom *g, const int8_t *xg, int3
  * D-cache (the planes of different channels often map to the same lines).
  * x0: the first window's top-left input of the group's first channel, the
  * windows `stride_w` apart; base: bias - zp * sum of the weights (the zero
- * point folded out). 3x3 undilated is unrolled, its weights in registers. */
+ * point folded out). 3x3 undilated is unrolled, its weights in registers;
+ * 5x5 undilated unrolled. */
 static void dnn64__inner_row_s8(const dnn64_conv_geom *g, const int8_t *x0, const int8_t *wt,
                                 int32_t icpg, int32_t count, int32_t base, int32_t mult,
                                 int32_t shift, const dnn64_q8_out *q, int8_t *y)
 {
     const int32_t in_plane = g->h_in * g->w_in, ksize = g->k_h * g->k_w, w_in = g->w_in;
-    const int32_t stride = g->stride_w;
-    const int k3 = g->k_h == 3 && g->k_w == 3 && g->dil_h == 1 && g->dil_w == 1;
+    const int32_t stride = g->stride_w, k_h = g->k_h, k_w = g->k_w, dil_h = g->dil_h;
+    const int32_t dil_w = g->dil_w;
+    const int undilated = dil_h == 1 && dil_w == 1;
+    const int k3 = k_h == 3 && k_w == 3 && undilated, k5 = k_h == 5 && k_w == 5 && undilated;
     int32_t acc[DNN64__ROW];
     int32_t c0, len, i, ic, ky, kx;
     for (c0 = 0; c0 < count; c0 += len) {
@@ -378,12 +381,24 @@ static void dnn64__inner_row_s8(const dnn64_conv_geom *g, const int8_t *x0, cons
                 }
                 continue;
             }
+            if (k5) {
+                for (i = 0; i < len; ++i, xc += stride) {
+                    int32_t sum = 0;
+                    DNN64__UNROLL
+                    for (ky = 0; ky < 5; ++ky)
+                        DNN64__UNROLL
+                        for (kx = 0; kx < 5; ++kx)
+                            sum += xc[ky * w_in + kx] * w[ky * 5 + kx];
+                    acc[i] += sum;
+                }
+                continue;
+            }
             for (i = 0; i < len; ++i, xc += stride) {
                 int32_t sum = 0;
-                for (ky = 0; ky < g->k_h; ++ky) {
-                    const int8_t *xr = xc + ky * g->dil_h * w_in, *wr = w + ky * g->k_w;
-                    for (kx = 0; kx < g->k_w; ++kx)
-                        sum += xr[kx * g->dil_w] * wr[kx];
+                for (ky = 0; ky < k_h; ++ky) {
+                    const int8_t *xr = xc + ky * dil_h * w_in, *wr = w + ky * k_w;
+                    for (kx = 0; kx < k_w; ++kx, xr += dil_w)
+                        sum += *xr * wr[kx];
                 }
                 acc[i] += sum;
             }
