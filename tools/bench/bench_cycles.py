@@ -156,6 +156,8 @@ by the same code generator (before the kernel work of issue 11).
 - cen64 (Debian 0.3+git20200723) charges MULT no extra cycles (the VR4300 takes 5,
   unpipelined; N64-NOTES.md), so int8 figures here are optimistic for multiply-bound
   loops; it does model cache misses and DIV/DMULT latency.
+- The caches are direct-mapped, so a change anywhere in the program that moves code or
+  data can move a row by a few percent; compare kernel versions, not single digits.
 - {verdicts(results)}
 """
 
