@@ -153,9 +153,10 @@ typedef struct {
  *   b_tile: in,  oc_count floats (bias of the tile), or NULL for no bias.
  *   act:    in,  fused activation, or NULL for none.
  *   y:      out, [n, c_out, h_out, w_out] floats; only the tile's channels written.
- * Fast paths (same results): depthwise (group == c_in == c_out) and 1x1
- * (kernel 1x1, stride 1, no pad, group 1). Accumulates in the order bias,
- * then input channel, ky, kx ascending. */
+ * Fast paths (same results): 1x1 (kernel 1x1, stride 1, no pad, group 1)
+ * register-blocked, and outputs whose window lies inside the input. Every
+ * path accumulates in the order bias, then input channel, ky, kx ascending.
+ * Uses up to 2 KiB of stack. */
 void dnn64_conv_f32(const dnn64_conv_geom *g, const float *x, const float *w_tile,
                     const float *b_tile, int32_t oc_begin, int32_t oc_count,
                     const dnn64_act_f32 *act, float *y);
@@ -166,7 +167,8 @@ void dnn64_conv_f32(const dnn64_conv_geom *g, const float *x, const float *w_til
  *   bias_tile:    in,  oc_count int32, or NULL for zero bias.
  *   mult_tile, shift_tile: in, oc_count int32 each (per-channel requant).
  *   q:            in,  output stage (zero point, clamp, optional LUT).
- *   y:            out, [n, c_out, h_out, w_out] int8; only the tile written. */
+ *   y:            out, [n, c_out, h_out, w_out] int8; only the tile written.
+ * Uses up to 2 KiB of stack. */
 void dnn64_conv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero_point,
                    const int8_t *w_tile, const int32_t *bias_tile, const int32_t *mult_tile,
                    const int32_t *shift_tile, int32_t oc_begin, int32_t oc_count,
@@ -280,6 +282,58 @@ void dnn64_avgpool_s8(const dnn64_pool_geom *g, int32_t count_include_pad,
 void dnn64_global_avgpool_f32(int32_t planes, int32_t hw, const float *x, float *y);
 void dnn64_global_avgpool_s8(int32_t planes, int32_t hw, int32_t act_min, int32_t act_max,
                              const int8_t *x, int8_t *y);
+
+/* ------------------------------------------------------------------------ */
+/* Regions: Conv and pooling on part of the output (fused groups).           */
+/* ------------------------------------------------------------------------ */
+
+/* A rectangle of every channel plane of an [n*c, h, w] tensor as stored in
+ * some buffer: tensor rows [row0, row0 + rows) x cols [col0, col0 + cols).
+ * Element (row0 + r, col0 + k) of plane p is at
+ * buffer[offset + p * plane_stride + r * row_stride + k] (elements). */
+typedef struct {
+    int32_t row0, rows, col0, cols;
+    int32_t offset, row_stride, plane_stride;
+} dnn64_region;
+
+/* Conv (dnn64_conv_f32 / _s8) of the output region yr, written to y at yr's
+ * layout (output channel oc at plane oc), from the input region xr held in x.
+ *   xr: every in-bounds tap of every output in yr lies inside it (taps outside
+ *       xr are taken to be padding). Its rows must be compact: row_stride ==
+ *       cols, and plane_stride == rows * cols when c_in / group > 1.
+ *   y:  must not overlap x. yr may have any strides (one kernel call per
+ *       channel when row_stride == cols, else per channel and row).
+ * Other arguments and the arithmetic (bit for bit) as the whole-tensor kernel. */
+void dnn64_conv_region_f32(const dnn64_conv_geom *g, const dnn64_region *xr, const float *x,
+                           const float *w_tile, const float *b_tile, int32_t oc_begin,
+                           int32_t oc_count, const dnn64_act_f32 *act,
+                           const dnn64_region *yr, float *y);
+void dnn64_conv_region_s8(const dnn64_conv_geom *g, const dnn64_region *xr, const int8_t *x,
+                          int32_t x_zero_point, const int8_t *w_tile, const int32_t *bias_tile,
+                          const int32_t *mult_tile, const int32_t *shift_tile, int32_t oc_begin,
+                          int32_t oc_count, const dnn64_q8_out *q, const dnn64_region *yr,
+                          int8_t *y);
+
+/* MaxPool / AveragePool of the output region yr from the input region xr
+ * (same contract as dnn64_conv_region_*, any strides for both). */
+void dnn64_maxpool_region_f32(const dnn64_pool_geom *g, const dnn64_region *xr, const float *x,
+                              const dnn64_region *yr, float *y);
+void dnn64_maxpool_region_s8(const dnn64_pool_geom *g, const dnn64_region *xr,
+                             const int8_t *x, const dnn64_region *yr, int8_t *y);
+void dnn64_avgpool_region_f32(const dnn64_pool_geom *g, int32_t count_include_pad,
+                              const dnn64_region *xr, const float *x, const dnn64_region *yr,
+                              float *y);
+void dnn64_avgpool_region_s8(const dnn64_pool_geom *g, int32_t count_include_pad,
+                             int32_t x_zero_point, int32_t act_min, int32_t act_max,
+                             const dnn64_region *xr, const int8_t *x, const dnn64_region *yr,
+                             int8_t *y);
+
+/* The row buffer of a row-streamed group moves on: in buf, planes planes of
+ * old_rows rows (row_bytes each) become planes of new_rows rows whose first
+ * keep_rows rows are old rows [keep_from, keep_from + keep_rows).
+ * keep_from + keep_rows <= old_rows, keep_rows <= new_rows. */
+void dnn64_region_keep(uint8_t *buf, int32_t planes, int32_t row_bytes, int32_t old_rows,
+                       int32_t keep_from, int32_t keep_rows, int32_t new_rows);
 
 /* ------------------------------------------------------------------------ */
 /* Element-wise binary ops with numpy broadcasting.                         */

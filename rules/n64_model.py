@@ -7,16 +7,19 @@ host program for ``toolchain: host``); ``dnn64build plan`` stops after plan.
 
 from __future__ import annotations
 
+from dnn64build.errors import UserError
 from dnn64build.rule_helpers import (
     HOST,
     MEMORY_SCHEMA,
     ROM_ATTRS,
     ModelInfo,
     c_symbol,
+    check_memory,
     declare_rom,
     endianness,
     memory_bytes,
     resolve_toolchain,
+    toolchain_config,
 )
 from dnn64build.rules_api import Attr, Rule, RuleContext
 
@@ -37,10 +40,13 @@ def _implementation(ctx: RuleContext) -> ModelInfo:
         "import",
         inputs={"onnx": ctx.source(attrs["src"], attr="src")},
         outputs={"graph": "import/graph.json", "weights": "import/weights.npz"},
-        config={"inputs": attrs.get("inputs", {})},
+        config={"inputs": attrs.get("inputs", {}), "label": label},
         progress=label,
     )
     quantize = dict(attrs["quantize"])
+    if quantize.get("io", "float32") != "float32" and quantize["mode"] != "int8":
+        raise UserError(f"target {label}: io: {quantize['io']} needs quantize mode int8",
+                        where=ctx.where, hint="set quantize: {mode: int8, io: int8}, or drop io")
     quantize_inputs = dict(imported)
     for data in ("calibration", "evaluation"):
         if data in quantize:
@@ -53,10 +59,11 @@ def _implementation(ctx: RuleContext) -> ModelInfo:
             "weights": "quantize/weights.npz",
             "report": "quantize/report.json",
         },
-        config=quantize,
+        config={**quantize, "label": label},
         progress=label,
     )
     memory = memory_bytes(attrs["memory"])
+    check_memory(ctx, memory, toolchain)
     plan = ctx.action(
         "plan",
         inputs={"graph": quantized["graph"], "weights": quantized["weights"]},
@@ -73,7 +80,7 @@ def _implementation(ctx: RuleContext) -> ModelInfo:
         outputs={"source": f"codegen/{symbol}.c", "header": f"codegen/{symbol}.h",
                  "meta": "codegen/meta.json", "weights_big": "codegen/weights.be.bin",
                  "weights_little": "codegen/weights.le.bin"},
-        config={"symbol": symbol, "kernels": attrs["kernels"]},
+        config={"symbol": symbol, "label": label, "kernels": attrs["kernels"]},
         progress=label,
     )
     objects = {
@@ -82,7 +89,7 @@ def _implementation(ctx: RuleContext) -> ModelInfo:
             key=tc,
             inputs={"source": code["source"], "header": code["header"]},
             outputs={"object": f"compile/{tc}/{symbol}.o"},
-            config={"toolchain": tc},
+            config=toolchain_config(ctx, tc),
             progress=f"{label} ({tc})",
         )["object"]
         for tc in sorted({toolchain, HOST})
@@ -138,6 +145,11 @@ RULE = Rule(
                         "description": "calibrate on random inputs (warns): for trying things",
                     },
                     "fp32_nodes": {"type": "array", "items": {"type": "string"}},
+                    "io": {
+                        "enum": ["float32", "int8"],
+                        "description": "element type of the graph inputs and outputs; int8 "
+                                       "exposes their scale and zero point (mode int8 only)",
+                    },
                 },
                 "required": ["mode"],
                 "additionalProperties": False,
@@ -162,6 +174,11 @@ RULE = Rule(
                         "description": "search steps the scheduler may take (deterministic)",
                     },
                     "staging_bytes": {"type": "integer", "minimum": 1024},
+                    "fusion": {
+                        "enum": ["none", "stream", "patch", "auto"],
+                        "description": "fused groups below the operator bound "
+                                       "(docs/planner.md); default auto",
+                    },
                 },
                 "additionalProperties": False,
             },

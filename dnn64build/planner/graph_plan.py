@@ -14,17 +14,23 @@ not. A tensor's bytes are ``prod(shape) * dtype size``. Alias kinds per node:
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from dnn64build.errors import UserError
+from dnn64build.ir.graph import Graph, Node
 from dnn64build.planner.dagplan import PlanError, plan_dag
 from dnn64build.planner.exact import WORK_BUDGET, ExactParams
-from dnn64build.planner.schedule import EXPANSION_BUDGET, Dag, Op
-
-if TYPE_CHECKING:
-    from dnn64build.ir import Graph, Node
+from dnn64build.planner.fusion import (
+    GROUP_WEIGHT_CAP,
+    Group,
+    apply_groups,
+    choose_groups,
+    fuse_dag,
+    fusion_record,
+)
+from dnn64build.planner.schedule import EXPANSION_BUDGET, Dag, Op, peak_bytes
 
 VIEW_OPS = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"})
 ELEMENTWISE_OPS = frozenset({
@@ -86,6 +92,11 @@ def plan_graph(
     expansion_budget: int = EXPANSION_BUDGET,
     deadline_s: float | None = None,
     timings: bool = True,
+    fusion: str = "none",
+    fusion_budget: int | None = None,
+    groups: list[Group] | None = None,
+    fusion_weight_cap: int = GROUP_WEIGHT_CAP,
+    fusion_staging: int = 0,
 ) -> dict[str, Any]:
     """plan.json content for ``graph`` (see dnn64build.planner.planfile).
 
@@ -95,11 +106,35 @@ def plan_graph(
     give a byte-identical plan on any machine. ``deadline_s`` is an opt-in
     wall-clock limit that gives up that guarantee. Raises UserError when no
     plan fits ``capacity``.
+
+    ``fusion`` (none | stream | patch | auto, see planner/fusion.py) fuses chains
+    into groups first; ``fusion_budget`` is the activation bytes ``auto`` must fit
+    before it tries patch groups (None: never); ``groups`` fixes the groups instead
+    of choosing them (tests, benchmarks); ``fusion_weight_cap`` bounds the weight bytes
+    of one group (one staging half); ``fusion_staging`` is the staging size without
+    groups (what ``auto`` weighs a group's staging against). The plan then also holds
+    ``op_bound_bytes`` (the lower bound of the unfused graph) and ``fusion``
+    (the mode, each group with its buffers and extra MACs, the model's MACs).
     """
+    base = dag_from_graph(graph)
+    cache: dict[Group, dict[str, int]] = {}
+
+    def peak(candidate: list[Group]) -> int:
+        dag = fuse_dag(base, graph, candidate, cache)
+        return peak_bytes(dag, range(len(dag.ops)), alignment)
+
+    fits = None if fusion_budget is None else (lambda gs: peak(gs) <= fusion_budget)
+    notes: list[str] = []
+    if groups is None:
+        choice = choose_groups(graph, fusion, peak=peak, fits=fits,
+                               weight_cap=fusion_weight_cap, staging_bytes=fusion_staging)
+        groups, notes = choice.groups, choice.notes
+    else:
+        fusion = "given"
     try:
-        return plan_dag(
-            dag_from_graph(graph), algorithm=algorithm, scheduler=scheduler,
-            alignment=alignment, capacity=capacity,
+        plan = plan_dag(
+            dag_from_graph(apply_groups(graph, groups)), algorithm=algorithm,
+            scheduler=scheduler, alignment=alignment, capacity=capacity,
             exact_params=ExactParams(work_budget=work_budget),
             expansion_budget=expansion_budget, deadline_s=deadline_s, timings=timings,
         )
@@ -108,3 +143,11 @@ def plan_graph(
             str(exc), where=f"model {graph.name}",
             hint="use a target with more memory (Expansion Pak), or a smaller model",
         ) from exc
+    op_bound = plan["lower_bound_bytes"]
+    if groups:  # the whole-tensor bound, from the unfused graph's own schedule
+        op_bound = plan_dag(dag_from_graph(graph), algorithm="greedy_by_size",
+                            scheduler=scheduler, alignment=alignment,
+                            expansion_budget=expansion_budget, timings=False)["lower_bound_bytes"]
+    plan["op_bound_bytes"] = op_bound
+    plan["fusion"] = {**fusion_record(graph, fusion, groups), "notes": notes}
+    return plan

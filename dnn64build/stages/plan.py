@@ -7,24 +7,31 @@ prints) and timeline.svg (the memory timeline picture).
 
 from __future__ import annotations
 
-import math
-
+from dnn64build.codegen.model import staging_area_bytes
+from dnn64build.codegen.staging import DEFAULT_STAGING_CAP
 from dnn64build.ir import Graph, load_graph
 from dnn64build.planner.checker import check_plan
 from dnn64build.planner.exact import WORK_BUDGET
-from dnn64build.planner.fit import PROGRAM_ESTIMATE_BYTES, check_fit, live_at
+from dnn64build.planner.fit import (
+    LOW_MEMORY_BYTES,
+    PROGRAM_ESTIMATE_BYTES,
+    STACK_BYTES,
+    check_fit,
+    live_at,
+)
+from dnn64build.planner.fusion import GROUP_WEIGHT_CAP
 from dnn64build.planner.graph_plan import plan_graph
+from dnn64build.planner.problem import align_up
 from dnn64build.planner.report import render_ascii, render_svg
 from dnn64build.planner.schedule import EXPANSION_BUDGET
 from dnn64build.stages.io import StageArgs
-
-DEFAULT_STAGING_CAP = 64 * 1024  # bytes of weight staging (both halves) unless configured
 
 
 def main(args: StageArgs) -> None:
     config = args.config
     graph = load_graph(args.input("graph"), args.input("weights"))
     alignment = config.get("alignment", 16)
+    estimate = config.get("staging_bytes") or staging_estimate(graph, alignment)
     plan = plan_graph(
         graph,
         algorithm=config.get("algorithm", "auto"),
@@ -34,11 +41,19 @@ def main(args: StageArgs) -> None:
         work_budget=config.get("work_budget", WORK_BUDGET),
         expansion_budget=config.get("expansion_budget", EXPANSION_BUDGET),
         timings=False,
+        fusion=config.get("fusion", "auto"),
+        fusion_staging=estimate,
+        fusion_weight_cap=(config["staging_bytes"] // 2 // 16 * 16 if config.get("staging_bytes")
+                           else GROUP_WEIGHT_CAP),
+        fusion_budget=activation_budget(config["memory"], estimate),
     )
     violation = check_plan(plan)
     if violation is not None:  # the planner and the checker are separate code: a bug
         raise AssertionError(f"planner produced an invalid plan: {violation}")
-    staging = config.get("staging_bytes") or default_staging_bytes(graph, alignment)
+    # Sized by the code generator itself (fused groups included), so codegen never finds
+    # the area too small.
+    staging = staging_area_bytes(graph, plan, configured=config.get("staging_bytes"),
+                                 where=config["label"])
     plan["staging"] = {"offset": plan["arena_bytes"], "bytes": staging}
     check_fit(plan, memory=config["memory"], program_bytes=PROGRAM_ESTIMATE_BYTES,
               label=config["label"], staging_bytes=staging)
@@ -47,16 +62,21 @@ def main(args: StageArgs) -> None:
     args.write_text("timeline", render_svg(plan))
 
 
-def default_staging_bytes(graph: Graph, alignment: int) -> int:
-    """Room for two copies of the largest node's weights (double buffering), capped: bigger
-    layers are streamed in output-channel tiles."""
+def activation_budget(memory: int, staging: int) -> int:
+    """Arena bytes left for activations once the rest of the fit check is paid for."""
+    return memory - LOW_MEMORY_BYTES - staging - PROGRAM_ESTIMATE_BYTES - STACK_BYTES
+
+
+def staging_estimate(graph: Graph, alignment: int) -> int:
+    """Staging bytes expected before there is a plan, for the fusion decision only (the
+    real size is ``staging_area_bytes`` of the plan): two copies of the largest node's
+    weights, capped as codegen caps a default tile."""
     largest = max(
         (sum(graph.constants[t].nbytes for t in node.inputs if t in graph.constants)
          for node in graph.nodes),
         default=0,
     )
-    return max(alignment, min(2 * math.ceil(largest / alignment) * alignment,
-                              DEFAULT_STAGING_CAP))
+    return max(alignment, min(2 * align_up(largest, alignment), DEFAULT_STAGING_CAP))
 
 
 def report(plan: dict, model: str, memory: int) -> str:
@@ -67,6 +87,7 @@ def report(plan: dict, model: str, memory: int) -> str:
         f"weight staging {plan['staging']['bytes']} bytes, target memory {memory} bytes",
         f"schedule: {plan['scheduler']['method']} order, {len(plan['schedule'])} steps; "
         f"allocation: {plan['algorithm']} ({plan['outcome']})",
+        *fusion_lines(plan),
         "",
         "algorithm              arena bytes  outcome",
     ]
@@ -79,6 +100,23 @@ def report(plan: dict, model: str, memory: int) -> str:
     lines += [f"  {b['name']:<40} {b['size']:>10} bytes" for b in live[:10]]
     lines += ["", render_ascii(plan)]
     return "\n".join(lines) + "\n"
+
+
+def fusion_lines(plan: dict) -> list[str]:
+    """What was fused and at what cost (nothing when no group was made)."""
+    fusion = plan["fusion"]
+    if not fusion["groups"]:
+        return []
+    share = fusion["extra_macs"] / fusion["model_macs"] if fusion["model_macs"] else 0.0
+    lines = [f"fusion {fusion['mode']}: {len(fusion['groups'])} groups; operator bound "
+             f"{plan['op_bound_bytes']} bytes; extra MACs {fusion['extra_macs']} "
+             f"({share:.1%} of {fusion['model_macs']})"]
+    for g in fusion["groups"]:
+        how = f"grid {g['grid'][0]}x{g['grid'][1]}" if g["mode"] == "patch" else \
+            f"bands of {g['band_rows']} rows"
+        lines.append(f"  {g['name']}: {g['mode']}, {how}, {len(g['nodes'])} nodes, "
+                     f"extra MACs {g['extra_macs']}, weights {g['weight_bytes']} bytes")
+    return lines
 
 
 def _ratio(arena: int, bound: int) -> str:

@@ -58,6 +58,13 @@ def cnn_workspace(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
           - {rule: n64_model, name: cnn_fp32, src: cnn.onnx}
           # Weights streamed in many small tiles: the asynchronous DMA prefetch path.
           - {rule: n64_model, name: cnn_tiled, src: cnn.onnx, planner: {staging_bytes: 2080}}
+          # The conv/pool chain as one row-streamed fused group.
+          - {rule: n64_model, name: cnn_stream, src: cnn.onnx, planner: {fusion: stream}}
+          - rule: n64_model
+            name: cnn_stream_int8
+            src: cnn.onnx
+            quantize: {mode: int8, calibration: calib.npz}
+            planner: {fusion: stream}
         """)
     return ws
 
@@ -71,7 +78,8 @@ def _outputs(ws: Workspace, target: str, platform: str) -> tuple[dict[str, np.nd
 
 
 @pytest.mark.parametrize(
-    "target", ["//models:cnn_int8", "//models:cnn_fp32", "//models:cnn_tiled", "//:bundle"])
+    "target", ["//models:cnn_int8", "//models:cnn_fp32", "//models:cnn_tiled",
+               "//models:cnn_stream", "//models:cnn_stream_int8", "//:bundle"])
 def test_rom_outputs_equal_the_host_build(cnn_workspace: Workspace, target: str) -> None:
     rom, stdout = _outputs(cnn_workspace, target, "emulator")
     host, _ = _outputs(cnn_workspace, target, "host")
@@ -89,6 +97,10 @@ def test_rom_outputs_equal_the_host_build(cnn_workspace: Workspace, target: str)
     if target.endswith("tiled"):
         source = cnn_workspace.root / "dnn64-out/bin/models/cnn_tiled/codegen/m_models_cnn_tiled.c"
         assert source.read_text().count("dnn64_rom_read_start(") > 4
+    if "stream" in target:
+        name = target.split(":")[1]
+        source = cnn_workspace.root / f"dnn64-out/bin/models/{name}/codegen/m_models_{name}.c"
+        assert source.read_text().count("dnn64_conv_region_") == 2
 
 
 def test_the_bundle_shares_one_arena_sized_for_the_larger_model(cnn_workspace: Workspace) -> None:
@@ -139,3 +151,36 @@ def test_a_user_ipl3_goes_into_the_rom(cnn_workspace: Workspace) -> None:
         assert proc.returncode == 1 and "IPL3" in proc.stderr and "Traceback" not in proc.stderr
     finally:
         manifest.write_text(original)
+
+
+@pytest.mark.slow
+def test_resnet18_fp32_fits_4mib_streamed_and_matches_onnxruntime(tmp_path: Path) -> None:
+    """The operator bound of ResNet-18 fp32 at 224x224 (4,014,080 bytes) does not fit a
+    stock console; with the stem row-streamed (fusion auto, the default) it does."""
+    import json
+
+    from tools.zoo.compare import run_onnxruntime, scaled_error
+
+    ws = Workspace(tmp_path / "ws")
+    ws.write("BUILD.yaml", """\
+        workspace:
+          name: r18
+          defaults: {toolchain: bare}
+        targets: []
+        """)
+    (ws.root / "models").mkdir()
+    model = zoo_model("resnet18")
+    onnx.save(model, ws.root / "models" / "resnet18.onnx")
+    ws.write("models/BUILD.yaml", """\
+        targets:
+          - {rule: n64_model, name: resnet18, src: resnet18.onnx, memory: 4MiB}
+        """)
+    x = np.random.default_rng(0).standard_normal((1, 1, 3, 224, 224)).astype(np.float32)
+    np.savez(ws.root / "in.npz", input=x)
+    plan = json.loads(ws.run("plan", "//models:resnet18", "--json").stdout)
+    assert plan["op_bound_bytes"] == 4014080 and plan["arena_bytes"] < 4014080
+    assert any(g["mode"] == "stream" for g in plan["fusion"]["groups"])
+    rom, _ = _outputs(ws, "//models:resnet18", "emulator")
+    expected = run_onnxruntime(model, {"input": x[0]})
+    for name, value in expected.items():
+        assert scaled_error(value, rom[name][0]) <= 1e-4, name

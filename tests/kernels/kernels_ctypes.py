@@ -42,6 +42,8 @@ ConvGeom = _int_struct("ConvGeom", [
 PoolGeom = _int_struct("PoolGeom", [
     "n", "c", "h_in", "w_in", "h_out", "w_out", "k_h", "k_w", "stride_h", "stride_w",
     "dil_h", "dil_w", "pad_top", "pad_left", "pad_bottom", "pad_right"])
+Region = _int_struct("Region", [
+    "row0", "rows", "col0", "cols", "offset", "row_stride", "plane_stride"])
 AddS8Params = _int_struct("AddS8Params", [
     "a_zero_point", "b_zero_point", "out_zero_point", "a_mult", "a_shift", "b_mult",
     "b_shift", "out_mult", "out_shift", "left_shift", "act_min", "act_max"])
@@ -93,6 +95,10 @@ _SIGNATURES: dict[str, tuple[str, str]] = {
     "dnn64_reduce_mean_f32": ("ipipp", ""), "dnn64_reduce_mean_s8": ("ipiiiiipp", ""),
     "dnn64_quantize_f32_s8": ("pifip", ""), "dnn64_dequantize_s8_f32": ("pifip", ""),
     "dnn64_requantize_s8": ("piiiiip", ""),
+    "dnn64_conv_region_f32": ("pppppiippp", ""), "dnn64_conv_region_s8": ("pppippppiippp", ""),
+    "dnn64_maxpool_region_f32": ("ppppp", ""), "dnn64_maxpool_region_s8": ("ppppp", ""),
+    "dnn64_avgpool_region_f32": ("pipppp", ""), "dnn64_avgpool_region_s8": ("piiiipppp", ""),
+    "dnn64_region_keep": ("piiiiii", ""),
 }
 _CTYPE = {"p": ctypes.c_void_p, "i": ctypes.c_int32, "f": ctypes.c_float}
 

@@ -1,0 +1,151 @@
+"""The emitter of a fused group (``FusedGroup``, dnn64build/planner/fusion.py).
+
+A group is one scheduled step: a static table of regions per tile (or band) and
+a loop that, per tile, runs each member's region kernel
+(``dnn64_conv_region_*``, ``dnn64_*pool_region_*``) from its input region to
+its output region, the intermediates living in the group's planned buffers.
+All members' weights are one staged tile, read once per inference.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from dnn64build.codegen.cfmt import c_call, c_int, c_ints
+from dnn64build.codegen.common import conv_geom, conv_rows, pool_geom
+from dnn64build.codegen.lowering import MACROS, Call, Ctx, Lowered, unsupported
+from dnn64build.codegen.ops_fp32 import _bias, _fused_act
+from dnn64build.codegen.ops_int8 import _channel_params, _q8_out
+from dnn64build.ir.graph import Node
+from dnn64build.planner.fusion import Group, buffer_names, ineligible, program_of
+
+
+@dataclass
+class MemberCtx(Ctx):
+    """A member's view: its own node, file-scope names private to member ``j``."""
+
+    member: int = 0
+
+    def sym(self, base: str) -> str:
+        return f"n{self.index}m{self.member}_{base}"
+
+
+def _table(ctype: str, sym: str, dims: list[int], rows: list[list[str]]) -> str:
+    """A file-scope table, one tile (band or patch) per line."""
+    lines = [f"static const {ctype} {sym}{''.join(f'[{d}]' for d in dims)} = {{"]
+    lines += [f"    {{{', '.join(row)}}}, /* tile {t} */" for t, row in enumerate(rows)]
+    return "\n".join(lines + ["};"])
+
+
+def fused_group(ctx: Ctx) -> Lowered:
+    node = ctx.node
+    group = Group.from_record(node.attrs["fusion"])
+    members: list[Node] = node.attrs["members"]
+    for m in members:
+        why = ineligible(ctx.graph, m)
+        if why:
+            raise unsupported(m, f"fusing it ({why})")
+    program = program_of(ctx.graph, group)
+    buffers = buffer_names(group, len(program.buffer_bytes))
+    low = Lowered(note=f"fused group ({group.mode}) of {len(members)} nodes: "
+                       + ", ".join(m.name for m in members))
+    regions = ctx.sym("regions")
+    tiles = len(program.steps)
+    ctx.require_disjoint(members[-1].outputs[0], members[0].inputs[0])
+    low.decls.append(_table("dnn64_region", regions, [tiles, 2 * len(members)], [
+        [f for step in tile for f in (c_ints(step.x.fields()), c_ints(step.y.fields()))]
+        for tile in program.steps]))
+    keeps = ""
+    if group.mode == "stream":
+        keeps = ctx.sym("keep")
+        low.decls.append(_table("int32_t", keeps, [tiles, len(members) - 1, 4], [
+            [c_ints([s.keep.old_rows, s.keep.keep_from, s.keep.keep_rows, s.keep.new_rows])
+             for s in tile if s.keep is not None] for tile in program.steps]))
+
+    parts: list[np.ndarray] = []
+    calls = []  # per member: (first part index, part count, C text given part pointers)
+    for j, m in enumerate(members):
+        mctx = MemberCtx(ctx.graph, ctx.arena, m, ctx.index, member=j)
+        dtype = ctx.dtype(m.outputs[0])
+        x = ctx.ptr(m.inputs[0]) if j == 0 else _buffer(ctx, buffers, program.buffer_of[j - 1],
+                                                       dtype)
+        y = ctx.ptr(m.outputs[0]) if j == len(members) - 1 else _buffer(
+            ctx, buffers, program.buffer_of[j], dtype)
+        xr, yr = f"&{regions}[t][{2 * j}]", f"&{regions}[t][{2 * j + 1}]"
+        mine, render = _member(mctx, low, m, dtype, xr, x, yr, y)
+        calls.append((len(parts), len(mine), render))
+        parts += mine
+
+    def render(pointers: list[str]) -> str:
+        lines = ["{", "    int32_t t;", f"    for (t = 0; t < {tiles}; ++t) {{"]
+        for j, (first, count, text) in enumerate(calls):
+            if keeps and j < len(members) - 1:
+                m = members[j]
+                _, c, _, w = ctx.shape(m.outputs[0])
+                size = np.dtype(ctx.dtype(m.outputs[0])).itemsize
+                k = f"{keeps}[t][{j}]"
+                buf = f"ARENA_S8({ctx.arena.offset(buffers[program.buffer_of[j]])}u)"
+                lines.append("        " + c_call(
+                    "dnn64_region_keep", f"(uint8_t *){buf}", c, w * size, f"{k}[0]",
+                    f"{k}[1]", f"{k}[2]", f"{k}[3]"))
+            lines.append("        " + text(pointers[first:first + count]))
+        lines += ["    }", "}"]
+        return "\n".join(lines)
+
+    low.steps.append(Call(render, tuple(parts), "fused group weights"))
+    return low
+
+
+def _buffer(ctx: Ctx, buffers: list[str], k: int, dtype: str) -> str:
+    return f"{MACROS[dtype]}({ctx.arena.offset(buffers[k])}u)"
+
+
+def _member(ctx: MemberCtx, low: Lowered, node: Node, dtype: str, xr: str, x: str, yr: str,
+            y: str) -> tuple[list[np.ndarray], Callable[[Sequence[str]], str]]:
+    """The member's weight parts and its call given their staged pointers; its parameter
+    blocks go to ``low.decls``."""
+    xt, yt = node.inputs[0], node.outputs[0]
+    if node.op == "Conv":
+        w = node.inputs[1]
+        b = node.inputs[2] if len(node.inputs) > 2 else ""
+        if dtype == "int8":
+            p = node.attrs["int8"]
+            rows, kernel = conv_rows(node, np.asarray(ctx.const(w), dtype=np.int8))
+            c_out = rows.shape[0]
+            geom = conv_geom(ctx, low, xt, yt, c_out, kernel)
+            q = _q8_out(ctx, low, p)
+            mine = [rows, *_channel_params(ctx, b, p, c_out)]
+
+            def text(s):
+                return c_call("dnn64_conv_region_s8", geom, xr, x, c_int(p["x_zero_point"]),
+                              *s, 0, c_out, q, yr, y)
+        else:
+            rows, kernel = conv_rows(node, np.asarray(ctx.const(w), dtype=np.float32))
+            c_out = rows.shape[0]
+            bias = _bias(ctx, b, c_out)
+            geom = conv_geom(ctx, low, xt, yt, c_out, kernel)
+            act = _fused_act(ctx, low)
+            mine = [rows] if bias is None else [rows, bias]
+
+            def text(s):
+                return c_call("dnn64_conv_region_f32", geom, xr, x, s[0],
+                              s[1] if len(s) > 1 else "NULL", 0, c_out, act, yr, y)
+    else:
+        geom = pool_geom(ctx, low, xt, yt)
+        suffix = "s8" if dtype == "int8" else "f32"
+        mine = []
+        if node.op == "MaxPool":
+            def text(s):
+                return c_call(f"dnn64_maxpool_region_{suffix}", geom, xr, x, yr, y)
+        else:
+            extra: list[object] = [node.attrs["count_include_pad"]]
+            if dtype == "int8":
+                p = node.attrs["int8"]
+                extra += [c_int(p["x_zero_point"]), c_int(p["act_min"]), c_int(p["act_max"])]
+
+            def text(s):
+                return c_call(f"dnn64_avgpool_region_{suffix}", geom, *extra, xr, x, yr, y)
+    return mine, text

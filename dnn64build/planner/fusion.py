@@ -1,0 +1,462 @@
+"""Fused groups: find chains of spatial ops, decide which run row-streamed or
+patch by patch, and rewrite the graph so that each group is one node.
+
+``planner: {fusion: ...}`` (docs/planner.md):
+
+- ``none``: no group;
+- ``stream``: every chain runs row-streamed (no extra MACs), bands of one row;
+- ``patch``: the planner picks chain sections and grids (MCUNetV2), one group
+  at a time, each the one that lowers the peak live bytes most, while the
+  extra MACs stay within ``MAX_EXTRA_MACS`` of the model's; what is left of
+  every chain is streamed;
+- ``auto``: ``stream``; then, only when the model does not fit its memory that
+  way, ``patch``.
+
+A chain is a run of Conv / MaxPool / AveragePool nodes (batch 1, NCHW) where
+each intermediate is read only by the next node and is no graph output. A
+group is one node ``FusedGroup`` whose inputs are X and every member's
+constants, and whose outputs are Y and the group's buffers (planned like any
+tensor, live at that one step). plan.json records each group (``fusion``) so
+that code generation rebuilds the same graph with ``apply_groups``.
+
+Weights: all members' weights are staged together as one tile (they are all
+used in every band or tile, and re-reading them per band would cost far more
+cartridge bandwidth), so the staging area must hold the group's weights in one
+half: chains are cut where their weights would pass ``weight_cap``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dnn64build.errors import UserError
+from dnn64build.ir.graph import Graph, Node, Tensor
+from dnn64build.planner.regions import (
+    Axis,
+    Member,
+    Program,
+    patch_program,
+    stream_program,
+    unfused_macs,
+)
+from dnn64build.planner.schedule import Dag, Op
+
+FUSION_MODES = ("none", "stream", "patch", "auto")
+GROUP_OP = "FusedGroup"
+SPATIAL_OPS = ("Conv", "MaxPool", "AveragePool")
+MAX_EXTRA_MACS = 0.15  # patch groups may add at most this fraction of the model's MACs
+GRIDS = tuple((n, n) for n in range(2, 9))
+# Weights one group may stage at once (one staging half), unless staging_bytes says less.
+GROUP_WEIGHT_CAP = 64 * 1024
+
+
+@dataclass(frozen=True)
+class Group:
+    """A fused group as plan.json records it."""
+
+    nodes: tuple[str, ...]
+    mode: str  # "stream" | "patch"
+    grid: tuple[int, int] = (1, 1)  # patch: rows x columns of tiles of Y
+    band_rows: int = 1  # stream: output rows per band
+
+    def record(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"nodes": list(self.nodes), "mode": self.mode}
+        if self.mode == "patch":
+            out["grid"] = list(self.grid)
+        else:
+            out["band_rows"] = self.band_rows
+        return out
+
+    @classmethod
+    def from_record(cls, rec: dict[str, Any]) -> Group:
+        return cls(tuple(rec["nodes"]), rec["mode"], tuple(rec.get("grid", (1, 1))),
+                   int(rec.get("band_rows", 1)))
+
+
+def ineligible(graph: Graph, node: Node) -> str:
+    """Why ``node`` cannot be a member of a group ("" if it can)."""
+    if node.op not in SPATIAL_OPS:
+        return f"{node.op} is not one of {', '.join(SPATIAL_OPS)}"
+    x, y = node.inputs[0], node.outputs[0]
+    shape = graph.tensors[x].shape
+    if len(shape) != 4 or shape[0] != 1:
+        return "its input is not a batch-1 NCHW tensor"
+    if graph.is_constant(x):
+        return "its input is a constant"
+    if graph.tensors[x].dtype not in ("float32", "int8") or \
+            graph.tensors[y].dtype != graph.tensors[x].dtype:
+        return "its tensors are not all float32 or all int8"
+    if len(node.outputs) > 1 and node.outputs[1]:
+        return "it has MaxPool's Indices output"
+    if node.op == "Conv" and not all(graph.is_constant(t) for t in node.inputs[1:] if t):
+        return "its weight or bias is not constant"
+    return ""
+
+
+def link_refusal(graph: Graph, readers: dict[str, list[Node]], producer: Node,
+                 consumer: Node) -> str:
+    """Why ``producer``'s output cannot stay inside a group feeding ``consumer`` ("" if it
+    can); ``readers`` is ``graph.consumers()``."""
+    t = producer.outputs[0]
+    if t in graph.outputs:
+        return f"its output {t!r} is a graph output"
+    if len(readers.get(t, [])) != 1:
+        return f"its output {t!r} is read by {len(readers.get(t, []))} nodes"
+    if consumer.inputs[0] != t:
+        return f"its output {t!r} is not the data input of {consumer.name!r}"
+    return ""
+
+
+def find_chains(graph: Graph) -> tuple[list[list[Node]], list[str]]:
+    """Maximal chains (two or more nodes) in graph order, and why others are not chains."""
+    readers = graph.consumers()
+    in_chain: set[str] = set()
+    chains: list[list[Node]] = []
+    reasons: list[str] = []
+    for node in graph.nodes:
+        if node.name in in_chain:
+            continue
+        why = ineligible(graph, node)
+        if why:
+            if node.op in SPATIAL_OPS:
+                reasons.append(f"node {node.name!r} ({node.op}): {why}")
+            continue
+        chain = [node]
+        while True:
+            nxt = readers.get(chain[-1].outputs[0], [])
+            if len(nxt) != 1:
+                break
+            refusal = ineligible(graph, nxt[0]) or link_refusal(graph, readers, chain[-1], nxt[0])
+            if refusal:
+                break
+            chain.append(nxt[0])
+        if len(chain) >= 2:
+            chains.append(chain)
+            in_chain.update(n.name for n in chain)
+        else:
+            nxt = readers.get(node.outputs[0], [])
+            detail = (ineligible(graph, nxt[0]) or link_refusal(graph, readers, node, nxt[0])
+                      if len(nxt) == 1 else link_refusal(graph, readers, node, node))
+            reasons.append(f"node {node.name!r} ({node.op}): cannot be fused with the next "
+                           f"node: {detail}")
+    return chains, reasons
+
+
+def member_of(graph: Graph, node: Node) -> Member:
+    """The geometry of one member."""
+    a = node.attrs
+    _, c_in, h, w = graph.tensors[node.inputs[0]].shape
+    _, c_out, oh, ow = graph.tensors[node.outputs[0]].shape
+    if node.op == "Conv":
+        kernel = list(graph.tensors[node.inputs[1]].shape[-2:])
+        macs = (c_in // a["group"]) * kernel[0] * kernel[1]
+    else:
+        kernel, macs = list(a["kernel_shape"]), 0
+    elem = np.dtype(graph.tensors[node.outputs[0]].dtype).itemsize
+    return Member(
+        Axis(kernel[0], a["strides"][0], a["pads"][0], a["dilations"][0], h, oh),
+        Axis(kernel[1], a["strides"][1], a["pads"][1], a["dilations"][1], w, ow),
+        c_out, elem, macs)
+
+
+def nodes_by_name(graph: Graph) -> dict[str, Node]:
+    """Every node, members of fused groups included."""
+    nodes = {n.name: n for n in graph.nodes}
+    for node in graph.nodes:
+        if node.op == GROUP_OP:
+            nodes.update((m.name, m) for m in node.attrs["members"])
+    return nodes
+
+
+def program_of(graph: Graph, group: Group) -> Program:
+    nodes = nodes_by_name(graph)
+    members = [member_of(graph, nodes[name]) for name in group.nodes]
+    if group.mode == "stream":
+        return stream_program(members, group.band_rows)
+    return patch_program(members, group.grid)
+
+
+def group_name(group: Group) -> str:
+    return f"fused[{group.nodes[0]}..{group.nodes[-1]}]"
+
+
+def buffer_names(group: Group, count: int) -> list[str]:
+    return [f"{group_name(group)}.buf{k}" for k in range(count)]
+
+
+def member_weight_bytes(graph: Graph, node: Node) -> int:
+    """Bytes node's constants take in a staged tile, each padded to 16 (an upper bound:
+    int8 layers also stage per-channel int32 multipliers and shifts)."""
+    total = sum(-(-graph.constants[t].nbytes // 16) * 16
+                for t in node.inputs[1:] if t and graph.is_constant(t))
+    if "int8" in node.attrs and node.op == "Conv":
+        total += 2 * -(-4 * graph.tensors[node.outputs[0]].shape[1] // 16) * 16
+    return total
+
+
+def group_weight_bytes(graph: Graph, group: Group) -> int:
+    """Bytes of the group's one weight tile (all members' constants)."""
+    nodes = nodes_by_name(graph)
+    return sum(member_weight_bytes(graph, nodes[name]) for name in group.nodes)
+
+
+def split_by_weights(graph: Graph, chains: list[list[Node]], cap: int
+                     ) -> tuple[list[list[Node]], list[str]]:
+    """Chains cut into runs whose weights fit one staging half of ``cap`` bytes (a group's
+    weights are staged at once); runs shorter than two nodes are dropped, with a reason."""
+    runs, reasons = [], []
+    for chain in chains:
+        run: list[Node] = []
+        used = 0
+        for node in [*chain, None]:
+            size = member_weight_bytes(graph, node) if node is not None else 0
+            if node is not None and used + size <= cap:
+                run.append(node)
+                used += size
+                continue
+            if len(run) >= 2:
+                runs.append(run)
+            if node is not None and size > cap:
+                reasons.append(f"node {node.name!r} ({node.op}): its weights ({size} bytes) "
+                               f"exceed the {cap} bytes a group may stage")
+                run, used = [], 0
+            else:
+                run, used = ([node], size) if node is not None else ([], 0)
+    return runs, reasons
+
+
+def apply_groups(graph: Graph, groups: list[Group]) -> Graph:
+    """``graph`` with each group replaced by one FusedGroup node (at its first member's
+    place). The node's attrs: ``fusion`` (the record), ``members`` (the member nodes).
+    The intermediates stay described in ``tensors`` (for their shapes) but no node
+    produces them, so no plan gives them memory."""
+    if not groups:
+        return graph
+    out = graph.copy()
+    by_name = {n.name: n for n in out.nodes}
+    first = {}
+    for group in groups:
+        members = [by_name[name] for name in group.nodes]
+        program = program_of(out, group)
+        buffers = buffer_names(group, len(program.buffer_bytes))
+        for name, size in zip(buffers, program.buffer_bytes, strict=True):
+            out.tensors[name] = Tensor([max(size, 1)], "int8", "activation")
+        consts = [t for m in members for t in m.inputs[1:] if t and out.is_constant(t)]
+        node = Node(group_name(group), GROUP_OP, [members[0].inputs[0], *consts],
+                    [members[-1].outputs[0], *buffers],
+                    {"fusion": group.record(), "members": members})
+        first[members[0].name] = node
+    dropped = {name for g in groups for name in g.nodes}
+    out.nodes = [first.get(n.name, n) for n in out.nodes
+                 if n.name in first or n.name not in dropped]
+    return out
+
+
+def fusion_record(graph: Graph, mode: str, groups: list[Group]) -> dict[str, Any]:
+    """plan.json's ``fusion``: what was fused, with which buffers, at what cost."""
+    records = []
+    for group in groups:
+        program = program_of(graph, group)
+        rec = group.record()
+        rec["name"] = group_name(group)
+        rec["buffers"] = buffer_names(group, len(program.buffer_bytes))
+        rec["tiles"] = len(program.steps)
+        rec["extra_macs"] = extra_macs(graph, [group])
+        rec["weight_bytes"] = group_weight_bytes(graph, group)
+        records.append(rec)
+    return {"mode": mode, "groups": records, "model_macs": model_macs(graph),
+            "extra_macs": sum(r["extra_macs"] for r in records)}
+
+
+def groups_from_plan(plan: dict[str, Any]) -> list[Group]:
+    return [Group.from_record(rec) for rec in plan.get("fusion", {}).get("groups", [])]
+
+
+def model_macs(graph: Graph) -> int:
+    """Multiply-accumulates of the (unfused) model's Conv, ConvTranspose, Gemm, MatMul."""
+    total = 0
+    for node in graph.nodes:
+        if node.op in ("Conv", "ConvTranspose"):
+            w = graph.tensors[node.inputs[1]].shape
+            per = node.outputs[0] if node.op == "Conv" else node.inputs[0]
+            total += math.prod(graph.tensors[per].shape) * math.prod(w[1:])
+        elif node.op in ("Gemm", "MatMul"):
+            a = graph.tensors[node.inputs[0]].shape
+            total += math.prod(graph.tensors[node.outputs[0]].shape) * a[-1]
+    return total
+
+
+def extra_macs(graph: Graph, groups: list[Group]) -> int:
+    """MACs the groups add to the unfused model (patch halos)."""
+    nodes = {n.name: n for n in graph.nodes}
+    extra = 0
+    for group in groups:
+        members = [member_of(graph, nodes[name]) for name in group.nodes]
+        extra += program_of(graph, group).macs - unfused_macs(members)
+    return extra
+
+
+def _sections(chain: list[Node]) -> list[tuple[str, ...]]:
+    """Every run of two or more consecutive nodes of a chain."""
+    names = [n.name for n in chain]
+    return [tuple(names[i:j]) for i in range(len(names)) for j in range(i + 2, len(names) + 1)]
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The groups a mode chose, and notes on what it could not do."""
+
+    groups: list[Group]
+    notes: list[str]
+
+
+def choose_groups(graph: Graph, mode: str, *, peak: Callable[[list[Group]], int],
+                  fits: Callable[[list[Group]], bool] | None = None,
+                  weight_cap: int = GROUP_WEIGHT_CAP, staging_bytes: int = 0) -> Choice:
+    """The groups for ``mode`` (see the module doc). ``peak(groups)`` measures the graph
+    with those groups (live bytes); ``fits(groups)`` says whether it fits the target
+    (auto only); ``staging_bytes`` is the weight staging without groups (auto weighs
+    a group's staging against the activation bytes it saves). Raises UserError when
+    ``stream`` or ``patch`` is asked for and no chain exists; ``patch`` that finds no
+    patch group worth it keeps the streamed plan and says so in a note."""
+    if mode not in FUSION_MODES:
+        raise ValueError(f"unknown fusion mode {mode!r}; expected one of {FUSION_MODES}")
+    if mode == "none":
+        return Choice([], [])
+    chains, reasons = find_chains(graph)
+    chains, heavy = split_by_weights(graph, chains, weight_cap)
+    reasons += heavy
+    if not chains:
+        if mode != "auto":
+            raise refuse(mode, graph, reasons)
+        return Choice([], reasons[:5])
+    streamed = _with_stream(chains, [])
+    if mode == "stream":
+        return Choice(streamed, [])
+    if mode == "auto":
+        picked = _cheapest_stream(graph, chains, peak, staging_bytes)
+        if fits is None or fits(picked):
+            return Choice(picked, [])
+    limit = MAX_EXTRA_MACS * model_macs(graph)
+    programs: dict[Group, int] = {}
+
+    def extra(groups: list[Group]) -> int:
+        for g in groups:
+            if g not in programs:
+                programs[g] = extra_macs(graph, [g])
+        return sum(programs[g] for g in groups)
+
+    options = [Group(section, "patch", grid) for chain in chains
+               for section in _sections(chain) for grid in GRIDS]
+    patches = _greedy(chains, options, lambda gs: peak(_with_stream(chains, gs)), extra, limit)
+    notes = []
+    if not patches:
+        notes.append(f"no patch group lowers the peak of {peak(streamed)} bytes within "
+                     f"{MAX_EXTRA_MACS:.0%} extra MACs: chains are streamed only")
+    return Choice(_with_stream(chains, patches), notes)
+
+
+def _cheapest_stream(graph: Graph, chains: list[list[Node]],
+                     peak: Callable[[list[Group]], int], staging_bytes: int) -> list[Group]:
+    """Stream groups with the least activation + staging bytes: none, every chain, or
+    chains added one at a time while that total drops (a group stages all its weights
+    at once, so on a small model streaming can cost more staging than it saves)."""
+    def total(groups: list[Group]) -> int:
+        weights = max((group_weight_bytes(graph, g) for g in groups), default=0)
+        return peak(groups) + max(staging_bytes, 2 * weights)
+
+    candidates = [[], _with_stream(chains, [])]
+    chosen: list[Group] = []
+    options = [Group(tuple(n.name for n in chain), "stream") for chain in chains]
+    while True:
+        trials = [[*chosen, o] for o in options if o not in chosen]
+        best = min(trials, key=total, default=None)
+        if best is None or total(best) >= total(chosen):
+            break
+        chosen = best
+    candidates.append(sorted(chosen, key=lambda g: g.nodes))
+    return min(candidates, key=lambda gs: (total(gs), len(gs)))
+
+
+def _with_stream(chains: list[list[Node]], patches: list[Group]) -> list[Group]:
+    """``patches`` plus a stream group for every run of two or more chain nodes they
+    leave out (streaming costs no MACs)."""
+    taken = {name for g in patches for name in g.nodes}
+    groups = list(patches)
+    for chain in chains:
+        run: list[str] = []
+        for name in [n.name for n in chain] + [""]:
+            if name and name not in taken:
+                run.append(name)
+                continue
+            if len(run) >= 2:
+                groups.append(Group(tuple(run), "stream"))
+            run = []
+    return sorted(groups, key=lambda g: g.nodes)
+
+
+def _greedy(chains: list[list[Node]], options: list[Group],
+            peak: Callable[[list[Group]], int], extra: Callable[[list[Group]], int],
+            mac_limit: float) -> list[Group]:
+    """Patch groups added one at a time, each the option that lowers the peak most (fewest
+    extra MACs on a tie) among those clear of the groups chosen so far, until none lowers
+    it."""
+    chosen: list[Group] = []
+    best_peak = peak(chosen)
+    while True:
+        taken = {name for g in chosen for name in g.nodes}
+        best: tuple[int, int, list[Group]] | None = None
+        for option in options:
+            if taken.intersection(option.nodes):
+                continue
+            trial = [*chosen, option]
+            cost = extra(trial)
+            if cost > mac_limit:
+                continue
+            value = peak(trial)
+            if value < best_peak and (best is None or (value, cost) < best[:2]):
+                best = (value, cost, trial)
+        if best is None:
+            return chosen
+        best_peak, _, chosen = best
+
+
+def fuse_dag(dag: Dag, graph: Graph, groups: list[Group],
+             cache: dict[Group, dict[str, int]]) -> Dag:
+    """``dag`` (of ``graph``) with each group one op, as ``apply_groups`` then
+    ``dag_from_graph`` would give, without copying the graph. ``cache`` keeps each
+    group's buffer sizes between calls on the same graph."""
+    member = {name: g for g in groups for name in g.nodes}
+    ops = {op.name: op for op in dag.ops}
+    sizes = dict(dag.sizes)
+    fused = []
+    for op in dag.ops:
+        group = member.get(op.name)
+        if group is None:
+            fused.append(op)
+        elif op.name == group.nodes[0]:
+            if group not in cache:
+                program = program_of(graph, group)
+                names = buffer_names(group, len(program.buffer_bytes))
+                cache[group] = {n: max(b, 1) for n, b in zip(names, program.buffer_bytes,
+                                                             strict=True)}
+            buffers = cache[group]
+            sizes.update(buffers)
+            fused.append(Op(group_name(group), (op.inputs[0],),
+                            (ops[group.nodes[-1]].outputs[0], *buffers)))
+    return Dag(tuple(fused), sizes, dag.inputs, dag.outputs)
+
+
+def refuse(mode: str, graph: Graph, reasons: list[str]) -> UserError:
+    shown = "; ".join(reasons[:5]) + (f"; and {len(reasons) - 5} more" if len(reasons) > 5
+                                      else "")
+    return UserError(
+        f"planner fusion {mode!r} cannot apply to this model: "
+        f"{shown or 'it has no Conv, MaxPool or AveragePool node'}",
+        where=f"model {graph.name}",
+        hint="use planner: {fusion: auto} (fuses where it can) or {fusion: none}")

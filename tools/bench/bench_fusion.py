@@ -1,0 +1,80 @@
+"""Fused groups on the zoo models, fp32 and int8: a markdown table.
+
+For each model and fusion mode (none, stream, patch, auto at 4 MiB fp32 / 2 MiB
+int8): the operator-level lower bound (whole tensors), the chosen plan's bound
+and arena, the weight staging the plan stage would give it, the number of
+groups, the extra multiply-accumulates as a share of the model's, and whether
+arena + staging + the program estimate + stack fit 4 MiB (fp32) / 2 MiB (int8).
+Every plan is validated by the independent checker. int8 graphs come from
+synthetic calibration.
+
+    python tools/bench/bench_fusion.py [--models resnet18 mobilenetv2 ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from dnn64build.errors import UserError  # noqa: E402
+from dnn64build.planner.checker import check_plan  # noqa: E402
+from dnn64build.planner.fit import (  # noqa: E402
+    LOW_MEMORY_BYTES,
+    PROGRAM_ESTIMATE_BYTES,
+    STACK_BYTES,
+)
+from dnn64build.planner.graph_plan import plan_graph  # noqa: E402
+from dnn64build.stages.plan import activation_budget, staging_estimate  # noqa: E402
+from tools.bench.bench_planner_zoo import int8, load  # noqa: E402
+from tools.zoo import NAMES  # noqa: E402
+
+MODES = ("none", "stream", "patch", "auto")
+MEMORY = {"fp32": 4 * 1024 * 1024, "int8": 2 * 1024 * 1024}
+
+
+def rows(label: str, graph, memory: int) -> list[str]:
+    out = []
+    staging = staging_estimate(graph, 16)
+    budget = activation_budget(memory, staging)
+    for mode in MODES:
+        start = time.perf_counter()
+        try:
+            plan = plan_graph(graph, timings=False, fusion=mode, fusion_budget=budget,
+                              fusion_staging=staging)
+        except UserError as exc:
+            out.append(f"| {label} | {mode} | - | - | - | - | - | - | - | refused: "
+                       f"{exc.args[0][:50]}... |")
+            continue
+        seconds = time.perf_counter() - start
+        assert check_plan(plan) is None, check_plan(plan)
+        fusion = plan["fusion"]
+        share = fusion["extra_macs"] / fusion["model_macs"] if fusion["model_macs"] else 0.0
+        need = max([staging] + [2 * -(-g["weight_bytes"] // 16) * 16 for g in fusion["groups"]])
+        total = LOW_MEMORY_BYTES + plan["arena_bytes"] + need + PROGRAM_ESTIMATE_BYTES + STACK_BYTES
+        out.append(f"| {label} | {mode} | {plan['op_bound_bytes']} | {plan['lower_bound_bytes']} "
+                   f"| {plan['arena_bytes']} | {need} | {len(fusion['groups'])} | {share:.1%} "
+                   f"| {'yes' if total <= memory else 'no'} | {seconds:.1f} s |")
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", nargs="*", default=list(NAMES))
+    args = parser.parse_args()
+    print("| model | fusion | op bound | bound | arena | staging | groups | extra MACs | fits "
+          "| plan time |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---|---:|")
+    for name in args.models:
+        graph = load(name)
+        for line in rows(f"{name} fp32", graph, MEMORY["fp32"]):
+            print(line, flush=True)
+        for line in rows(f"{name} int8", int8(graph), MEMORY["int8"]):
+            print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main()
