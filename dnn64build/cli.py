@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import shutil
+import signal
 import subprocess
 import sys
 import traceback
 from pathlib import Path
 
 from dnn64build import __version__
+from dnn64build.commands.platforms import EMULATOR, PLATFORMS
 from dnn64build.errors import UserError
 
 
@@ -25,29 +27,34 @@ def _cmd_query(args: argparse.Namespace) -> int:
     from dnn64build.workspace.query import evaluate_query
 
     _, index = current_index(Path.cwd())
-    for label in evaluate_query(args.expression, index["targets"]):
+    for label in evaluate_query(args.expression, index["targets"], index["kinds"]):
         print(label)
     return 0
 
 
 def _cmd_clean(args: argparse.Namespace) -> int:
     from dnn64build.graph.runner import ninja_binary, workspace_lock
-    from dnn64build.workspace.root import OUTPUT_BASE, find_root
+    from dnn64build.workspace.root import OUTPUT_BASE, find_root, output_base_problem
 
     root = find_root(Path.cwd())
     out = root / OUTPUT_BASE
-    if not out.exists():
-        return 0
-    with workspace_lock(out):
-        if args.expunge:
-            for child in out.iterdir():  # the lock file goes last, with the directory
-                if child.name != ".lock":
-                    shutil.rmtree(child) if child.is_dir() else child.unlink()
+    with workspace_lock(root):  # held until dnn64-out/ is gone: no build sees it half-deleted
+        if not out.exists() and not out.is_symlink():
+            return 0
+        if args.expunge:  # also the way out when dnn64-out is a file or a dangling link
+            try:
+                if out.is_dir() and not out.is_symlink():
+                    shutil.rmtree(out)
+                else:
+                    out.unlink()
+            except OSError as e:
+                raise UserError(f"cannot remove {e.filename or out}: {e.strerror}") from None
+        elif problem := output_base_problem(root):
+            raise UserError(f"cannot clean: {problem}",
+                            hint=f"dnn64build clean --expunge removes {OUTPUT_BASE} whole")
         elif (out / "build.ninja").exists():
             subprocess.run([ninja_binary(), "-C", str(out), "-t", "clean"], check=True,
                            stdout=subprocess.DEVNULL)
-    if args.expunge:
-        shutil.rmtree(out, ignore_errors=True)
     return 0
 
 
@@ -60,7 +67,8 @@ def _cmd_plan(args: argparse.Namespace) -> int:
 def _cmd_plan_buffers(args: argparse.Namespace) -> int:
     from dnn64build.commands.plan import plan_buffers_command
 
-    return plan_buffers_command(args.problem, args.algorithm, args.capacity, args.output)
+    return plan_buffers_command(args.problem, args.algorithm, args.capacity, args.output,
+                                budget=args.budget, timeout=args.timeout)
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -109,6 +117,10 @@ def parser() -> argparse.ArgumentParser:
     pb.add_argument("--capacity", type=int, help="fail if the arena exceeds this many bytes")
     pb.add_argument("-o", "--output", type=Path, help="where to write the CSV with offsets "
                     "(default: PROBLEM with .out.csv)")
+    pb.add_argument("--budget", type=int, help="work units for the exact search (exact, auto; "
+                    "default 10000000, about a second); the result depends only on it")
+    pb.add_argument("--timeout", type=float, default=60.0, help="seconds before the exact "
+                    "search stops with the best plan found (default 60)")
     pb.set_defaults(func=_cmd_plan_buffers)
 
     for name, helptext, func in (
@@ -122,15 +134,38 @@ def parser() -> argparse.ArgumentParser:
             r.add_argument("--output", type=Path, help="write the outputs here (.npz)")
         else:
             r.add_argument("targets", nargs="+", metavar="LABEL_OR_PATTERN")
-        r.add_argument("--platform", choices=["host", "emulator"], default="emulator")
+        r.add_argument("--platform", choices=PLATFORMS, default=EMULATOR,
+                       help="host: native build; emulator: mupen64plus (fast); "
+                       "cen64: cycle-accurate, reports CPU cycles")
         r.add_argument("--timeout", type=float, default=300.0,
                        help="seconds before an emulator run is stopped")
         r.set_defaults(func=func)
     return p
 
 
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP, raised like Ctrl-C's KeyboardInterrupt so that the same cleanup
+    runs: emulators and ninja stopped, temporary directories removed."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _terminate(signum: int, _frame: object) -> None:
+    for sig in _TERMINATING:  # a second signal must not cut the cleanup short
+        signal.signal(sig, signal.SIG_IGN)
+    raise Terminated(signum)
+
+
+_TERMINATING = (signal.SIGTERM, signal.SIGHUP)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    for sig in _TERMINATING:
+        if signal.getsignal(sig) == signal.SIG_DFL:  # nohup's SIG_IGN stays
+            signal.signal(sig, _terminate)
     try:
         return args.func(args)
     except UserError as e:
@@ -139,6 +174,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("dnn64build: interrupted", file=sys.stderr)
         return 130
+    except Terminated as e:
+        print(f"dnn64build: stopped by {signal.Signals(e.signum).name}", file=sys.stderr)
+        return 128 + e.signum
     except Exception:
         traceback.print_exc()
         print("dnn64build: internal error: this is a bug in dnn64build, please report it with "

@@ -7,6 +7,9 @@ reported as such.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
+
 
 class UserError(Exception):
     """An error in the user's input: manifest, label, model, data or environment.
@@ -26,3 +29,9 @@ class UserError(Exception):
         if self.hint:
             text += f"\n  hint: {self.hint}"
         return text
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` for the closest of ``choices``, or nothing."""
+    close = difflib.get_close_matches(word, list(choices), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""

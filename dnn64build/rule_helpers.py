@@ -11,7 +11,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from dnn64build.errors import UserError
+from dnn64build.rom.header import TITLE_SIZE, title_problem
 from dnn64build.rules_api import Attr, RuleContext
+from dnn64build.toolchains import toolchain_executables, toolchain_variables
 from dnn64build.workspace.labels import Label
 
 HOST = "host"
@@ -21,13 +23,16 @@ N64_TOOLCHAINS = ("bare", "libdragon")
 TOOLCHAINS = ("auto", *N64_TOOLCHAINS, HOST)
 
 MEMORY_SCHEMA = {
-    "description": "target RDRAM: 4MiB (stock N64), 8MiB (Expansion Pak) or a byte count",
+    "description": "target RDRAM: 4MiB (stock N64), 8MiB (Expansion Pak) or a byte count "
+    "(at most 8MiB; 2GiB with toolchain: host)",
     "oneOf": [
-        {"type": "string", "pattern": r"^[0-9]+ ?(B|KiB|MiB)$"},
+        {"type": "string", "pattern": r"^[0-9]+ ?(B|KiB|MiB)\Z"},
         {"type": "integer", "minimum": 65536},
     ],
 }
 _UNITS = {"B": 1, "KiB": 1024, "MiB": 1024 * 1024}
+N64_MEMORY_MAX = 8 * _UNITS["MiB"]  # RDRAM with the Expansion Pak (4 MiB without)
+HOST_MEMORY_MAX = 2**31  # the generated C writes sizes and offsets as int32 literals (cfmt)
 
 
 @dataclass(frozen=True)
@@ -53,6 +58,18 @@ def memory_bytes(value: str | int) -> int:
     return int(m[1]) * _UNITS[m[2]]
 
 
+def check_memory(ctx: RuleContext, memory: int, toolchain: str) -> None:
+    """A ROM planned for more RDRAM than a console has would hang when it runs."""
+    if toolchain == HOST:
+        limit, what, hint = HOST_MEMORY_MAX, "the host build takes (2 GiB)", "use less"
+    else:
+        limit, what, hint = (N64_MEMORY_MAX, "an N64 has (4MiB, 8MiB with the Expansion Pak)",
+                             "use 4MiB or 8MiB, or toolchain: host to plan for a bigger machine")
+    if memory > limit:
+        raise UserError(f"target {ctx.label}: memory {ctx.attrs['memory']!r} ({memory} bytes) "
+                        f"is more than {what}", where=ctx.where, hint=hint)
+
+
 def resolve_toolchain(ctx: RuleContext, name: str) -> str:
     """``auto`` picks libdragon where $N64_INST is set, else the SDK-free bare toolchain."""
     if name != "auto":
@@ -60,8 +77,31 @@ def resolve_toolchain(ctx: RuleContext, name: str) -> str:
     return "libdragon" if ctx.env("N64_INST") else "bare"
 
 
+def toolchain_config(ctx: RuleContext, toolchain: str) -> dict[str, object]:
+    """The config of an action that runs ``toolchain``: its name and the executables it
+    finds now. The stage finds them again itself; they are here so that switching
+    DNN64_HOST_BINDIR, DNN64_MIPS_BINDIR, N64_INST or PATH to another compiler reruns it."""
+    env = {name: value for name in toolchain_variables(toolchain)
+           if (value := ctx.env(name)) is not None}
+    return {"toolchain": toolchain, "executables": toolchain_executables(toolchain, env)}
+
+
 def c_symbol(label: Label) -> str:
     return "m_" + re.sub(r"[^A-Za-z0-9]", "_", label.path)
+
+
+def _check_symbols(ctx: RuleContext, models: Sequence[ModelInfo]) -> None:
+    """Two models of one ROM must not share a C symbol (``c_symbol`` maps '/', '.' and '_'
+    alike): caught here, before any action runs, rather than at link time."""
+    by_symbol: dict[str, Label] = {}
+    for model in models:
+        other = by_symbol.setdefault(model.symbol, model.label)
+        if other != model.label:
+            raise UserError(
+                f"target {ctx.label}: models {other} and {model.label} would both be C symbol "
+                f"{model.symbol!r} in one ROM",
+                where=ctx.where, hint="rename one of the two targets",
+            )
 
 
 def endianness(toolchain: str) -> str:
@@ -70,7 +110,9 @@ def endianness(toolchain: str) -> str:
 
 # The attributes of every rule that packs a ROM (n64_model, n64_rom).
 ROM_ATTRS = {
-    "title": Attr({"type": "string", "maxLength": 20}, "ROM title (20 characters at most)"),
+    "title": Attr({"type": "string", "maxLength": TITLE_SIZE},
+                  f"ROM title ({TITLE_SIZE} printable ASCII characters at most; default: the "
+                  "target's name)"),
     "ipl3": Attr(
         {
             "type": "string",
@@ -87,6 +129,18 @@ ROM_ATTRS = {
 }
 
 
+def _check_title(ctx: RuleContext, title: str) -> None:
+    """At analysis, before any action runs (pack would find it only at the end)."""
+    problem = title_problem(title)
+    if problem is None:
+        return
+    given = "title" in ctx.attrs
+    raise UserError(
+        f"target {ctx.label}: {problem}" + ("" if given else " (the default: the target's name)"),
+        where=ctx.where,
+        hint=None if given else "set a shorter one with the attribute title")
+
+
 def declare_rom(
     ctx: RuleContext,
     models: Sequence[ModelInfo],
@@ -96,8 +150,10 @@ def declare_rom(
 ) -> dict[str, list[str]]:
     """Declare the pack action(s) for ``models`` in one image; returns outputs per toolchain
     (the target's own and, always, the host build used by ``run --platform host``)."""
+    _check_title(ctx, title)
     if not models:
         raise UserError(f"target {ctx.label}: no models to pack", where=ctx.where)
+    _check_symbols(ctx, models)
     built: dict[str, list[str]] = {}
     ipl3 = {"ipl3": ctx.source(ctx.attrs["ipl3"], attr="ipl3")} if "ipl3" in ctx.attrs else {}
     for tc in sorted({toolchain, HOST}):
@@ -106,7 +162,7 @@ def declare_rom(
             key=f"runtime-{tc}",
             inputs={},
             outputs={"library": "libdnn64.a"},
-            config={"toolchain": tc},
+            config=toolchain_config(ctx, tc),
             progress=f"runtime library ({tc})",
         )
         outputs = (
@@ -128,7 +184,7 @@ def declare_rom(
             },
             outputs=outputs,
             config={
-                "toolchain": tc,
+                **toolchain_config(ctx, tc),
                 "title": title,
                 "memory": max(m.memory for m in models),
                 "models": [{"label": str(m.label), "symbol": m.symbol} for m in models],

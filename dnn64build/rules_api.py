@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from dnn64build.workspace.labels import Label
+from dnn64build.workspace.labels import NAME_SCHEMA_PATTERN, Label
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ class Rule:
         """The JSON schema a target of this rule must satisfy."""
         props: dict[str, Any] = {
             "rule": {"const": self.kind},
-            "name": {"type": "string", "pattern": r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$"},
+            "name": {"type": "string", "pattern": NAME_SCHEMA_PATTERN},
         }
         props.update({name: dict(a.schema) for name, a in self.attrs.items()})
         return {

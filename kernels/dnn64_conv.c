@@ -1,87 +1,69 @@
 /*
- * Conv, fp32 and int8, on an output-channel tile. One generic loop (pads,
- * strides, dilations, groups; fp32 also has it specialised for depthwise)
- * plus a 1x1 fast path; all add the same products in the same order (bias,
- * then input channel, ky, kx ascending), so the fp32 paths agree bit for bit.
+ * Conv, fp32 and int8, on an output-channel tile, NCHW.
+ *
+ * Shaped by cycle counts in cen64 (tools/bench/bench_cycles.py): on the VR4300
+ * loads and D-cache misses cost more than the multiplies (8 KiB, direct-mapped,
+ * 16-byte lines: the planes of different channels often map to the same
+ * lines), and there is no multiply-add.
+ * - 1x1 (stride 1, no pad, group 1): the input is copied DNN64__STRIP pixels
+ *   at a time into a pixel-major strip on the stack; DNN64__OCB output
+ *   channels x DNN64__PXB pixels of sums then stay in registers while the
+ *   strip and the weights stream past, each input value serving DNN64__OCB
+ *   channels and each weight DNN64__PXB pixels.
+ * - any other kernel: the outputs of a row whose windows lie inside the input
+ *   are summed DNN64__ROW at a time on the stack, one input channel at a time
+ *   (only that channel's rows are live in the cache), without bounds checks
+ *   (3x3 undilated unrolled, its weights in registers); the border outputs go
+ *   through the generic window loop (pads, strides, dilations, groups).
+ * fp32 adds the same products in the same order everywhere (bias, then input
+ * channel, ky, kx ascending), so all its paths agree bit for bit. int8 sums
+ * are exact in any order; inside the input the zero point is folded out:
+ * sum (x - zp) w = sum x w - zp sum w. Weights stay int8: widening them to
+ * int16 would not save an instruction (lb and lh cost the same).
  */
 #include "dnn64_internal.h"
 
-/* ---- fp32 ---- */
+#define DNN64__OCB 4 /* int8: output channels per register block */
+#define DNN64__PXB 2 /* int8: pixels per register block */
+/* fp32: fewer sums, as the FPU has 16 registers for singles with FR=0 */
+#define DNN64__OCB_F32 4
+#define DNN64__PXB_F32 1
+#define DNN64__STRIP_MIN_F32 8 /* fp32 1x1: below, x read in place */
+#define DNN64__ROW 64           /* kxk: outputs of a row summed at a time */
+#define DNN64__STRIP 16         /* 1x1: pixels per strip read pixel-major */
+#define DNN64__STRIP_BYTES 2048 /* 1x1: bytes of the strip (on the stack) */
 
-/* The generic loop. `depthwise` (one input channel per output channel) is a
- * constant at each call, so that once inlined the depthwise copy loses the
- * input-channel loop; both copies add the same products in the same order. */
-static DNN64__ALWAYS_INLINE void dnn64__conv_generic_f32(const dnn64_conv_geom *g,
-                                                         const float *x, const float *w_tile,
-                                                         const float *b_tile, int32_t oc_begin,
-                                                         int32_t oc_count,
-                                                         const dnn64_act_f32 *act, float *y,
-                                                         int depthwise)
+/* Unroll the register block's loops fully, so that its sums live in registers
+ * (gcc -O2 alone keeps them in a stack array). */
+#if defined(__GNUC__)
+#define DNN64__UNROLL _Pragma("GCC unroll 8")
+#else
+#define DNN64__UNROLL
+#endif
+
+/* The output range [lo, hi) of one axis whose windows lie wholly inside [0, size). */
+typedef struct {
+    int32_t lo, hi;
+} dnn64__span;
+
+static dnn64__span dnn64__inner_span(int32_t stride, int32_t pad, int32_t dil, int32_t k,
+                                     int32_t size, int32_t out)
 {
-    const int32_t icpg = depthwise ? 1 : g->c_in / g->group;
-    const int32_t ksize = g->k_h * g->k_w, in_plane = g->h_in * g->w_in;
-    int32_t n, t, oy, ox, ic, ky, kx;
-    for (n = 0; n < g->n; ++n) {
-        for (t = 0; t < oc_count; ++t) {
-            const dnn64__conv_chan c = dnn64__conv_chan_at(g, n, oc_begin, t);
-            const float *xg = x + c.x, *wt = w_tile + c.w;
-            float *yp = y + c.y;
-            const float bias = b_tile ? b_tile[t] : 0.0f;
-            for (oy = 0; oy < g->h_out; ++oy) {
-                const dnn64__window wy = DNN64__WINDOW_Y(g, oy);
-                for (ox = 0; ox < g->w_out; ++ox) {
-                    const dnn64__window wx = DNN64__WINDOW_X(g, ox);
-                    float acc = bias;
-                    for (ic = 0; ic < icpg; ++ic) {
-                        const float *xp = xg + ic * in_plane;
-                        const float *wk = wt + ic * ksize;
-                        for (ky = wy.lo; ky < wy.hi; ++ky) {
-                            const float *xr = xp + (wy.start + ky * g->dil_h) * g->w_in;
-                            const float *wr = wk + ky * g->k_w;
-                            for (kx = wx.lo; kx < wx.hi; ++kx)
-                                acc += xr[wx.start + kx * g->dil_w] * wr[kx];
-                        }
-                    }
-                    yp[oy * g->w_out + ox] = dnn64__act_f32(act, acc);
-                }
-            }
-        }
-    }
+    dnn64__span r;
+    const int32_t last = size - 1 + pad - (k - 1) * dil; /* largest o * stride allowed */
+    r.lo = (pad + stride - 1) / stride;
+    r.hi = last < 0 ? 0 : last / stride + 1;
+    if (r.hi > out)
+        r.hi = out;
+    if (r.lo > r.hi)
+        r.lo = r.hi;
+    return r;
 }
 
-/* 1x1, stride 1, no pad, group 1: the output plane is bias + sum_ic w[ic] * x-plane[ic],
- * accumulated plane-wise so that the inner loop streams through memory. */
-static void dnn64__conv_1x1_f32(const dnn64_conv_geom *g, const float *x, const float *w_tile,
-                                const float *b_tile, int32_t oc_begin, int32_t oc_count,
-                                const dnn64_act_f32 *act, float *y)
-{
-    const int32_t plane = g->h_in * g->w_in;
-    int32_t n, t, ic, p;
-    for (n = 0; n < g->n; ++n) {
-        for (t = 0; t < oc_count; ++t) {
-            const dnn64__conv_chan c = dnn64__conv_chan_at(g, n, oc_begin, t);
-            const float *xn = x + c.x, *wt = w_tile + c.w;
-            float *yp = y + c.y;
-            const float bias = b_tile ? b_tile[t] : 0.0f;
-            for (p = 0; p < plane; ++p)
-                yp[p] = bias;
-            for (ic = 0; ic < g->c_in; ++ic) {
-                const float *xp = xn + ic * plane;
-                const float wv = wt[ic];
-                for (p = 0; p < plane; ++p)
-                    yp[p] += xp[p] * wv;
-            }
-            if (act && act->kind != DNN64_ACT_NONE)
-                for (p = 0; p < plane; ++p)
-                    yp[p] = dnn64__act_f32(act, yp[p]);
-        }
-    }
-}
-
-static int dnn64__is_depthwise(const dnn64_conv_geom *g)
-{
-    return g->group == g->c_in && g->group == g->c_out;
-}
+#define DNN64__SPAN_Y(g) \
+    dnn64__inner_span((g)->stride_h, (g)->pad_top, (g)->dil_h, (g)->k_h, (g)->h_in, (g)->h_out)
+#define DNN64__SPAN_X(g) \
+    dnn64__inner_span((g)->stride_w, (g)->pad_left, (g)->dil_w, (g)->k_w, (g)->w_in, (g)->w_out)
 
 static int dnn64__is_1x1(const dnn64_conv_geom *g)
 {
@@ -90,19 +72,312 @@ static int dnn64__is_1x1(const dnn64_conv_geom *g)
            g->w_out == g->w_in;
 }
 
+/* ---- fp32 ---- */
+
+/* The sum of output (oy, ox) over its taps inside the input, from `acc`. */
+static float dnn64__border_f32(const dnn64_conv_geom *g, const float *xg, const float *wt,
+                               int32_t icpg, int32_t oy, int32_t ox, float acc)
+{
+    const int32_t ksize = g->k_h * g->k_w, in_plane = g->h_in * g->w_in;
+    const dnn64__window wy = DNN64__WINDOW_Y(g, oy), wx = DNN64__WINDOW_X(g, ox);
+    int32_t ic, ky, kx;
+    for (ic = 0; ic < icpg; ++ic) {
+        const float *xp = xg + ic * in_plane;
+        const float *wk = wt + ic * ksize;
+        for (ky = wy.lo; ky < wy.hi; ++ky) {
+            const float *xr = xp + (wy.start + ky * g->dil_h) * g->w_in;
+            const float *wr = wk + ky * g->k_w;
+            for (kx = wx.lo; kx < wx.hi; ++kx)
+                acc += xr[wx.start + kx * g->dil_w] * wr[kx];
+        }
+    }
+    return acc;
+}
+
+/* `count` outputs of one row whose windows lie inside the input, as
+ * dnn64__inner_row_s8: sums on the stack, one input channel at a time (each
+ * sum still gets bias, then input channel, ky, kx ascending). */
+static void dnn64__inner_row_f32(const dnn64_conv_geom *g, const float *x0, const float *wt,
+                                 int32_t icpg, int32_t count, float bias,
+                                 const dnn64_act_f32 *act, float *y)
+{
+    const int32_t in_plane = g->h_in * g->w_in, ksize = g->k_h * g->k_w, w_in = g->w_in;
+    const int32_t stride = g->stride_w;
+    const int k3 = g->k_h == 3 && g->k_w == 3 && g->dil_h == 1 && g->dil_w == 1;
+    float acc[DNN64__ROW];
+    int32_t c0, len, i, ic, ky, kx;
+    for (c0 = 0; c0 < count; c0 += len) {
+        len = count - c0 < DNN64__ROW ? count - c0 : DNN64__ROW;
+        for (i = 0; i < len; ++i)
+            acc[i] = bias;
+        for (ic = 0; ic < icpg; ++ic) {
+            const float *xc = x0 + ic * in_plane + c0 * stride, *w = wt + ic * ksize;
+            if (k3) {
+                const float w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4], w5 = w[5],
+                            w6 = w[6], w7 = w[7], w8 = w[8];
+                for (i = 0; i < len; ++i, xc += stride) {
+                    const float *r1 = xc + w_in, *r2 = r1 + w_in;
+                    float a = acc[i];
+                    a += xc[0] * w0;
+                    a += xc[1] * w1;
+                    a += xc[2] * w2;
+                    a += r1[0] * w3;
+                    a += r1[1] * w4;
+                    a += r1[2] * w5;
+                    a += r2[0] * w6;
+                    a += r2[1] * w7;
+                    a += r2[2] * w8;
+                    acc[i] = a;
+                }
+                continue;
+            }
+            for (i = 0; i < len; ++i, xc += stride) {
+                float a = acc[i];
+                for (ky = 0; ky < g->k_h; ++ky) {
+                    const float *xr = xc + ky * g->dil_h * w_in, *wr = w + ky * g->k_w;
+                    for (kx = 0; kx < g->k_w; ++kx)
+                        a += xr[kx * g->dil_w] * wr[kx];
+                }
+                acc[i] = a;
+            }
+        }
+        for (i = 0; i < len; ++i)
+            y[c0 + i] = dnn64__act_f32(act, acc[i]);
+    }
+}
+
+static void dnn64__conv_generic_f32(const dnn64_conv_geom *g, const float *x,
+                                    const float *w_tile, const float *b_tile, int32_t oc_begin,
+                                    int32_t oc_count, const dnn64_act_f32 *act, float *y)
+{
+    const int32_t icpg = g->c_in / g->group;
+    const dnn64__span sy = DNN64__SPAN_Y(g), sx = DNN64__SPAN_X(g);
+    int32_t n, t, oy, ox;
+    for (n = 0; n < g->n; ++n) {
+        for (t = 0; t < oc_count; ++t) {
+            const dnn64__conv_chan c = dnn64__conv_chan_at(g, n, oc_begin, t);
+            const float *xg = x + c.x, *wt = w_tile + c.w;
+            const float bias = b_tile ? b_tile[t] : 0.0f;
+            for (oy = 0; oy < g->h_out; ++oy) {
+                float *yr = y + c.y + oy * g->w_out;
+                const int inner_row = oy >= sy.lo && oy < sy.hi;
+                const int32_t first = inner_row ? sx.lo : g->w_out;
+                for (ox = 0; ox < first; ++ox)
+                    yr[ox] = dnn64__act_f32(act, dnn64__border_f32(g, xg, wt, icpg, oy, ox, bias));
+                if (!inner_row)
+                    continue;
+                dnn64__inner_row_f32(g,
+                                     xg + (oy * g->stride_h - g->pad_top) * g->w_in +
+                                         sx.lo * g->stride_w - g->pad_left,
+                                     wt, icpg, sx.hi - sx.lo, bias, act, yr + sx.lo);
+                for (ox = sx.hi; ox < g->w_out; ++ox)
+                    yr[ox] = dnn64__act_f32(act, dnn64__border_f32(g, xg, wt, icpg, oy, ox, bias));
+            }
+        }
+    }
+}
+
+/* 1x1 fp32 on `ocb` output channels (weights w[ocb][c_in], bias b or NULL)
+ * x `pxb` pixels (constants once inlined), the sums in registers: bias first,
+ * then input channel ascending. Input channel ic of pixel r is
+ * x[r * xr + ic * xc]; y: the first channel's output at the first pixel,
+ * channels `plane` apart. */
+static DNN64__ALWAYS_INLINE void dnn64__pw_block_f32(const float *x, int32_t xr, int32_t xc,
+                                                     int32_t c_in, const float *w,
+                                                     const float *b, int ocb, int pxb,
+                                                     const dnn64_act_f32 *act, int32_t plane,
+                                                     float *y)
+{
+    float acc[DNN64__OCB][DNN64__PXB];
+    int32_t ic;
+    int j, r;
+    DNN64__UNROLL
+    for (j = 0; j < ocb; ++j)
+        DNN64__UNROLL
+        for (r = 0; r < pxb; ++r)
+            acc[j][r] = b ? b[j] : 0.0f;
+    for (ic = 0; ic < c_in; ++ic, x += xc) {
+        float xv[DNN64__PXB];
+        DNN64__UNROLL
+        for (r = 0; r < pxb; ++r)
+            xv[r] = x[r * xr];
+        DNN64__UNROLL
+        for (j = 0; j < ocb; ++j) {
+            const float wv = w[j * c_in + ic];
+            DNN64__UNROLL
+            for (r = 0; r < pxb; ++r)
+                acc[j][r] += xv[r] * wv;
+        }
+    }
+    DNN64__UNROLL
+    for (j = 0; j < ocb; ++j)
+        DNN64__UNROLL
+        for (r = 0; r < pxb; ++r)
+            y[j * plane + r] = dnn64__act_f32(act, acc[j][r]);
+}
+
+/* Output channels [t, t + ocb) at `count` pixels of the strip xs[count][c_in]. */
+static DNN64__ALWAYS_INLINE void dnn64__pw_strip_f32(const float *xs, int32_t count,
+                                                     int32_t c_in, const float *w,
+                                                     const float *b, int ocb,
+                                                     const dnn64_act_f32 *act, int32_t plane,
+                                                     float *y)
+{
+    int32_t p;
+    for (p = 0; p + DNN64__PXB_F32 <= count; p += DNN64__PXB_F32)
+        dnn64__pw_block_f32(xs + p * c_in, c_in, 1, c_in, w, b, ocb, DNN64__PXB_F32, act,
+                            plane, y + p);
+    for (; p < count; ++p)
+        dnn64__pw_block_f32(xs + p * c_in, c_in, 1, c_in, w, b, ocb, 1, act, plane, y + p);
+}
+
+/* 1x1 fp32 with x read in place (channels `plane` apart), DNN64__PXB
+ * neighbouring pixels at a time: they share D-cache lines. Measured in cen64,
+ * cheaper than strips of fewer than DNN64__STRIP_MIN_F32 pixels. */
+static DNN64__ALWAYS_INLINE void dnn64__pw_in_place_f32(const float *xn, int32_t c_in,
+                                                        int32_t plane, const float *w,
+                                                        const float *b, int ocb,
+                                                        const dnn64_act_f32 *act, float *y)
+{
+    int32_t p;
+    for (p = 0; p + DNN64__PXB <= plane; p += DNN64__PXB)
+        dnn64__pw_block_f32(xn + p, 1, plane, c_in, w, b, ocb, DNN64__PXB, act, plane, y + p);
+    for (; p < plane; ++p)
+        dnn64__pw_block_f32(xn + p, 1, plane, c_in, w, b, ocb, 1, act, plane, y + p);
+}
+
+/* 1x1 fp32, read in pixel-major strips as the int8 version below. */
+static void dnn64__conv_1x1_f32(const dnn64_conv_geom *g, const float *x, const float *w_tile,
+                                const float *b_tile, int32_t oc_begin, int32_t oc_count,
+                                const dnn64_act_f32 *act, float *y)
+{
+    const int32_t plane = g->h_in * g->w_in, c_in = g->c_in;
+    float xs[DNN64__STRIP_BYTES / sizeof(float)];
+    int32_t strip = (int32_t)(DNN64__STRIP_BYTES / sizeof(float)) / c_in;
+    int32_t n, t, p0, count, ic, p;
+    int ocb;
+    if (strip > DNN64__STRIP)
+        strip = DNN64__STRIP;
+    for (n = 0; n < g->n; ++n) {
+        const float *xn = x + n * c_in * plane;
+        float *yn = y + (n * g->c_out + oc_begin) * plane;
+        if (strip < DNN64__STRIP_MIN_F32) {
+            for (t = 0; t < oc_count; t += ocb) {
+                const float *w = w_tile + t * c_in, *b = b_tile ? b_tile + t : 0;
+                ocb = oc_count - t >= DNN64__OCB_F32 ? DNN64__OCB_F32 : 1;
+                if (ocb == DNN64__OCB_F32)
+                    dnn64__pw_in_place_f32(xn, c_in, plane, w, b, DNN64__OCB_F32, act,
+                                           yn + t * plane);
+                else
+                    dnn64__pw_in_place_f32(xn, c_in, plane, w, b, 1, act, yn + t * plane);
+            }
+            continue;
+        }
+        for (p0 = 0; p0 < plane; p0 += count) {
+            count = plane - p0 < strip ? plane - p0 : strip;
+            for (ic = 0; ic < c_in; ++ic)
+                for (p = 0; p < count; ++p)
+                    xs[p * c_in + ic] = xn[ic * plane + p0 + p];
+            for (t = 0; t < oc_count; t += ocb) {
+                const float *w = w_tile + t * c_in, *b = b_tile ? b_tile + t : 0;
+                float *yt = yn + t * plane + p0;
+                ocb = oc_count - t >= DNN64__OCB_F32 ? DNN64__OCB_F32 : 1;
+                if (ocb == DNN64__OCB_F32)
+                    dnn64__pw_strip_f32(xs, count, c_in, w, b, DNN64__OCB_F32, act, plane, yt);
+                else
+                    dnn64__pw_strip_f32(xs, count, c_in, w, b, 1, act, plane, yt);
+            }
+        }
+    }
+}
+
 void dnn64_conv_f32(const dnn64_conv_geom *g, const float *x, const float *w_tile,
                     const float *b_tile, int32_t oc_begin, int32_t oc_count,
                     const dnn64_act_f32 *act, float *y)
 {
     if (dnn64__is_1x1(g))
         dnn64__conv_1x1_f32(g, x, w_tile, b_tile, oc_begin, oc_count, act, y);
-    else if (dnn64__is_depthwise(g))
-        dnn64__conv_generic_f32(g, x, w_tile, b_tile, oc_begin, oc_count, act, y, 1);
     else
-        dnn64__conv_generic_f32(g, x, w_tile, b_tile, oc_begin, oc_count, act, y, 0);
+        dnn64__conv_generic_f32(g, x, w_tile, b_tile, oc_begin, oc_count, act, y);
 }
 
 /* ---- int8 ---- */
+
+static int32_t dnn64__sum_s8(const int8_t *w, int32_t count)
+{
+    int32_t i, sum = 0;
+    for (i = 0; i < count; ++i)
+        sum += w[i];
+    return sum;
+}
+
+/* bias + sum (x - zp) w over the taps of output (oy, ox) inside the input. */
+static int32_t dnn64__border_s8(const dnn64_conv_geom *g, const int8_t *xg, int32_t x_zp,
+                                const int8_t *wt, int32_t icpg, int32_t oy, int32_t ox,
+                                int32_t acc)
+{
+    const int32_t ksize = g->k_h * g->k_w, in_plane = g->h_in * g->w_in;
+    const dnn64__window wy = DNN64__WINDOW_Y(g, oy), wx = DNN64__WINDOW_X(g, ox);
+    int32_t ic, ky, kx;
+    for (ic = 0; ic < icpg; ++ic) {
+        const int8_t *xp = xg + ic * in_plane;
+        const int8_t *wk = wt + ic * ksize;
+        for (ky = wy.lo; ky < wy.hi; ++ky) {
+            const int8_t *xr = xp + (wy.start + ky * g->dil_h) * g->w_in;
+            const int8_t *wr = wk + ky * g->k_w;
+            for (kx = wx.lo; kx < wx.hi; ++kx)
+                acc += (xr[wx.start + kx * g->dil_w] - x_zp) * wr[kx];
+        }
+    }
+    return acc;
+}
+
+/* `count` outputs of one row whose windows lie inside the input, sums in
+ * int32 on the stack DNN64__ROW at a time: one input channel at a time, so
+ * that only that channel's k_h input rows are live in the direct-mapped
+ * D-cache (the planes of different channels often map to the same lines).
+ * x0: the first window's top-left input of the group's first channel, the
+ * windows `stride_w` apart; base: bias - zp * sum of the weights (the zero
+ * point folded out). 3x3 undilated is unrolled, its weights in registers. */
+static void dnn64__inner_row_s8(const dnn64_conv_geom *g, const int8_t *x0, const int8_t *wt,
+                                int32_t icpg, int32_t count, int32_t base, int32_t mult,
+                                int32_t shift, const dnn64_q8_out *q, int8_t *y)
+{
+    const int32_t in_plane = g->h_in * g->w_in, ksize = g->k_h * g->k_w, w_in = g->w_in;
+    const int32_t stride = g->stride_w;
+    const int k3 = g->k_h == 3 && g->k_w == 3 && g->dil_h == 1 && g->dil_w == 1;
+    int32_t acc[DNN64__ROW];
+    int32_t c0, len, i, ic, ky, kx;
+    for (c0 = 0; c0 < count; c0 += len) {
+        len = count - c0 < DNN64__ROW ? count - c0 : DNN64__ROW;
+        for (i = 0; i < len; ++i)
+            acc[i] = base;
+        for (ic = 0; ic < icpg; ++ic) {
+            const int8_t *xc = x0 + ic * in_plane + c0 * stride, *w = wt + ic * ksize;
+            if (k3) {
+                const int32_t w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4],
+                              w5 = w[5], w6 = w[6], w7 = w[7], w8 = w[8];
+                for (i = 0; i < len; ++i, xc += stride) {
+                    const int8_t *r1 = xc + w_in, *r2 = r1 + w_in;
+                    acc[i] += xc[0] * w0 + xc[1] * w1 + xc[2] * w2 + r1[0] * w3 + r1[1] * w4 +
+                              r1[2] * w5 + r2[0] * w6 + r2[1] * w7 + r2[2] * w8;
+                }
+                continue;
+            }
+            for (i = 0; i < len; ++i, xc += stride) {
+                int32_t sum = 0;
+                for (ky = 0; ky < g->k_h; ++ky) {
+                    const int8_t *xr = xc + ky * g->dil_h * w_in, *wr = w + ky * g->k_w;
+                    for (kx = 0; kx < g->k_w; ++kx)
+                        sum += xr[kx * g->dil_w] * wr[kx];
+                }
+                acc[i] += sum;
+            }
+        }
+        for (i = 0; i < len; ++i)
+            y[c0 + i] = dnn64__out_s8(acc[i], mult, shift, q);
+    }
+}
 
 static void dnn64__conv_generic_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zp,
                                    const int8_t *w_tile, const int32_t *bias_tile,
@@ -110,40 +385,102 @@ static void dnn64__conv_generic_s8(const dnn64_conv_geom *g, const int8_t *x, in
                                    int32_t oc_begin, int32_t oc_count, const dnn64_q8_out *q,
                                    int8_t *y)
 {
-    const int32_t icpg = g->c_in / g->group;
-    const int32_t ksize = g->k_h * g->k_w, in_plane = g->h_in * g->w_in;
-    int32_t n, t, oy, ox, ic, ky, kx;
+    const int32_t icpg = g->c_in / g->group, ksize = g->k_h * g->k_w;
+    const dnn64__span sy = DNN64__SPAN_Y(g), sx = DNN64__SPAN_X(g);
+    int32_t n, t, oy, ox;
     for (n = 0; n < g->n; ++n) {
         for (t = 0; t < oc_count; ++t) {
             const dnn64__conv_chan c = dnn64__conv_chan_at(g, n, oc_begin, t);
             const int8_t *xg = x + c.x, *wt = w_tile + c.w;
-            int8_t *yp = y + c.y;
             const int32_t bias = bias_tile ? bias_tile[t] : 0;
+            /* inside the input: bias + sum (x - zp) w = inner_bias + sum x w */
+            const int32_t inner_bias = bias - x_zp * dnn64__sum_s8(wt, icpg * ksize);
+            const int32_t mult = mult_tile[t], shift = shift_tile[t];
             for (oy = 0; oy < g->h_out; ++oy) {
-                const dnn64__window wy = DNN64__WINDOW_Y(g, oy);
-                for (ox = 0; ox < g->w_out; ++ox) {
-                    const dnn64__window wx = DNN64__WINDOW_X(g, ox);
-                    int32_t acc = bias;
-                    for (ic = 0; ic < icpg; ++ic) {
-                        const int8_t *xp = xg + ic * in_plane;
-                        const int8_t *wk = wt + ic * ksize;
-                        for (ky = wy.lo; ky < wy.hi; ++ky) {
-                            const int8_t *xr = xp + (wy.start + ky * g->dil_h) * g->w_in;
-                            const int8_t *wr = wk + ky * g->k_w;
-                            for (kx = wx.lo; kx < wx.hi; ++kx)
-                                acc += (xr[wx.start + kx * g->dil_w] - x_zp) * wr[kx];
-                        }
-                    }
-                    yp[oy * g->w_out + ox] = dnn64__out_s8(acc, mult_tile[t], shift_tile[t], q);
-                }
+                int8_t *yr = y + c.y + oy * g->w_out;
+                const int inner_row = oy >= sy.lo && oy < sy.hi;
+                const int32_t first = inner_row ? sx.lo : g->w_out;
+                const int8_t *x0; /* the window of (oy, 0) if it were inside the input */
+                for (ox = 0; ox < first; ++ox)
+                    yr[ox] = dnn64__out_s8(dnn64__border_s8(g, xg, x_zp, wt, icpg, oy, ox, bias),
+                                           mult, shift, q);
+                if (!inner_row)
+                    continue;
+                x0 = xg + (oy * g->stride_h - g->pad_top) * g->w_in + sx.lo * g->stride_w -
+                     g->pad_left;
+                dnn64__inner_row_s8(g, x0, wt, icpg, sx.hi - sx.lo, inner_bias, mult, shift, q,
+                                    yr + sx.lo);
+                for (ox = sx.hi; ox < g->w_out; ++ox)
+                    yr[ox] = dnn64__out_s8(dnn64__border_s8(g, xg, x_zp, wt, icpg, oy, ox, bias),
+                                           mult, shift, q);
             }
         }
     }
 }
 
-/* 1x1 int8: accumulate a whole output row of int32 at a time in a small
- * stack buffer (DNN64__ROW pixels), so the input planes are streamed. */
-#define DNN64__ROW 64
+/* 1x1 int8 on `ocb` output channels (weights w[ocb][c_in]) x `pxb` pixels
+ * (constants once inlined), the ocb * pxb sums in registers while the input
+ * channels stream past. Input channel ic of pixel r is x[r * xr + ic * xc].
+ * base: bias - zp * sum of each channel's weights (the zero point folded
+ * out); y: the first channel's output at the first pixel, channels `plane`
+ * apart. */
+static DNN64__ALWAYS_INLINE void dnn64__pw_block_s8(const int8_t *x, int32_t xr, int32_t xc,
+                                                    int32_t c_in, const int8_t *w,
+                                                    const int32_t *base, const int32_t *mult,
+                                                    const int32_t *shift, int ocb, int pxb,
+                                                    const dnn64_q8_out *q, int32_t plane,
+                                                    int8_t *y)
+{
+    int32_t acc[DNN64__OCB][DNN64__PXB];
+    int32_t ic;
+    int j, r;
+    DNN64__UNROLL
+    for (j = 0; j < ocb; ++j)
+        DNN64__UNROLL
+        for (r = 0; r < pxb; ++r)
+            acc[j][r] = 0;
+    for (ic = 0; ic < c_in; ++ic, x += xc) {
+        int32_t xv[DNN64__PXB];
+        DNN64__UNROLL
+        for (r = 0; r < pxb; ++r)
+            xv[r] = x[r * xr];
+        DNN64__UNROLL
+        for (j = 0; j < ocb; ++j) {
+            const int32_t wv = w[j * c_in + ic];
+            DNN64__UNROLL
+            for (r = 0; r < pxb; ++r)
+                acc[j][r] += xv[r] * wv;
+        }
+    }
+    DNN64__UNROLL
+    for (j = 0; j < ocb; ++j)
+        DNN64__UNROLL
+        for (r = 0; r < pxb; ++r)
+            y[j * plane + r] = dnn64__out_s8(base[j] + acc[j][r], mult[j], shift[j], q);
+}
+
+/* Output channels [t, t + ocb) at `count` pixels of the strip xs[count][c_in]. */
+static DNN64__ALWAYS_INLINE void dnn64__pw_strip_s8(const int8_t *xs, int32_t count,
+                                                    int32_t c_in, const int8_t *w,
+                                                    const int32_t *base, const int32_t *mult,
+                                                    const int32_t *shift, int ocb,
+                                                    const dnn64_q8_out *q, int32_t plane,
+                                                    int8_t *y)
+{
+    int32_t p;
+    for (p = 0; p + DNN64__PXB <= count; p += DNN64__PXB)
+        dnn64__pw_block_s8(xs + p * c_in, c_in, 1, c_in, w, base, mult, shift, ocb, DNN64__PXB,
+                           q, plane, y + p);
+    for (; p < count; ++p)
+        dnn64__pw_block_s8(xs + p * c_in, c_in, 1, c_in, w, base, mult, shift, ocb, 1, q, plane,
+                           y + p);
+}
+
+/* 1x1 int8. The NCHW input is read DNN64__STRIP pixels at a time into a
+ * pixel-major strip on the stack, so that the sums' inner loop streams
+ * through two contiguous arrays (strip and weights) instead of striding by a
+ * plane through the direct-mapped D-cache; every output-channel block then
+ * reuses the strip. */
 
 static void dnn64__conv_1x1_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zp,
                                const int8_t *w_tile, const int32_t *bias_tile,
@@ -151,27 +488,39 @@ static void dnn64__conv_1x1_s8(const dnn64_conv_geom *g, const int8_t *x, int32_
                                int32_t oc_begin, int32_t oc_count, const dnn64_q8_out *q,
                                int8_t *y)
 {
-    const int32_t plane = g->h_in * g->w_in;
-    int32_t acc[DNN64__ROW];
-    int32_t n, t, ic, p0, p, len;
+    const int32_t plane = g->h_in * g->w_in, c_in = g->c_in;
+    int8_t xs[DNN64__STRIP_BYTES];
+    int32_t base[DNN64__OCB];
+    int32_t strip = DNN64__STRIP_BYTES / c_in;
+    int32_t n, t, j, p0, count, ic, p;
+    int ocb;
+    if (strip > DNN64__STRIP)
+        strip = DNN64__STRIP;
     for (n = 0; n < g->n; ++n) {
-        for (t = 0; t < oc_count; ++t) {
-            const dnn64__conv_chan c = dnn64__conv_chan_at(g, n, oc_begin, t);
-            const int8_t *xn = x + c.x, *wt = w_tile + c.w;
-            int8_t *yp = y + c.y;
-            const int32_t bias = bias_tile ? bias_tile[t] : 0;
-            for (p0 = 0; p0 < plane; p0 += DNN64__ROW) {
-                len = plane - p0 < DNN64__ROW ? plane - p0 : DNN64__ROW;
-                for (p = 0; p < len; ++p)
-                    acc[p] = bias;
-                for (ic = 0; ic < g->c_in; ++ic) {
-                    const int8_t *xp = xn + ic * plane + p0;
-                    const int32_t wv = wt[ic];
-                    for (p = 0; p < len; ++p)
-                        acc[p] += (xp[p] - x_zp) * wv;
-                }
-                for (p = 0; p < len; ++p)
-                    yp[p0 + p] = dnn64__out_s8(acc[p], mult_tile[t], shift_tile[t], q);
+        const int8_t *xn = x + n * c_in * plane;
+        int8_t *yn = y + (n * g->c_out + oc_begin) * plane;
+        /* strip == 0 (c_in > DNN64__STRIP_BYTES): one pixel at a time, read in place */
+        for (p0 = 0; p0 < plane; p0 += strip ? count : 1) {
+            count = plane - p0 < strip ? plane - p0 : strip;
+            for (ic = 0; ic < c_in; ++ic)
+                for (p = 0; p < count; ++p)
+                    xs[p * c_in + ic] = xn[ic * plane + p0 + p];
+            for (t = 0; t < oc_count; t += ocb) {
+                const int8_t *w = w_tile + t * c_in;
+                int8_t *yt = yn + t * plane + p0;
+                ocb = strip && oc_count - t >= DNN64__OCB ? DNN64__OCB : 1;
+                for (j = 0; j < ocb; ++j)
+                    base[j] = (bias_tile ? bias_tile[t + j] : 0) -
+                              x_zp * dnn64__sum_s8(w + j * c_in, c_in);
+                if (!strip)
+                    dnn64__pw_block_s8(xn + p0, 1, plane, c_in, w, base, mult_tile + t,
+                                       shift_tile + t, 1, 1, q, plane, yt);
+                else if (ocb == DNN64__OCB)
+                    dnn64__pw_strip_s8(xs, count, c_in, w, base, mult_tile + t, shift_tile + t,
+                                       DNN64__OCB, q, plane, yt);
+                else
+                    dnn64__pw_strip_s8(xs, count, c_in, w, base, mult_tile + t, shift_tile + t,
+                                       1, q, plane, yt);
             }
         }
     }
@@ -182,8 +531,6 @@ void dnn64_conv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero_poi
                    const int32_t *shift_tile, int32_t oc_begin, int32_t oc_count,
                    const dnn64_q8_out *q, int8_t *y)
 {
-    /* Integer sums are exact in any order; the depthwise case is the generic
-     * loop with one input channel per group. */
     if (dnn64__is_1x1(g))
         dnn64__conv_1x1_s8(g, x, x_zero_point, w_tile, bias_tile, mult_tile, shift_tile,
                            oc_begin, oc_count, q, y);

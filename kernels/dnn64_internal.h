@@ -27,13 +27,14 @@
 
 static inline int32_t dnn64__srdhm(int32_t a, int32_t b)
 {
-    int64_t ab, nudged;
+    /* gemmlowp nudges a*b by +2^30 (>= 0) or 1 - 2^30 (< 0) and truncates toward
+     * zero: for either sign that is floor((a*b + 2^30) / 2^31). 2^62 added
+     * first keeps the shifted value non-negative (no sign bits to shift). */
+    int64_t biased;
     if (a == DNN64__INT32_MIN && b == DNN64__INT32_MIN)
         return DNN64__INT32_MAX;
-    ab = (int64_t)a * (int64_t)b;
-    nudged = ab >= 0 ? ab + (1 << 30) : ab + (1 - (1 << 30));
-    /* C division by 2^31, truncating toward zero, without shifting a negative */
-    return (int32_t)(nudged >= 0 ? nudged >> 31 : -((-nudged) >> 31));
+    biased = (int64_t)a * (int64_t)b + ((int64_t)1 << 30) + ((int64_t)1 << 62);
+    return (int32_t)((biased >> 31) - ((int64_t)1 << 31));
 }
 
 /* floor(x / 2^e) without right-shifting a negative value (implementation-defined in C99). */
@@ -96,11 +97,12 @@ static inline dnn64__window dnn64__window_at(int32_t o, int32_t stride, int32_t 
     dnn64__window w;
     int32_t hi = k;
     w.start = o * stride - pad;
-    w.lo = w.start < 0 ? (-w.start + dil - 1) / dil : 0;
+    /* dil == 1 without dividing: a DIV takes 37 cycles on the VR4300 */
+    w.lo = w.start >= 0 ? 0 : (dil == 1 ? -w.start : (-w.start + dil - 1) / dil);
     if (w.start > size - 1)
         hi = 0;
     else if (w.start + (k - 1) * dil > size - 1)
-        hi = (size - 1 - w.start) / dil + 1;
+        hi = (dil == 1 ? size - 1 - w.start : (size - 1 - w.start) / dil) + 1;
     if (w.lo > k)
         w.lo = k;
     w.hi = hi < w.lo ? w.lo : hi;

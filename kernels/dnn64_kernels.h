@@ -153,9 +153,10 @@ typedef struct {
  *   b_tile: in,  oc_count floats (bias of the tile), or NULL for no bias.
  *   act:    in,  fused activation, or NULL for none.
  *   y:      out, [n, c_out, h_out, w_out] floats; only the tile's channels written.
- * Fast paths (same results): depthwise (group == c_in == c_out) and 1x1
- * (kernel 1x1, stride 1, no pad, group 1). Accumulates in the order bias,
- * then input channel, ky, kx ascending. */
+ * Fast paths (same results): 1x1 (kernel 1x1, stride 1, no pad, group 1)
+ * register-blocked, and outputs whose window lies inside the input. Every
+ * path accumulates in the order bias, then input channel, ky, kx ascending.
+ * Uses up to 2 KiB of stack. */
 void dnn64_conv_f32(const dnn64_conv_geom *g, const float *x, const float *w_tile,
                     const float *b_tile, int32_t oc_begin, int32_t oc_count,
                     const dnn64_act_f32 *act, float *y);
@@ -166,7 +167,8 @@ void dnn64_conv_f32(const dnn64_conv_geom *g, const float *x, const float *w_til
  *   bias_tile:    in,  oc_count int32, or NULL for zero bias.
  *   mult_tile, shift_tile: in, oc_count int32 each (per-channel requant).
  *   q:            in,  output stage (zero point, clamp, optional LUT).
- *   y:            out, [n, c_out, h_out, w_out] int8; only the tile written. */
+ *   y:            out, [n, c_out, h_out, w_out] int8; only the tile written.
+ * Uses up to 2 KiB of stack. */
 void dnn64_conv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero_point,
                    const int8_t *w_tile, const int32_t *bias_tile, const int32_t *mult_tile,
                    const int32_t *shift_tile, int32_t oc_begin, int32_t oc_count,

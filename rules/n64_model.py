@@ -7,21 +7,27 @@ host program for ``toolchain: host``); ``dnn64build plan`` stops after plan.
 
 from __future__ import annotations
 
+from dnn64build.errors import UserError
 from dnn64build.rule_helpers import (
     HOST,
     MEMORY_SCHEMA,
     ROM_ATTRS,
     ModelInfo,
     c_symbol,
+    check_memory,
     declare_rom,
     endianness,
     memory_bytes,
     resolve_toolchain,
+    toolchain_config,
 )
 from dnn64build.rules_api import Attr, Rule, RuleContext
 
 ALGORITHMS = ["auto", "greedy_by_size", "greedy_by_conflicts", "hill_climb", "best_fit", "exact"]
 SCHEDULERS = ["auto", "graph"]
+# codegen's KERNEL_CHOICES (the manifest layer does not import the compiler; a test
+# keeps the two equal)
+KERNELS = ["auto", "cpu", "rsp"]
 
 _SHAPE = {"type": "array", "items": {"type": "integer", "minimum": 1}, "minItems": 1}
 
@@ -34,10 +40,13 @@ def _implementation(ctx: RuleContext) -> ModelInfo:
         "import",
         inputs={"onnx": ctx.source(attrs["src"], attr="src")},
         outputs={"graph": "import/graph.json", "weights": "import/weights.npz"},
-        config={"inputs": attrs.get("inputs", {})},
+        config={"inputs": attrs.get("inputs", {}), "label": label},
         progress=label,
     )
     quantize = dict(attrs["quantize"])
+    if quantize.get("io", "float32") != "float32" and quantize["mode"] != "int8":
+        raise UserError(f"target {label}: io: {quantize['io']} needs quantize mode int8",
+                        where=ctx.where, hint="set quantize: {mode: int8, io: int8}, or drop io")
     quantize_inputs = dict(imported)
     for data in ("calibration", "evaluation"):
         if data in quantize:
@@ -50,10 +59,11 @@ def _implementation(ctx: RuleContext) -> ModelInfo:
             "weights": "quantize/weights.npz",
             "report": "quantize/report.json",
         },
-        config=quantize,
+        config={**quantize, "label": label},
         progress=label,
     )
     memory = memory_bytes(attrs["memory"])
+    check_memory(ctx, memory, toolchain)
     plan = ctx.action(
         "plan",
         inputs={"graph": quantized["graph"], "weights": quantized["weights"]},
@@ -70,7 +80,7 @@ def _implementation(ctx: RuleContext) -> ModelInfo:
         outputs={"source": f"codegen/{symbol}.c", "header": f"codegen/{symbol}.h",
                  "meta": "codegen/meta.json", "weights_big": "codegen/weights.be.bin",
                  "weights_little": "codegen/weights.le.bin"},
-        config={"symbol": symbol},
+        config={"symbol": symbol, "label": label, "kernels": attrs["kernels"]},
         progress=label,
     )
     objects = {
@@ -79,7 +89,7 @@ def _implementation(ctx: RuleContext) -> ModelInfo:
             key=tc,
             inputs={"source": code["source"], "header": code["header"]},
             outputs={"object": f"compile/{tc}/{symbol}.o"},
-            config={"toolchain": tc},
+            config=toolchain_config(ctx, tc),
             progress=f"{label} ({tc})",
         )["object"]
         for tc in sorted({toolchain, HOST})
@@ -135,6 +145,11 @@ RULE = Rule(
                         "description": "calibrate on random inputs (warns): for trying things",
                     },
                     "fp32_nodes": {"type": "array", "items": {"type": "string"}},
+                    "io": {
+                        "enum": ["float32", "int8"],
+                        "description": "element type of the graph inputs and outputs; int8 "
+                                       "exposes their scale and zero point (mode int8 only)",
+                    },
                 },
                 "required": ["mode"],
                 "additionalProperties": False,
@@ -172,6 +187,13 @@ RULE = Rule(
             workspace_default=True,
         ),
         "memory": Attr(MEMORY_SCHEMA, "target memory", default="4MiB", workspace_default=True),
+        "kernels": Attr(
+            {"enum": KERNELS},
+            "where int8 Conv layers run on an N64: cpu; rsp (the vector unit, wherever an "
+            "RSP kernel exists); auto (the RSP where it pays); host builds always use the CPU",
+            default="cpu",
+            workspace_default=True,
+        ),
         **ROM_ATTRS,
         "test": Attr(
             {

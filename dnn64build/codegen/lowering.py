@@ -23,6 +23,10 @@ Render = Callable[[Sequence[str]], str]
 # (first output channel, channel count, staged part pointers) -> C statement(s)
 TileRender = Callable[[int, int, Sequence[str]], str]
 
+# `kernels` of a model: cpu only; rsp wherever an RSP kernel exists; auto where it is
+# expected to pay (see ops_int8.conv_on_rsp).
+KERNEL_CHOICES = ("auto", "cpu", "rsp")
+
 CTYPES = {"float32": "float", "int8": "int8_t", "int32": "int32_t"}
 MACROS = {"float32": "ARENA_F32", "int8": "ARENA_S8"}
 ELEM_SIZES = {"float32": 4, "int8": 1}
@@ -67,6 +71,7 @@ class Lowered:
     decls: list[str] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
     note: str = ""
+    on_rsp: bool = False  # the node's multiply-accumulates run on the RSP (dnn64_rsp.h)
 
 
 def part_bytes(parts: Sequence[np.ndarray]) -> int:
@@ -89,6 +94,7 @@ class Ctx:
     arena: ArenaMap
     node: Node
     index: int
+    kernels: str = "cpu"  # KERNEL_CHOICES: where int8 layers with an RSP kernel run
 
     def shape(self, name: str) -> list[int]:
         return list(self.graph.tensors[name].shape)

@@ -13,9 +13,16 @@ from typing import Any
 import numpy as np
 
 from dnn64build.codegen.arena import ArenaMap, PlanMismatch
-from dnn64build.codegen.cfmt import c_comment, c_string, is_identifier, wrap
+from dnn64build.codegen.cfmt import c_comment, c_float, c_string, is_identifier, wrap
 from dnn64build.codegen.fused import fused_group
-from dnn64build.codegen.lowering import CTYPES, Call, Ctx, Lowered, unsupported
+from dnn64build.codegen.lowering import (
+    CTYPES,
+    KERNEL_CHOICES,
+    Call,
+    Ctx,
+    Lowered,
+    unsupported,
+)
 from dnn64build.codegen.ops_fp32 import FP32_EMITTERS
 from dnn64build.codegen.ops_int8 import INT8_EMITTERS
 from dnn64build.codegen.staging import Tile, expand, half_bytes
@@ -36,7 +43,8 @@ class GeneratedModel:
     needs: plan arena rounded to 16 + staging), plan_arena_bytes, staging_offset,
     staging_bytes, weights_asset, weight_bytes (blob size), weight_bytes_streamed
     (read per inference), weight_tiles, and inputs/outputs: lists of {name, shape,
-    dtype, offset, bytes} (inputs also {asset}), in graph order.
+    dtype, offset, bytes} (inputs also {asset}; int8 ones also {scale, zero_point}), in
+    graph order.
     """
 
     symbol: str
@@ -71,42 +79,31 @@ def input_asset(symbol: str, k: int) -> str:
 
 
 def generate_model(graph: Graph, plan: dict[str, Any], *, symbol: str,
-                   staging_bytes: int | None = None) -> GeneratedModel:
+                   staging_bytes: int | None = None, where: str | None = None,
+                   kernels: str = "cpu") -> GeneratedModel:
     """Generate the C for ``graph`` run with ``plan`` (plan.json content).
 
-    ``staging_bytes``: size of the weight staging area (two halves); by default
-    just enough for the largest tile, each layer tiled to at most 32 KiB per half
-    unless a single output channel needs more. Raises UserError for a bad symbol,
-    an unsupported node or a staging area too small for some tile.
+    ``staging_bytes``: size of the weight staging area (two halves), as
+    ``staging_area_bytes`` gives it; by default that function's default. ``where``
+    names the model in errors (default: its graph name). ``kernels`` (KERNEL_CHOICES):
+    whether int8 layers call their RSP kernel (which falls back to the CPU kernel on a
+    platform without an RSP, so one C file serves host and N64; the weight tiles are the
+    same either way). Raises UserError for a bad symbol, an unsupported node or a staging
+    area too small for some tile.
     """
-    where = f"model {graph.name}"
+    where = where or f"model {graph.name}"
+    if kernels not in KERNEL_CHOICES:
+        raise ValueError(f"kernels must be one of {KERNEL_CHOICES}, not {kernels!r}")
     _check_symbol(symbol, len(graph.inputs), where)
-    graph = apply_groups(graph, groups_from_plan(plan))  # as the planner fused it
-    try:
-        arena = ArenaMap.from_plan(plan)
-    except PlanMismatch as exc:
-        raise ValueError(f"{where}: {exc}") from exc
-    nodes = {node.name: node for node in graph.nodes}
-    if sorted(arena.schedule) != sorted(nodes):
-        raise ValueError(f"{where}: the plan's schedule does not list the graph's nodes")
-
-    lowered: list[tuple[Node, Lowered]] = []
-    for index, name in enumerate(arena.schedule):
-        node = _absorb_params(graph, nodes[name])
-        ctx = Ctx(graph, arena, node, index)
-        table = INT8_EMITTERS if "int8" in node.attrs else FP32_EMITTERS
-        if node.op == GROUP_OP:
-            table = {GROUP_OP: fused_group}
-        if node.op not in table:
-            raise unsupported(node, "this operator" + (" in int8" if "int8" in node.attrs else ""))
-        lowered.append((node, table[node.op](ctx)))
-
+    graph, arena, lowered = _lower(graph, plan, where, kernels)
     half = half_bytes([s for _, low in lowered for s in low.steps], staging_bytes, where)
     calls = [(node, [call for step in low.steps for call in expand(step, half)])
              for node, low in lowered]
     tiles = [Tile(call.parts, f"{node.name} {call.label}".strip())
              for node, node_calls in calls for call in node_calls if call.parts]
     meta = _metadata(graph, arena, symbol, half, tiles)
+    meta["kernels"] = kernels
+    meta["rsp_nodes"] = [node.name for node, low in lowered if low.on_rsp]
     return GeneratedModel(
         symbol=symbol,
         c_source=_c_source(graph, symbol, lowered, calls, tiles, half),
@@ -117,12 +114,53 @@ def generate_model(graph: Graph, plan: dict[str, Any], *, symbol: str,
     )
 
 
+def staging_area_bytes(graph: Graph, plan: dict[str, Any], *, configured: int | None,
+                       where: str) -> int:
+    """The size of the weight staging area (both halves) the generated code of ``graph``
+    will use: ``configured`` if every tile fits half of it (else UserError), otherwise
+    just enough for the largest tile (docs/codegen.md). The one owner of that number:
+    the plan stage checks the fit with it and codegen lays the tiles into it."""
+    _, _, lowered = _lower(graph, plan, where)
+    return 2 * half_bytes([s for _, low in lowered for s in low.steps], configured, where)
+
+
+def _lower(graph: Graph, plan: dict[str, Any], where: str, kernels: str = "cpu"
+           ) -> tuple[Graph, ArenaMap, list[tuple[Node, Lowered]]]:
+    """The graph as the planner fused it (a fused group is one node) and every scheduled
+    node through its emitter, in schedule order."""
+    graph = apply_groups(graph, groups_from_plan(plan))
+    try:
+        arena = ArenaMap.from_plan(plan)
+    except PlanMismatch as exc:
+        raise ValueError(f"{where}: {exc}") from exc
+    nodes = {node.name: node for node in graph.nodes}
+    if sorted(arena.schedule) != sorted(nodes):
+        raise ValueError(f"{where}: the plan's schedule does not list the graph's nodes")
+    lowered: list[tuple[Node, Lowered]] = []
+    for index, name in enumerate(arena.schedule):
+        node = _absorb_params(graph, nodes[name])
+        ctx = Ctx(graph, arena, node, index, kernels)
+        table = INT8_EMITTERS if "int8" in node.attrs else FP32_EMITTERS
+        if node.op == GROUP_OP:
+            table = {GROUP_OP: fused_group}
+        if node.op not in table:
+            raise unsupported(node, "this operator" + (" in int8" if "int8" in node.attrs else ""))
+        lowered.append((node, table[node.op](ctx)))
+    return graph, arena, lowered
+
+
 def _check_symbol(symbol: str, inputs: int, where: str) -> None:
-    longest = max(len(weights_asset(symbol)), len(input_asset(symbol, max(inputs - 1, 0))))
-    if not is_identifier(symbol) or longest >= ASSET_NAME_SIZE:
+    if not is_identifier(symbol):
+        raise UserError(f"model symbol {symbol!r} is not a C identifier", where=where)
+    longest = max((weights_asset(symbol), input_asset(symbol, max(inputs - 1, 0))), key=len)
+    if len(longest) >= ASSET_NAME_SIZE:
+        room = ASSET_NAME_SIZE - 1 - (len(longest) - len(symbol))
         raise UserError(
-            f"model symbol {symbol!r} must be a C identifier short enough for asset "
-            f"names ({ASSET_NAME_SIZE - 1} characters at most)", where=where)
+            f"model symbol {symbol!r} has {len(symbol)} characters, too many for its asset "
+            f"name {longest!r} ({len(longest)} characters; the asset table holds "
+            f"{ASSET_NAME_SIZE - 1})", where=where,
+            hint=f"the symbol is m_ and the target's package path and name: shorten them to "
+            f"{room} characters at most")
 
 
 def _absorb_params(graph: Graph, node: Node) -> Node:
@@ -145,8 +183,11 @@ def _io(graph: Graph, arena: ArenaMap, names: list[str]) -> list[dict[str, Any]]
     for name in names:
         tensor = graph.tensors[name]
         nbytes = int(np.prod(tensor.shape, dtype=np.int64)) * np.dtype(tensor.dtype).itemsize
-        result.append({"name": name, "shape": list(tensor.shape), "dtype": tensor.dtype,
-                       "offset": arena.offset(name), "bytes": nbytes})
+        entry = {"name": name, "shape": list(tensor.shape), "dtype": tensor.dtype,
+                 "offset": arena.offset(name), "bytes": nbytes}
+        if tensor.dtype == "int8" and tensor.quant is not None:  # io: int8
+            entry.update(scale=tensor.quant["scale"], zero_point=tensor.quant["zero_point"])
+        result.append(entry)
     return result
 
 
@@ -201,6 +242,9 @@ def _header(graph: Graph, symbol: str, meta: dict[str, Any]) -> str:
                 f"#define {up}_{kind}{k}_OFFSET {entry['offset']}u",
                 f"#define {up}_{kind}{k}_BYTES {entry['bytes']}u",
             ]
+            if "scale" in entry:  # int8 at the boundary: real = (q - ZERO_POINT) * SCALE
+                lines += [f"#define {up}_{kind}{k}_SCALE {c_float(entry['scale'])}",
+                          f"#define {up}_{kind}{k}_ZERO_POINT ({entry['zero_point']})"]
     lines += [
         "",
         "/* Run one inference. arena: ARENA_BYTES writable bytes, 16-byte aligned,",
@@ -225,6 +269,7 @@ def _c_source(graph: Graph, symbol: str, lowered: list[tuple[Node, Lowered]],
         "",
         '#include "dnn64_kernels.h"',
         '#include "dnn64_platform.h"',
+        '#include "dnn64_rsp.h"',
         "",
         "/* An activation at a planned arena offset. */",
         "#define ARENA_F32(offset) ((float *)(arena + (offset)))",
@@ -261,7 +306,9 @@ def _c_source(graph: Graph, symbol: str, lowered: list[tuple[Node, Lowered]],
     for index, ((node, low), (_, node_calls)) in enumerate(zip(lowered, calls, strict=True)):
         ins = ", ".join(c_comment(i) for i in node.inputs if i and not graph.is_constant(i))
         outs = ", ".join(c_comment(o) for o in node.outputs if o)
-        out += ["", f'    /* [{index}] {node.op} "{c_comment(node.name)}": {ins} -> {outs} */']
+        unit = " (on the RSP)" if low.on_rsp else ""
+        name = c_comment(node.name)
+        out += ["", f'    /* [{index}] {node.op}{unit} "{name}": {ins} -> {outs} */']
         if low.note:
             out.append(f"    /* {low.note} */")
         for call in node_calls:

@@ -69,6 +69,23 @@ def _channel_params(ctx: Ctx, bias_name: str, p: dict, channels: int) -> tuple[n
     return bias, mult, shift
 
 
+# dnn64_rsp.h: the RSP conv sums K = c_in/group * k_h * k_w products exactly up to
+# DNN64_RSP_K_MAX; a longer reduction runs on the CPU.
+RSP_K_MAX = 65536
+# `kernels: auto` keeps a Conv with fewer output channels per group on the CPU: the CPU
+# packs every input byte of a job, which the RSP reuses once per output channel, so
+# depthwise layers gain nothing (measured in cen64: tools/bench/bench_rsp.py).
+AUTO_RSP_ROWS_MIN = 8
+
+
+def conv_on_rsp(ctx: Ctx, reduction: int, per_group: int) -> bool:
+    """Whether this int8 Conv calls dnn64_rsp_conv_s8 (see KERNEL_CHOICES): ``reduction``
+    is c_in/group * k_h * k_w, ``per_group`` the output channels of a group."""
+    if ctx.kernels == "cpu" or ctx.node.op != "Conv" or reduction > RSP_K_MAX:
+        return False
+    return ctx.kernels == "rsp" or per_group >= AUTO_RSP_ROWS_MIN
+
+
 def conv(ctx: Ctx) -> Lowered:
     node = ctx.node
     x, w, b = node_inputs(node, 3)
@@ -85,7 +102,10 @@ def conv(ctx: Ctx) -> Lowered:
         fn = "dnn64_conv_transpose_s8"
     rows, kernel = conv_rows(node, np.asarray(ctx.const(w), dtype=np.int8))
     c_out = rows.shape[0]
-    low = Lowered()
+    per_group = c_out // node.attrs["group"]
+    low = Lowered(on_rsp=conv_on_rsp(ctx, int(np.prod(rows.shape[1:])), per_group))
+    if low.on_rsp:
+        fn = "dnn64_rsp_conv_s8"
     geom = conv_geom(ctx, low, x, y, c_out, kernel)
     q = _q8_out(ctx, low, p)
     xp, yp, zp = ctx.ptr(x), ctx.ptr(y), c_int(p["x_zero_point"])

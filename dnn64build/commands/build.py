@@ -10,7 +10,7 @@ from typing import Any
 from dnn64build.errors import UserError
 from dnn64build.graph.runner import NinjaResult, refresh_graph, run_ninja, workspace_lock
 from dnn64build.workspace.query import select
-from dnn64build.workspace.root import OUTPUT_BASE, find_root
+from dnn64build.workspace.root import find_root
 
 
 @dataclass
@@ -29,13 +29,19 @@ def build(
     jobs: int | None = None,
     verbose: bool = False,
     quiet_summary: bool = False,
+    one_for: str | None = None,
 ) -> BuildOutcome:
-    """Build the targets matching ``patterns`` (their ``group`` outputs); raise on failure."""
+    """Build the targets matching ``patterns`` (their ``group`` outputs); raise on failure.
+    ``one_for`` names a command that takes exactly one target: checked before building."""
     root = find_root(cwd or Path.cwd())
-    with workspace_lock(root / OUTPUT_BASE):
+    with workspace_lock(root):
         index = refresh_graph(root)
         targets = index["targets"]
         labels = select(patterns, targets)
+        if one_for and len(labels) != 1:
+            raise UserError(f"{' '.join(patterns)!r} names {len(labels)} targets "
+                            f"({', '.join(labels)}); {one_for} takes one",
+                            hint="name one target: a label, not a pattern")
         phony = [targets[t]["groups"][group] for t in labels if group in targets[t]["groups"]]
         if not phony:
             kinds = ", ".join(f"{t} ({targets[t]['rule']})" for t in labels)

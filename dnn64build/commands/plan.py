@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from dnn64build.commands.build import build
@@ -11,9 +12,7 @@ from dnn64build.workspace.root import OUTPUT_BASE
 
 
 def plan_command(target: str, *, as_json: bool) -> int:
-    outcome = build([target], group="plan", quiet_summary=as_json)
-    if len(outcome.labels) != 1:
-        raise UserError(f"{target!r} names {len(outcome.labels)} targets; plan takes one model")
+    outcome = build([target], group="plan", quiet_summary=as_json, one_for="plan")
     index = outcome.index["targets"][outcome.labels[0]]
     if index["rule"] != "n64_model":
         raise UserError(f"{outcome.labels[0]} is an {index['rule']}, not an n64_model")
@@ -27,16 +26,23 @@ def plan_command(target: str, *, as_json: bool) -> int:
 
 
 def plan_buffers_command(
-    problem: Path, algorithm: str, capacity: int | None, output: Path | None
+    problem: Path, algorithm: str, capacity: int | None, output: Path | None, *,
+    budget: int | None = None, timeout: float | None = None,
 ) -> int:
     from dnn64build.planner.csvio import plan_buffers_csv
 
     if not problem.is_file():
         raise UserError(f"no such problem file: {problem}")
+    if budget is not None and budget <= 0:
+        raise UserError(f"--budget {budget} must be positive")
+    if timeout is not None and timeout <= 0:
+        raise UserError(f"--timeout {timeout} must be positive")
     out = output or problem.with_suffix(".out.csv")
-    result = plan_buffers_csv(problem, out, algorithm, capacity)
+    result = plan_buffers_csv(problem, out, algorithm, capacity, work_budget=budget,
+                              deadline_s=timeout)
     print(result.summary())
     print(f"wrote {out}")
+    print(result.search_report(), file=sys.stderr)
     return 0
 
 

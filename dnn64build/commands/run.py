@@ -3,15 +3,19 @@ emulator with given inputs, print (and save) its outputs, compare with reference
 
 from __future__ import annotations
 
-import json
+import os
 import tempfile
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from dnn64build.array_files import numeric, read_npz
+from dnn64build.build_outputs import load_json
 from dnn64build.commands.build import build
+from dnn64build.commands.platforms import CEN64
 from dnn64build.errors import UserError
 from dnn64build.rule_helpers import HOST, MODELS_GROUP, REFERENCE_GROUP
 from dnn64build.workspace.root import OUTPUT_BASE
@@ -34,27 +38,33 @@ class ModelRun:
         graph = load_graph(*self.ir)
         return [run_int8(graph, sample) for sample in self.inputs]
 
-    @property
-    def integer(self) -> bool:
-        """Whether the model computes in int8 (its outputs must then be bit-exact)."""
-        tensors = json.loads(self.ir[0].read_text())["tensors"]
-        return any(t["dtype"] == "int8" for t in tensors.values())
+    @cached_property
+    def integer_outputs(self) -> set[str]:
+        """The outputs computed by int8 nodes only: these must match bit for bit; outputs
+        with an fp32 node upstream (a mixed model's fallback) within a tolerance."""
+        from dnn64build.ir import load_graph
+        from dnn64build.quant.execute import integer_outputs
+
+        return integer_outputs(load_graph(*self.ir))
 
 
 def run_command(
     target: str, *, platform: str, input_path: Path | None, output_path: Path | None,
     timeout: float,
 ) -> int:
+    if output_path and not output_path.parent.is_dir():  # say so before building and running
+        raise UserError(f"--output: no such directory: {output_path.parent}",
+                        hint="create it first, or name a file in an existing directory")
     label, runs, tickrate = run_target(target, platform=platform, input_path=input_path,
                                        timeout=timeout)
     for run in runs:
         _print_run(run, tickrate, platform)
         print(f"  vs the reference executor: {_compare_reference(run)}")
-    if platform == "emulator":
+    if platform != HOST:
         _, host_runs, _ = run_target(label, platform=HOST, input_path=input_path,
                                      timeout=timeout, quiet=True)
         for run, host in zip(runs, host_runs, strict=True):
-            verdict = _compare(run.outputs, host.outputs, 1e-5, run.integer)
+            verdict = _compare(run.outputs, host.outputs, 1e-5, run.integer_outputs)
             print(f"{run.label}: ROM vs the host build: {verdict}")
     if output_path:
         _save(output_path, runs)
@@ -75,23 +85,23 @@ def test_command(patterns: list[str], *, platform: str, timeout: float) -> int:
     failures = 0
     for label in chosen:
         test = targets[label]["info"]["test"]
-        files = {key: out_dir / path for key, path in test["files"].items()}
+        files = {key: Path(os.path.normpath(out_dir / path)) for key, path in
+                 test["files"].items()}
+        labels = _test_labels(label, test["labels"], files["inputs"], root)
+        expected = read_npz(files["outputs"]) if "outputs" in files else None
         _, runs, _ = run_target(label, platform=platform, input_path=files["inputs"],
                                 timeout=timeout, quiet=True)
         verdicts = []
         for run in runs:
             verdicts.append(("reference executor", _compare_reference(run)))
-            if "outputs" in files:
-                with np.load(files["outputs"]) as expected:
-                    verdicts.append(("expected outputs", _compare(
-                        run.outputs, _split_samples(dict(expected), run), 1e-4,
-                        run.integer)))
+            if expected is not None:
+                verdicts.append(("expected outputs", _compare(
+                    run.outputs, _split_samples(expected, run), 1e-4, run.integer_outputs)))
         ok = all(v.startswith("match") for _, v in verdicts)
         failures += not ok
         details = "; ".join(f"{what}: {verdict}" for what, verdict in verdicts)
-        if test["labels"]:
-            with np.load(files["inputs"]) as data:
-                details += f"; top-1 accuracy {_accuracy(runs[0], data[test['labels']]):.2%}"
+        if labels is not None:
+            details += f"; top-1 accuracy {_accuracy(runs[0], labels):.2%}"
         print(f"{'PASSED' if ok else 'FAILED'} {label} ({platform}): {details}")
     print(f"{len(chosen) - failures} passed, {failures} failed")
     return 1 if failures else 0
@@ -109,9 +119,7 @@ def run_target(
     )
 
     group = HOST if platform == HOST else ""
-    outcome = build([target], group=group, quiet_summary=quiet)
-    if len(outcome.labels) != 1:
-        raise UserError(f"{target!r} names {len(outcome.labels)} targets; run takes one")
+    outcome = build([target], group=group, quiet_summary=quiet, one_for="run")
     label = outcome.labels[0]
     entry = outcome.index["targets"][label]
     out_dir = outcome.root / OUTPUT_BASE
@@ -119,7 +127,7 @@ def run_target(
     if platform != HOST and not any(f.suffix == ".z64" for f in files):
         raise UserError(f"{label} is built with toolchain host: it has no ROM to emulate",
                         hint="use --platform host, or set toolchain: bare")
-    metas = [json.loads((out_dir / f).read_text()) for f in entry["outputs"][MODELS_GROUP]]
+    metas = [load_json(out_dir / f) for f in entry["outputs"][MODELS_GROUP]]
     labels = _model_labels(outcome.index, label)
     arrays = _load_inputs(input_path, metas, labels)
     big_endian = platform != HOST
@@ -145,6 +153,7 @@ def run_target(
 
 def _execute(files: list[Path], assets: dict[str, bytes], platform: str,
              timeout: float) -> list[str]:
+    from dnn64build.emulator.cen64 import run_rom_cen64
     from dnn64build.emulator.host import run_host
     from dnn64build.emulator.mupen64plus import run_rom
     from dnn64build.rom.repack import repack_image, repack_rom
@@ -159,7 +168,8 @@ def _execute(files: list[Path], assets: dict[str, bytes], platform: str,
         rom = Path(tmp) / "run.z64"
         rom.write_bytes(repack_rom(next(f for f in files if f.suffix == ".z64").read_bytes(),
                                    assets))
-        return list(run_rom(rom, timeout=timeout).lines)
+        run_in = run_rom_cen64 if platform == CEN64 else run_rom
+        return list(run_in(rom, timeout=timeout).lines)
 
 
 def _model_labels(index: dict[str, Any], label: str) -> list[str]:
@@ -177,10 +187,10 @@ def _load_inputs(path: Path | None, metas: list[dict[str, Any]], labels: list[st
     zeros."""
     given: dict[str, np.ndarray] = {}
     if path is not None:
-        if not path.is_file():
-            raise UserError(f"no such input file: {path}")
-        with np.load(path) as npz:
-            given = {k: npz[k] for k in npz.files}
+        if path.suffix == ".npy":
+            raise UserError(f"{path}: --input takes an .npz keyed by the model's input names",
+                            hint="numpy.savez(path, input_name=array, ...)")
+        given = read_npz(path)
     result: dict[str, list[np.ndarray]] = {}
     counts = set()
     for meta, label in zip(metas, labels, strict=True):
@@ -194,7 +204,7 @@ def _load_inputs(path: Path | None, metas: list[dict[str, Any]], labels: list[st
                 raise UserError(f"{path}: no array named {spec['name']!r}",
                                 hint=f"the model's inputs: {[s['name'] for s in meta['inputs']]}")
             else:
-                array = np.asarray(given[key], dtype=spec["dtype"])
+                array = _as_input(numeric(given[key], key, where=str(path)), spec)
                 if array.shape == shape:
                     array = array[None]
                 elif shape[0] == 1 and array.shape[1:] == shape[1:]:  # samples as the batch
@@ -212,6 +222,29 @@ def _load_inputs(path: Path | None, metas: list[dict[str, Any]], labels: list[st
     return result
 
 
+def _test_labels(label: str, name: str | None, inputs: Path, root: Path) -> np.ndarray | None:
+    """The class labels array ``test.labels`` names in the test inputs file, if any."""
+    if name is None:
+        return None
+    arrays = read_npz(inputs)
+    if name not in arrays:
+        raise UserError(
+            f"attribute test.labels names array {name!r}, which "
+            f"{os.path.relpath(inputs, root)} does not hold; it holds: {', '.join(arrays)}",
+            where=label)
+    return numeric(arrays[name], name, where=str(inputs))
+
+
+def _as_input(value: np.ndarray, spec: dict[str, Any]) -> np.ndarray:
+    """``value`` as the input's element type; float data for an int8 input (``io: int8``)
+    is quantised with the input's scale and zero point, integer data taken as it is."""
+    if "scale" in spec and np.issubdtype(np.asarray(value).dtype, np.floating):
+        from dnn64build.quant.qparams import QParams, quantize_values
+
+        return quantize_values(value, QParams(spec["scale"], spec["zero_point"]))
+    return np.asarray(value, dtype=spec["dtype"])
+
+
 def _split_samples(arrays: dict[str, np.ndarray], run: ModelRun) -> list[dict[str, np.ndarray]]:
     shapes = {o["name"]: tuple(o["shape"]) for o in run.meta["outputs"]}
     n = len(run.outputs)
@@ -223,21 +256,23 @@ def _split_samples(arrays: dict[str, np.ndarray], run: ModelRun) -> list[dict[st
 
 
 def _compare_reference(run: ModelRun) -> str:
-    """int8 models must match the integer reference bit for bit; fp32 ones within 1e-4 of
-    the output scale (the C and numpy float kernels sum in different orders)."""
-    return _compare(run.outputs, run.reference(), 1e-4, run.integer)
+    """Outputs of int8 nodes must match the integer reference bit for bit; outputs with
+    fp32 computation upstream within 1e-4 of the output scale (the C and numpy float
+    kernels sum in different orders)."""
+    return _compare(run.outputs, run.reference(), 1e-4, run.integer_outputs)
 
 
 def _compare(got: list[dict[str, np.ndarray]], want: list[dict[str, np.ndarray]],
-             tolerance: float, exact: bool) -> str:
-    """'match (...)' or 'MISMATCH (...)' over every sample and output: equal bits when
-    ``exact``, else a max error within ``tolerance`` of the output's scale."""
+             tolerance: float, exact: set[str]) -> str:
+    """'match (...)' or 'MISMATCH (...)' over every sample and output: equal bits for the
+    outputs named in ``exact``, else a max error within ``tolerance`` of the output's scale."""
     worst = 0.0
     for got_sample, want_sample in zip(got, want, strict=True):
         for name, value in got_sample.items():
             ref = np.asarray(want_sample[name], dtype=np.float64)
             err = float(np.abs(value.astype(np.float64) - ref).max())
-            if exact and value.tobytes() != np.asarray(want_sample[name], value.dtype).tobytes():
+            if name in exact and (value.tobytes()
+                                  != np.asarray(want_sample[name], value.dtype).tobytes()):
                 return f"MISMATCH (output {name!r} is not bit-exact: differs by up to {err:g})"
             worst = max(worst, err / max(float(np.abs(ref).max()), 1e-12))
     if worst > tolerance:
@@ -252,22 +287,40 @@ def _accuracy(run: ModelRun, labels: np.ndarray) -> float:
 
 
 def _print_run(run: ModelRun, tickrate: int, platform: str) -> None:
-    per_sample = np.mean(run.ticks) if run.ticks else 0
-    unit = "ticks (CP0 Count)" if platform != HOST else "ns"
-    print(f"{run.label}: {len(run.outputs)} sample(s), {per_sample:.0f} {unit} per inference "
-          f"({per_sample / tickrate * 1e3:.3f} ms)")
+    per_sample = float(np.mean(run.ticks)) if run.ticks else 0.0
+    ms = per_sample / tickrate * 1e3
+    if platform == CEN64:
+        from dnn64build.emulator.cen64 import CPU_HZ, cycles
+
+        timing = (f"{cycles(per_sample):.0f} CPU cycles (CP0 Count x 2) per inference "
+                  f"({ms:.3f} ms at {CPU_HZ / 1e6:g} MHz)")
+    elif platform == HOST:
+        timing = f"{per_sample:.0f} ns per inference ({ms:.3f} ms on this machine)"
+    else:  # mupen64plus advances Count by 2 per instruction: no time can be read from it
+        timing = (f"{per_sample:.0f} ticks (CP0 Count) per inference = {per_sample / 2:.0f} "
+                  "instructions in mupen64plus, not cycles (--platform cen64 counts cycles)")
+    print(f"{run.label}: {len(run.outputs)} sample(s), {timing}")
     last = run.outputs[-1]
     for name, value in last.items():
         flat = value.reshape(-1)
         preview = " ".join(f"{v:.6g}" for v in flat[:8]) + (" ..." if flat.size > 8 else "")
-        print(f"  {name} {list(value.shape)} {value.dtype}: {preview}")
+        spec = next(o for o in run.meta["outputs"] if o["name"] == name)
+        quant = (f" (scale {spec['scale']:.6g}, zero point {spec['zero_point']})"
+                 if "scale" in spec else "")
+        print(f"  {name} {list(value.shape)} {value.dtype}{quant}: {preview}")
 
 
 def _save(path: Path, runs: list[ModelRun]) -> None:
+    """One array per output; an int8 output (``io: int8``) also gets "<key>.scale" and
+    "<key>.zero_point" (real = (q - zero_point) * scale)."""
     arrays = {}
     for run in runs:
+        specs = {spec["name"]: spec for spec in run.meta["outputs"]}
         for name in run.outputs[0]:
             key = name if len(runs) == 1 else f"{run.label}/{name}"
             stacked = np.stack([o[name] for o in run.outputs])
             arrays[key] = stacked[0] if len(run.outputs) == 1 else stacked
+            if "scale" in specs[name]:
+                arrays[f"{key}.scale"] = np.float32(specs[name]["scale"])
+                arrays[f"{key}.zero_point"] = np.int8(specs[name]["zero_point"])
     np.savez(path, **arrays)

@@ -28,11 +28,14 @@ def run_until(
     timeout: float,
     env: Mapping[str, str] | None = None,
     cwd: str | None = None,
+    grace: float = 0.0,
 ) -> Capture:
     """Run ``argv`` in its own process group, reading merged output line by line.
 
     Stops at the first line for which ``stop`` is true, at ``timeout`` seconds,
-    or when the process exits; always leaves no process behind.
+    or when the process exits; always leaves no process behind. With ``grace`` > 0
+    the group gets SIGTERM first (so that, e.g., an X server removes its lock
+    files) and SIGKILL only if it is still there ``grace`` seconds later.
     """
     start = time.monotonic()
     proc = subprocess.Popen(
@@ -79,8 +82,24 @@ def run_until(
                 proc.wait(timeout=5)
         returncode = proc.poll()
         if returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
+            _stop_group(proc, grace)
         proc.wait()
         proc.stdout.close()
     return Capture(tuple(lines), time.monotonic() - start, stopped, timed_out, returncode)
+
+
+def _stop_group(proc: subprocess.Popen[bytes], grace: float) -> None:
+    """End every process of ``proc``'s group: SIGTERM and ``grace`` seconds, then SIGKILL."""
+    if grace > 0:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline:
+            try:
+                os.killpg(proc.pid, 0)  # is any member left?
+            except ProcessLookupError:
+                return
+            proc.poll()  # reap the leader, or it keeps the group alive as a zombie
+            time.sleep(0.02)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)

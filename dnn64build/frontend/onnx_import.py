@@ -1,19 +1,21 @@
 """import_onnx: an ONNX file -> a verified IR Graph (no optimisation; see passes).
 
 Steps: load and check the model, convert its opset into the supported range, bind
-dynamic input dims from ``input_shapes``, resolve static shapes, then translate every
-node into an IR node with canonical attributes. Constant parameter inputs are absorbed
-into attributes; computed ones stay as inputs for the constant-folding pass.
+dynamic input dims from ``input_shapes`` (the target attribute ``inputs``), resolve static
+shapes, then translate every node into an IR node with canonical attributes. Constant
+parameter inputs are absorbed into attributes; computed ones stay as inputs for the
+constant-folding pass.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import onnx
-from onnx import numpy_helper, version_converter
+from onnx import external_data_helper, numpy_helper, version_converter
 
 from dnn64build.errors import UserError
 from dnn64build.frontend.evaluate import canonical_attrs, constant_value, param_names
@@ -48,19 +50,64 @@ def import_model(model: onnx.ModelProto, input_shapes: dict[str, list[int]] | No
 
 def load_onnx(path: str | os.PathLike) -> onnx.ModelProto:
     """Read and check an ONNX file; UserError if it is missing or malformed."""
-    where = str(path)
+    return read_onnx(path)[0]
+
+
+def read_onnx(path: str | os.PathLike, *, where: str | None = None
+              ) -> tuple[onnx.ModelProto, list[Path]]:
+    """Read and check an ONNX file with its external data; returns the model and every file
+    read (the .onnx file, then each external data file once, in the model's order).
+    ``where`` names the model in errors (default: ``path``)."""
+    where = where or str(path)
     if not Path(path).is_file():
         raise UserError("ONNX model file not found", where=where)
     try:
-        model = onnx.load(os.fspath(path))
+        model = onnx.load(os.fspath(path), load_external_data=False)
     except Exception as exc:  # protobuf raises several unrelated types
         raise UserError(f"not a readable ONNX model: {exc}", where=where) from exc
+    data_files = _external_data_files(model, Path(path), where)
     try:
+        external_data_helper.load_external_data_for_model(model, os.fspath(Path(path).parent))
         onnx.checker.check_model(model)
     except onnx.checker.ValidationError as exc:
         first = str(exc).strip().splitlines()[0]
         raise UserError(f"malformed ONNX model: {first}", where=where) from exc
-    return model
+    except (OSError, ValueError) as exc:
+        raise UserError(f"cannot read the model's external data: {exc}", where=where) from exc
+    return model, [Path(path), *data_files]
+
+
+def _external_data_files(model: onnx.ModelProto, path: Path, where: str) -> list[Path]:
+    """The files ``model``'s tensors keep their data in (``save_as_external_data``), which
+    must lie beside the model or below its folder, as the ONNX spec requires."""
+    files: list[Path] = []
+    for tensor in _all_tensors(model.graph):
+        if not external_data_helper.uses_external_data(tensor):
+            continue
+        location = external_data_helper.ExternalDataInfo(tensor).location
+        relative = Path(location)
+        if relative.is_absolute() or ".." in relative.parts or not location:
+            raise UserError(f"tensor {tensor.name!r}: external data location {location!r} "
+                            "is not a path inside the model's folder", where=where)
+        file = path.parent / relative
+        if not file.is_file():
+            raise UserError(f"tensor {tensor.name!r}: external data file {location!r} not "
+                            f"found in the folder of {path.name}", where=where,
+                            hint="keep the data file next to the .onnx file it was saved with")
+        if file not in files:
+            files.append(file)
+    return files
+
+
+def _all_tensors(graph: onnx.GraphProto) -> Iterator[onnx.TensorProto]:
+    """Initializers and tensor attributes of ``graph`` and of its subgraphs."""
+    yield from graph.initializer
+    for node in graph.node:
+        for attr in node.attribute:
+            yield from ([attr.t] if attr.HasField("t") else [])
+            yield from attr.tensors
+            for sub in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):
+                yield from _all_tensors(sub)
 
 
 def _default_opset(model: onnx.ModelProto) -> int:
@@ -101,7 +148,7 @@ def _bind_inputs(model: onnx.ModelProto, input_shapes: dict[str, list[int]], whe
     names = [vi.name for vi in inputs]
     for name in input_shapes:
         if name not in names:
-            raise UserError(f"input_shapes names {name!r}, which is not a model input",
+            raise UserError(f"attribute inputs names {name!r}, which is not a model input",
                             where=where, hint=f"the model's inputs are: {', '.join(names)}")
     for vi in inputs:
         dims = vi.type.tensor_type.shape.dim
@@ -111,12 +158,13 @@ def _bind_inputs(model: onnx.ModelProto, input_shapes: dict[str, list[int]], whe
             wanted = [int(d) for d in wanted]
             if len(wanted) != len(declared) or any(
                     d is not None and d != w for d, w in zip(declared, wanted, strict=False)):
-                raise UserError(f"input {vi.name!r}: input_shapes gives {wanted}, the model "
+                raise UserError(f"input {vi.name!r}: attribute inputs gives {wanted}, the model "
                                 f"declares {_dims_text(dims)}", where=where)
         elif None in declared or not vi.type.tensor_type.HasField("shape"):
             raise UserError(f"input {vi.name!r} has dynamic shape {_dims_text(dims)}",
                             where=where,
-                            hint=f"bind it with input_shapes, e.g. {{{vi.name!r}: [1, ...]}}")
+                            hint="bind it with the target attribute inputs, e.g. inputs: "
+                            f"{{{vi.name}: {[1 if d is None else d for d in declared]}}}")
         else:
             wanted = declared
         shape = vi.type.tensor_type.shape
@@ -232,8 +280,8 @@ class _Builder:
             shape = None if t is None else t.shape
             raise self._fail(node, f"cannot resolve a static shape for tensor {name!r} "
                              f"(got {shape})",
-                             hint="bind dynamic input dims with input_shapes; shapes must "
-                             "not depend on input values")
+                             hint="bind dynamic input dims with the target attribute inputs; "
+                             "shapes must not depend on input values")
         return list(t.shape)
 
     def _check_extra_outputs(self, node: onnx.NodeProto) -> None:

@@ -33,6 +33,7 @@ class Action:
     config: Mapping[str, Any]
     progress: str
     implicit: tuple[str, ...] = field(default=())  # the stage's own source files
+    depfile: str | None = None  # where the stage lists the files it read (see StageSpec)
 
     @property
     def id(self) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 from dnn64build import TOOL_ROOT
 from dnn64build.errors import UserError
 from dnn64build.graph.actions import Action, BuildGraph
+from dnn64build.graph.ninja_escape import unwritable
 from dnn64build.rules_api import Target
 from dnn64build.stages.registry import STAGES
 from dnn64build.workspace.labels import Label, parse_label
@@ -59,6 +60,7 @@ class ActionContext:
         self._dir = f"bin/{target.label.path}"
 
     def source(self, path: str, *, attr: str) -> str:
+        self._check_writable(path, attr)
         package_dir = self._root / self.label.package
         full = (package_dir / path).resolve()
         if not full.is_relative_to(self._root.resolve()):
@@ -74,7 +76,14 @@ class ActionContext:
                 where=self.where,
                 hint="paths are relative to the package directory (the one holding BUILD.yaml)",
             )
-        return os.path.relpath(full, self._output_base)
+        ninja_path = os.path.relpath(full, self._output_base)
+        self._check_writable(ninja_path, attr)  # a link may lead to a name ninja cannot take
+        return ninja_path
+
+    def _check_writable(self, path: str, attr: str) -> None:
+        if reason := unwritable(path):
+            raise UserError(f"target {self.label}: attribute {attr!r}: path {path!r} cannot "
+                            f"be used: {reason}", where=self.where, hint="rename the file")
 
     def deps(self, attr: str) -> list[Any]:
         return [
@@ -149,6 +158,8 @@ class ActionContext:
                 config=dict(config),
                 progress=progress,
                 implicit=stage_sources(stage),
+                depfile=config_path.removesuffix(".json") + ".d" if STAGES[stage].depfile
+                else None,
             )
         )
         return outputs

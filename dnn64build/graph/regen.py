@@ -1,6 +1,7 @@
 """Entry point of ninja's generator rule: ``python -m dnn64build.graph.regen ROOT``."""
 
 import sys
+import traceback
 from pathlib import Path
 
 from dnn64build.errors import UserError
@@ -12,3 +13,9 @@ if __name__ == "__main__":
     except UserError as e:
         print(f"ERROR: {e}", file=sys.stderr)
         sys.exit(1)
+    except Exception:
+        traceback.print_exc()
+        print("ERROR: internal error while regenerating build.ninja: this is a bug in "
+              "dnn64build (or in a rule module), please report it with the traceback above",
+              file=sys.stderr)
+        sys.exit(70)

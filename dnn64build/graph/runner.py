@@ -12,13 +12,14 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dnn64build.build_outputs import DAMAGE
 from dnn64build.errors import UserError
-from dnn64build.workspace.root import OUTPUT_BASE, TARGET_INDEX, find_root
+from dnn64build.workspace.root import OUTPUT_BASE, TARGET_INDEX, find_root, output_base_problem
 
 _STATUS = re.compile(r"^\[(\d+)/(\d+)\] ")
 _LOCK = ".lock"
@@ -43,33 +44,44 @@ def ninja_binary() -> str:
 
 
 @contextmanager
-def workspace_lock(output_base: Path) -> Iterator[None]:
-    """Hold the workspace's build lock; a second build waits for the first."""
-    output_base.mkdir(exist_ok=True)
-    with open(output_base / _LOCK, "a+") as f:
+def workspace_lock(root: Path) -> Iterator[None]:
+    """Hold the workspace's build lock; a second build waits for the first.
+
+    The lock is an flock on the workspace root directory itself, not on a file in
+    dnn64-out/: ``clean --expunge`` deletes dnn64-out/, and a build waiting on a lock file
+    there would end up holding a lock on a deleted file while a third build locks a new
+    one. The root outlives every command, and locking it needs no write access. The
+    holder's pid is noted in dnn64-out/.lock (when writable) for the waiting message."""
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
         try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            f.seek(0)
-            holder = f.read().strip() or "?"
-            print(f"dnn64build: another build is running in this workspace (pid {holder}); "
-                  "waiting for it to finish...", file=sys.stderr, flush=True)
-            fcntl.flock(f, fcntl.LOCK_EX)
-        f.seek(0)
-        f.truncate()
-        f.write(str(os.getpid()))
-        f.flush()
-        try:
-            yield
-        finally:
-            f.truncate(0)
-            fcntl.flock(f, fcntl.LOCK_UN)
+            print(f"dnn64build: another build is running in this workspace (pid "
+                  f"{_holder(root)}); waiting for it to finish...", file=sys.stderr, flush=True)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        with suppress(OSError):  # informational only: a read-only workspace has no note
+            (root / OUTPUT_BASE / _LOCK).write_text(str(os.getpid()))
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _holder(root: Path) -> str:
+    try:
+        return (root / OUTPUT_BASE / _LOCK).read_text().strip() or "?"
+    except OSError:
+        return "?"
 
 
 def refresh_graph(root: Path) -> dict[str, Any]:
     """Make build.ninja current (ninja's generator rule does the work when it exists) and
     return the target index. Call with the lock held."""
     out = root / OUTPUT_BASE
+    if problem := output_base_problem(root):
+        raise OutputNotWritable(f"cannot write the build outputs: {problem}",
+                                hint=f"make it a writable directory (or remove it: "
+                                f"dnn64build creates {OUTPUT_BASE}/); query works without writing")
     fresh = (out / "build.ninja").exists() and (out / TARGET_INDEX).exists()
     if fresh:
         proc = subprocess.run(
@@ -84,8 +96,10 @@ def refresh_graph(root: Path) -> dict[str, Any]:
             output = (proc.stdout + proc.stderr).splitlines()
             ours = [line.removeprefix("ERROR: ") for line in output
                     if line.startswith(("ERROR: ", "  hint: "))]
+            if any("internal error" in line for line in ours):
+                ours = output  # a bug: its traceback is the point
             raise UserError("\n".join(ours or output))
-    index = json.loads((out / TARGET_INDEX).read_text()) if fresh else None
+    index = _read_index(out) if fresh else None
     if index is None or any(os.environ.get(k) != v for k, v in index["env"].items()):
         from dnn64build.graph.generate import generate  # heavy imports: only when needed
 
@@ -94,11 +108,21 @@ def refresh_graph(root: Path) -> dict[str, Any]:
     return index
 
 
+class OutputNotWritable(UserError):
+    """dnn64-out/ cannot be written: read-only, a file, or a dangling link."""
+
+
 def current_index(start: Path) -> tuple[Path, dict[str, Any]]:
-    """The workspace root above ``start`` and its up-to-date target index."""
+    """The workspace root above ``start`` and its up-to-date target index (computed without
+    writing anything when the outputs cannot be written)."""
     root = find_root(start)
-    with workspace_lock(root / OUTPUT_BASE):
-        return root, refresh_graph(root)
+    with workspace_lock(root):
+        try:
+            return root, refresh_graph(root)
+        except OutputNotWritable:
+            from dnn64build.graph.generate import describe  # heavy imports: only when needed
+
+            return root, describe(root)
 
 
 @dataclass
@@ -127,15 +151,27 @@ def run_ninja(
         stderr=subprocess.STDOUT, text=True, env=env, bufsize=1,
     ) as proc:
         assert proc.stdout
-        for line in proc.stdout:
-            if m := _STATUS.match(line):
-                ran, needed = int(m[1]), int(m[2])
-            if skip_command:  # ninja echoes a failed action's full command line: noise
-                skip_command = False
-                continue
-            skip_command = line.startswith("FAILED: ") and not verbose
-            if line.startswith(("ninja: no work to do", "ninja: build stopped")):
-                continue
-            sys.stderr.write(line)  # progress: stdout is for results (plan --json, query)
-            sys.stderr.flush()
+        try:
+            for line in proc.stdout:
+                if m := _STATUS.match(line):
+                    ran, needed = int(m[1]), int(m[2])
+                if skip_command:  # ninja echoes a failed action's full command line: noise
+                    skip_command = False
+                    continue
+                skip_command = line.startswith("FAILED: ") and not verbose
+                if line.startswith(("ninja: no work to do", "ninja: build stopped")):
+                    continue
+                sys.stderr.write(line)  # progress: stdout is for results (plan --json, query)
+                sys.stderr.flush()
+        except BaseException:  # interrupted or terminated: ninja stops its actions too
+            proc.terminate()
+            raise
     return NinjaResult(ran, needed, time.monotonic() - start, proc.returncode == 0)
+
+
+def _read_index(out: Path) -> dict[str, Any] | None:
+    """The target index, or None when it is damaged (then it is written again)."""
+    try:
+        return json.loads((out / TARGET_INDEX).read_text())
+    except DAMAGE:
+        return None

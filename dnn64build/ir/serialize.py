@@ -11,11 +11,11 @@ import io
 import json
 import os
 import zipfile
-from pathlib import Path
 
 import numpy as np
 
 from dnn64build.atomic_write import write_if_changed
+from dnn64build.build_outputs import DAMAGE, damaged, load_json
 from dnn64build.ir.graph import Graph, Node, Tensor
 
 FORMAT = "dnn64-ir"
@@ -73,8 +73,8 @@ def save_graph(graph: Graph, json_path: str | os.PathLike, npz_path: str | os.Pa
 
 
 def load_graph(json_path: str | os.PathLike, npz_path: str | os.PathLike) -> Graph:
-    """Read a graph written by ``save_graph``."""
-    doc = json.loads(Path(json_path).read_text())
+    """Read a graph written by ``save_graph``; UserError for a damaged file."""
+    doc = load_json(json_path)
     if doc.get("format") != FORMAT or doc.get("version") != VERSION:
         raise ValueError(f"{json_path}: not a {FORMAT} version {VERSION} file")
     tensors = {
@@ -83,7 +83,10 @@ def load_graph(json_path: str | os.PathLike, npz_path: str | os.PathLike) -> Gra
     }
     nodes = [Node(n["name"], n["op"], list(n["inputs"]), list(n["outputs"]), n["attrs"])
              for n in doc["nodes"]]
-    with np.load(npz_path, allow_pickle=False) as archive:
-        constants = {name: archive[name] for name in archive.files}
+    try:
+        with np.load(npz_path, allow_pickle=False) as archive:
+            constants = {name: archive[name] for name in archive.files}
+    except DAMAGE as exc:
+        raise damaged(npz_path, exc) from exc
     return Graph(doc["name"], list(doc["inputs"]), list(doc["outputs"]), tensors, nodes,
                  constants)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from dnn64build.errors import UserError
 from dnn64build.planner.allocate import ALGORITHMS, Trial, allocate
+from dnn64build.planner.exact import ExactParams
 from dnn64build.planner.problem import DEFAULT_ALIGNMENT, Buffer, Problem, lower_bound
 
 REQUIRED = ("id", "lower", "upper", "size")
@@ -30,6 +31,19 @@ class CsvPlanResult:
     trials: tuple[Trial, ...]
     csv_text: str  # what was (or would be) written
     out_path: Path | None
+
+    def search_report(self) -> str:
+        """What the search did, for stderr: nodes, bound, outcome, time."""
+        seconds = sum(t.seconds for t in self.trials)
+        nodes = sum(t.nodes or 0 for t in self.trials)
+        note = {
+            "optimal": "proven optimal",
+            "budget_exhausted": "stopped short of a proof: work budget spent (raise --budget)",
+            "deadline_exceeded": "stopped short of a proof: --timeout reached",
+        }.get(self.outcome, self.outcome)
+        return (f"{self.algorithm}: {nodes} search nodes, lower bound {self.lower_bound_bytes} "
+                f"bytes, arena {self.arena_bytes} bytes, {self.outcome} ({note}), "
+                f"{seconds:.2f} s")
 
     def summary(self) -> str:
         lines = [
@@ -109,13 +123,14 @@ def plan_buffers_csv(
     algorithm: str = "auto",
     capacity: int | None = None,
     *,
+    work_budget: int | None = None,
     deadline_s: float | None = None,
 ) -> CsvPlanResult:
     """Plan a problem CSV and (if ``out_path``) write it with offsets, atomically.
 
-    The exact search (``exact``, ``auto``) stops at its default work budget, so
-    the output depends only on the input; ``deadline_s`` (opt-in) also stops it
-    after that many seconds.
+    The exact search (``exact``, ``auto``) stops at its work budget
+    (``work_budget`` units, default ``WORK_BUDGET``), so the output depends only
+    on the input; ``deadline_s`` (opt-in) also stops it after that many seconds.
 
     Raises UserError for a bad file, an unknown algorithm, or a capacity that
     the chosen algorithm cannot meet (nothing is written then).
@@ -127,6 +142,14 @@ def plan_buffers_csv(
     problem = read_problem_csv(in_path)
     if capacity is not None and capacity < 0:
         raise UserError(f"capacity {capacity} is negative")
+    largest = max(problem.buffers, key=lambda b: b.footprint, default=None)
+    if capacity is not None and largest is not None and largest.footprint > capacity:
+        raise UserError(
+            f"capacity {capacity} is below buffer {largest.id!r} alone "
+            f"({largest.footprint} bytes with its alignment)",
+            where=str(in_path),
+            hint=f"raise the capacity to at least {lower_bound(problem).bytes}",
+        )
     peak = lower_bound(problem)
     if capacity is not None and peak.bytes > capacity:
         raise UserError(
@@ -134,7 +157,9 @@ def plan_buffers_csv(
             where=str(in_path),
             hint=f"raise the capacity to at least {peak.bytes}",
         )
-    allocation = allocate(problem, algorithm, capacity=capacity, deadline_s=deadline_s)
+    params = ExactParams() if work_budget is None else ExactParams(work_budget=work_budget)
+    allocation = allocate(problem, algorithm, capacity=capacity, exact_params=params,
+                          deadline_s=deadline_s)
     if allocation.offsets is None:
         raise UserError(
             f"{algorithm} found no plan within {capacity} bytes ({allocation.outcome})",

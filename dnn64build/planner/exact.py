@@ -1,60 +1,85 @@
-"""Exact placement by branch and bound, in the spirit of MiniMalloc.
+"""Exact placement: a MiniMalloc-class search (Moffitt, ASPLOS 2023).
 
-The search space. Pushing every buffer of a plan down until it rests on a
-conflicting buffer (or on 0) never grows the arena, so some optimal plan has
-each buffer at the aligned top of the conflicting buffers *below* it. Listing
-that plan's buffers by offset, each one's offset is then the aligned top of the
-conflicting buffers listed before it: its *floor*. So the search picks the next
-buffer to place and puts it at its floor; the leaves cover an optimal plan.
+The core is a *decision* search: place every buffer with its footprint under a
+capacity, or prove that no placement does. Minimising the arena is a sequence
+of such probes (first at the live-bytes lower bound, where success is a proof
+of optimality, then a bisection up to the best plan known).
 
-Pruning rules, each a named switch in :class:`ExactParams` (all keep the search
-exact; every combination is tested against brute force):
+Search space. Pushing buffers down until none can move to a lower free spot
+never grows the arena, so some solution has every buffer at its *floor*: the
+aligned top of the conflicting (time-overlapping) buffers below it. Listing
+that solution by (offset, rank), each buffer's offset is the floor left by the
+buffers listed before it. The search picks the next buffer and puts it at its
+floor.
 
-- ``canonical_order``: only place buffers in nondecreasing offset order, ties
-  by index (the listing above), so each plan is reached once;
-- ``section_bound``: at every time section the unplaced live buffers stack above
-  the placed ones (and above the last offset, under canonical order); prune
-  when that bound reaches the incumbent;
-- ``symmetric_buffers``: of buffers with identical lifetime and footprint, place
-  the lower index first;
-- ``heuristic_incumbent``: start from best_fit's arena so bounds bite at once.
+Time *sections* are the maximal sets of buffers live together (the maximal
+cliques of the interval graph, in time order); a buffer lives in a contiguous
+range of them.
+
+Rules, each a named switch in :class:`ExactParams` (every combination is
+tested against brute force):
+
+- ``canonical_order``: place in nondecreasing (offset, rank) order, so each
+  solution is listed once; rank is a fixed preorder (largest section total,
+  then longest lifetime, then largest area first);
+- ``section_bound``: in every section the unplaced buffers stack above the
+  placed ones (and, under canonical order, above the current offset): prune
+  when that exceeds the capacity;
+- ``symmetric_buffers``: of identical buffers, place the lower rank first;
+- ``dominance``: never place a buffer at or above the floor + footprint of an
+  unplaced one (that one would fit in the gap below; needs canonical order);
+- ``hatless``: once a buffer with no unplaced conflicts (nothing can land on
+  it) has been tried at its floor and failed, stop trying siblings: every
+  other branch would have to place it there too;
+- ``decomposition``: when no unplaced buffer spans the boundary between two
+  sections, the two sides are independent sub-problems, solved one after the
+  other (a failure in the second no longer re-enumerates the first);
+- ``heuristic_incumbent``: start from best_fit's plan.
 
 The search is bounded by *work*, so a given problem and budget give the same
-plan on any machine: each node costs ``NODE_OVERHEAD`` units plus one per
-buffer and per time section (what choosing its children scans), so a unit
-takes about the same time on small and large problems; the search stops when
-``work_budget`` units are spent (or ``node_budget`` nodes, if set). A
-wall-clock ``deadline_s`` is opt-in only: with it the result depends on the
+plan on any machine: a node costs ``NODE_OVERHEAD`` units plus one per buffer
+and per section of the sub-problem it works on (what it scans); the search
+stops when ``work_budget`` units are spent (or ``node_budget`` nodes, if set).
+A wall-clock ``deadline_s`` is opt-in only: with it the result depends on the
 machine's speed.
 
-Outcomes are kept apart: optimal, budget exhausted, deadline exceeded (both
-with the best plan found, if any), infeasible under the capacity. The search
-stops early when it meets the live-bytes lower bound.
+Outcomes are kept apart: optimal (or, with a capacity, the best plan within
+it, proven optimal), budget exhausted and deadline exceeded (both with the
+best plan found, if any), infeasible under the capacity.
 """
 
 from __future__ import annotations
 
 import bisect
 import enum
+import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
+from operator import add
 
 from dnn64build.planner.best_fit import best_fit
 from dnn64build.planner.problem import (
     BufferId,
     Offset,
     Problem,
-    align_up,
     arena_bytes,
     conflict_lists,
     lower_bound,
 )
 
 # Units of work (see above). On the reference machine (2 shared cores) a unit
-# takes 0.06-0.14 microseconds: the default budget is 0.4-0.9 s.
-WORK_BUDGET = 6_000_000
-NODE_OVERHEAD = 256  # a node's fixed cost (place, unplace, sort), in units
+# takes about 0.1 microseconds: the default budget is about 1 s.
+WORK_BUDGET = 10_000_000
+NODE_OVERHEAD = 256  # a node's fixed cost (candidates, place, check, unplace), in units
+# Preorders tried in turn by ``restarts`` (see ``_Search.use_preorder``).
+PREORDERS = ("TWA", "WAT", "TAW")
+
+SWITCHES = (
+    "canonical_order", "section_bound", "symmetric_buffers", "dominance", "hatless",
+    "decomposition", "unplaced_floor", "restarts", "heuristic_incumbent",
+)
 
 
 @dataclass(frozen=True)
@@ -62,6 +87,11 @@ class ExactParams:
     canonical_order: bool = True
     section_bound: bool = True
     symmetric_buffers: bool = True
+    dominance: bool = True
+    hatless: bool = True
+    decomposition: bool = True
+    unplaced_floor: bool = True
+    restarts: bool = True
     heuristic_incumbent: bool = True
     work_budget: int = WORK_BUDGET
     node_budget: int | None = None  # an extra cap on nodes, if set
@@ -81,6 +111,7 @@ class ExactResult:
     offsets: dict[BufferId, Offset] | None  # best plan within the capacity, if any
     arena_bytes: int | None
     nodes: int
+    lower_bound_bytes: int = 0  # the live-bytes bound, raised by every refuted probe
 
 
 class _Stop(Exception):
@@ -88,142 +119,292 @@ class _Stop(Exception):
         self.outcome = outcome
 
 
-class _Search:
-    """Mutable search state. Invariants between ``place``/``unplace`` pairs:
-    ``floor[i]`` is the highest footprint top among placed buffers conflicting
-    with i; ``height[k]`` / ``remaining[k]`` are the highest placed top and the
-    unplaced footprint bytes at time section k."""
+class _RoundOver(Exception):
+    """A restart round used its nodes: try the next preorder."""
 
-    def __init__(self, problem: Problem, params: ExactParams, threshold: int):
-        self.bufs = problem.buffers
+
+def maximal_cliques(lowers: list[int], uppers: list[int]) -> tuple[list[int], list[int], int]:
+    """Sections of half-open lifetimes: for each buffer the range [first, last)
+    of the maximal cliques it belongs to, and the number of cliques. A sweep
+    (ends before starts at one step) that closes a clique at every end that
+    follows a start."""
+    events = sorted([(u, 0, i) for i, u in enumerate(uppers)]
+                    + [(lo, 1, i) for i, lo in enumerate(lowers)])
+    first, last = [0] * len(lowers), [0] * len(lowers)
+    count, opened = 0, False
+    for _, is_start, i in events:
+        if is_start:
+            first[i], opened = count, True
+        else:
+            if opened:
+                count, opened = count + 1, False
+            last[i] = count
+    return first, last, count
+
+
+class _Search:
+    """Decision search under ``capacity``. State, kept by ``place``/``unplace``
+    pairs: ``floor[i]`` is the aligned top of the placed buffers conflicting
+    with unplaced i; ``height[k]`` / ``remaining[k]`` are the highest placed top
+    and the unplaced footprint bytes of section k; ``cuts[k]`` counts unplaced
+    buffers living in both sections k and k + 1."""
+
+    def __init__(self, problem: Problem, params: ExactParams, deadline: float | None):
+        bufs = problem.buffers
+        n = len(bufs)
         self.params = params
-        self.threshold = threshold  # a leaf must have an arena below this
+        self.deadline = deadline
+        self.footprint = [b.footprint for b in bufs]
+        self.alignment = [b.alignment for b in bufs]
         self.conflicts = conflict_lists(problem)
-        n = len(self.bufs)
-        cuts = sorted({b.lower for b in self.bufs} | {b.upper for b in self.bufs})
-        self.sections = [
-            range(bisect.bisect_left(cuts, b.lower), bisect.bisect_left(cuts, b.upper))
-            for b in self.bufs
+        self.first, self.last, sections = maximal_cliques(
+            [b.lower for b in bufs], [b.upper for b in bufs])
+        self.total = [0] * sections  # footprint bytes of each section
+        self.members: list[list[int]] = [[] for _ in range(sections)]
+        for i in range(n):
+            for k in range(self.first[i], self.last[i]):
+                self.total[k] += self.footprint[i]
+                self.members[k].append(i)
+        width = [b.upper - b.lower for b in bufs]
+        self.keys = {
+            "T": [max(self.total[self.first[i]:self.last[i]]) for i in range(n)],
+            "W": width,
+            "A": [w * f for w, f in zip(width, self.footprint, strict=True)],
+        }
+        self.reach = [  # the sections of i and of its conflicts
+            (min([self.first[i]] + [self.first[j] for j in self.conflicts[i]]),
+             max([self.last[i]] + [self.last[j] for j in self.conflicts[i]]))
+            for i in range(n)
         ]
-        self.height = [0] * max(len(cuts) - 1, 0)
-        self.remaining = [0] * len(self.height)
-        for i, b in enumerate(self.bufs):
-            for k in self.sections[i]:
-                self.remaining[k] += b.footprint
-        self.footprint = [b.footprint for b in self.bufs]
-        self.alignment = [b.alignment for b in self.bufs]
-        self.offset: list[Offset | None] = [None] * n
-        self.floor = [0] * n
-        self.history: list[tuple[int, list[int], list[int]]] = []
-        self.twin = self._twins() if params.symmetric_buffers else [None] * n
-        self.best: dict[int, Offset] | None = None
+        self.lifetime = [(b.lower, b.upper) for b in bufs]
+        self.rank = [0] * n
+        self.use_preorder(PREORDERS[0])
         self.nodes = 0
-        self.node_cost = NODE_OVERHEAD + n + len(self.height)
-        limits = [params.work_budget // self.node_cost]
-        if params.node_budget is not None:
-            limits.append(params.node_budget)
-        self.max_nodes = min(limits)
+        self.max_units = params.work_budget
+        self.max_nodes = params.node_budget
+        self.units = 0
+        self.round_end = sys.maxsize  # the node count where a restart round ends
+        self.sections = sections
+        self.offset: list[Offset | None] = [None] * n
+        self.reset()
+
+    def reset(self) -> None:
+        n = len(self.footprint)
+        self.offset = [None] * n
+        self.floor = [0] * n
+        self.remaining = list(self.total)
+        self.unplaced_in = [list(m) for m in self.members]
+        self.cuts = [0] * max(self.sections - 1, 0)
+        for i in range(n):
+            for k in range(self.first[i], self.last[i] - 1):
+                self.cuts[k] += 1
+        self.history: list[tuple[int, list[int]]] = []
+
+    def use_preorder(self, letters: str) -> None:
+        """Rank buffers by the keys named in ``letters``, each largest first
+        (T busiest section's bytes, W lifetime, A lifetime x footprint)."""
+        keys = [self.keys[c] for c in letters]
+        self.order = sorted(range(len(self.rank)), key=lambda i: [-k[i] for k in keys] + [i])
+        for r, i in enumerate(self.order):
+            self.rank[i] = r
+        self.twin = self._twins() if self.params.symmetric_buffers else [None] * len(self.rank)
 
     def _twins(self) -> list[int | None]:
-        seen: dict[tuple[int, int, int, int], int] = {}
-        twin: list[int | None] = []
-        for i, b in enumerate(self.bufs):
-            key = (b.lower, b.upper, b.footprint, b.alignment)
-            twin.append(seen.get(key))
+        """For each buffer, the identical buffer just before it in rank, if any."""
+        seen: dict[tuple[tuple[int, int], int, int], int] = {}
+        twin: list[int | None] = [None] * len(self.rank)
+        for i in self.order:
+            key = (self.lifetime[i], self.footprint[i], self.alignment[i])
+            twin[i] = seen.get(key)
             seen[key] = i
         return twin
 
-    def place(self, i: int, offset: Offset) -> None:
+    def place(self, i: int, offset: Offset) -> bool:
+        """Put i at ``offset``; True when that leaves some boundary between
+        sections with no unplaced buffer across it (a decomposition point)."""
         size = self.footprint[i]
         top = offset + size
-        floor, height, remaining = self.floor, self.height, self.remaining
-        saved_floor = [floor[j] for j in self.conflicts[i]]
-        saved_height = [height[k] for k in self.sections[i]]
+        floor, remaining, cuts = self.floor, self.remaining, self.cuts
+        alignment, unplaced_in = self.alignment, self.unplaced_in
+        raised = []
         for j in self.conflicts[i]:
             if floor[j] < top:
-                floor[j] = top
-        for k in self.sections[i]:
+                raised.append(floor[j])
+                floor[j] = -(-top // alignment[j]) * alignment[j]
+            else:
+                raised.append(-1)
+        start, stop = self.first[i], self.last[i]
+        split = False
+        for k in range(start, stop):
             remaining[k] -= size
-            if height[k] < top:
-                height[k] = top
+            unplaced_in[k].remove(i)
+        for k in range(start, stop - 1):
+            cuts[k] -= 1
+            split = split or not cuts[k]
         self.offset[i] = offset
-        self.history.append((i, saved_floor, saved_height))
+        self.history.append((i, raised))
+        return split
 
     def unplace(self) -> None:
-        i, saved_floor, saved_height = self.history.pop()
+        i, raised = self.history.pop()
         size = self.footprint[i]
-        floor, height, remaining = self.floor, self.height, self.remaining
-        for j, value in zip(self.conflicts[i], saved_floor, strict=True):
-            floor[j] = value
-        for k, value in zip(self.sections[i], saved_height, strict=True):
+        floor, remaining, cuts, unplaced_in = (
+            self.floor, self.remaining, self.cuts, self.unplaced_in)
+        for j, value in zip(self.conflicts[i], raised, strict=True):
+            if value >= 0:
+                floor[j] = value
+        start, stop = self.first[i], self.last[i]
+        for k in range(start, stop):
             remaining[k] += size
-            height[k] = value
+            unplaced_in[k].append(i)
+        for k in range(start, stop - 1):
+            cuts[k] += 1
         self.offset[i] = None
 
-    def children(self) -> list[tuple[Offset, int]]:
-        """(offset, buffer) pairs to branch on, best first; [] when pruned."""
-        canonical = self.params.canonical_order
-        last_offset, last = 0, -1
-        if canonical and self.history:
-            last = self.history[-1][0]
-            last_offset = self.offset[last] or 0
-        threshold = self.threshold
-        if self.params.section_bound:
-            bound = max(
-                ((h if h > last_offset else last_offset) + r if r else h)
-                for h, r in zip(self.height, self.remaining, strict=True)
-            )
-            if bound >= threshold:
-                return []
-        out = []
-        offset, twins, floor, footprint = self.offset, self.twin, self.floor, self.footprint
-        for i, align in enumerate(self.alignment):
-            if offset[i] is not None:
-                continue
-            twin = twins[i]
-            if twin is not None and offset[twin] is None:
-                continue
-            at = -(-floor[i] // align) * align
-            if canonical and (at < last_offset or (at == last_offset and i < last)):
-                continue
-            if at + footprint[i] >= threshold:
-                continue
-            out.append((at, -footprint[i], i))
-        out.sort()
-        return [(at, i) for at, _, i in out]
+    def rollback(self, depth: int) -> None:
+        while len(self.history) > depth:
+            self.unplace()
 
-    def run(self, lower: int, deadline: float | None) -> None:
-        n = len(self.bufs)
-        frames = [self.children()]
-        cursors = [0]
-        while frames:
-            if cursors[-1] == len(frames[-1]):
-                frames.pop()
-                cursors.pop()
-                if self.history:
-                    self.unplace()
+    def probe(self, capacity: int) -> bool:
+        """Whether every buffer fits under ``capacity`` (on True they stay
+        placed). With ``restarts``, the preorders take turns with node limits
+        that double each round (a bad early choice costs one round, not the
+        whole budget); a round that ends without running out proves the answer."""
+        if not self.params.restarts:
+            self.reset()
+            return self.solve(list(self.order), capacity)
+        limit = 2 * len(self.rank)
+        while True:
+            for letters in PREORDERS:
+                self.use_preorder(letters)
+                self.reset()
+                self.round_end = self.nodes + limit
+                try:
+                    return self.solve(list(self.order), capacity)
+                except _RoundOver:
+                    pass
+                finally:
+                    self.round_end = sys.maxsize
+            limit *= 2
+
+    def solve(self, part: list[int], capacity: int) -> bool:
+        """Place every buffer of ``part`` (rank order, all unplaced) under
+        ``capacity``; on success they stay placed."""
+        lo = min(self.first[i] for i in part)
+        hi = max(self.last[i] for i in part)
+        if self.params.decomposition and any(not self.cuts[k] for k in range(lo, hi - 1)):
+            return self._solve_pieces(part, lo, hi, capacity)
+        return self._search(part, lo, hi, capacity, 0, -1)
+
+    def _solve_pieces(self, part: list[int], lo: int, hi: int, capacity: int) -> bool:
+        """The unplaced buffers of ``part`` split at boundaries no unplaced buffer
+        crosses; each piece is independent of the others given the placed ones."""
+        starts = [k + 1 for k in range(lo, hi - 1) if not self.cuts[k]]
+        pieces: list[list[int]] = [[] for _ in range(len(starts) + 1)]
+        for i in part:
+            if self.offset[i] is None:
+                pieces[bisect.bisect_right(starts, self.first[i])].append(i)
+        depth = len(self.history)
+        for piece in pieces:
+            if piece and not self._search(piece, self.first_of(piece), self.last_of(piece),
+                                          capacity, 0, -1):
+                self.rollback(depth)
+                return False
+        return True
+
+    def first_of(self, piece: list[int]) -> int:
+        return min(self.first[i] for i in piece)
+
+    def last_of(self, piece: list[int]) -> int:
+        return max(self.last[i] for i in piece)
+
+    def _tick(self, units: int) -> None:
+        self.nodes += 1
+        self.units += units
+        if self.units > self.max_units or (self.max_nodes is not None
+                                           and self.nodes > self.max_nodes):
+            raise _Stop(ExactOutcome.BUDGET_EXHAUSTED)
+        if self.nodes > self.round_end:
+            raise _RoundOver
+        if (self.deadline is not None and self.nodes % 64 == 1
+                and time.perf_counter() > self.deadline):
+            raise _Stop(ExactOutcome.DEADLINE_EXCEEDED)
+
+    def _search(self, part: list[int], lo: int, hi: int, capacity: int,
+                last_at: int, last_rank: int) -> bool:
+        """One node: the buffers of ``part`` not yet placed, continuing the
+        canonical listing after (``last_at``, ``last_rank``)."""
+        params = self.params
+        offset, floor, footprint, rank = self.offset, self.floor, self.footprint, self.rank
+        todo = [i for i in part if offset[i] is None]
+        if not todo:
+            return True
+        self._tick(NODE_OVERHEAD + len(part) + hi - lo)
+        canonical = params.canonical_order
+        twin = self.twin
+        # Dominance: a buffer at or above this would leave room below it for
+        # an unplaced buffer that the canonical listing can no longer put there.
+        gap_bound = (min(map(add, map(floor.__getitem__, todo), map(footprint.__getitem__, todo)))
+                     if canonical and params.dominance else None)
+        # Section bound: a new buffer's offset plus the unplaced bytes of each
+        # of its sections must fit (each section's, under canonical order,
+        # where every later buffer goes at or above it).
+        remaining, first, last = self.remaining, self.first, self.last
+        bound = params.section_bound
+        ceiling = capacity - max(remaining[lo:hi]) if bound and canonical else capacity
+        children = []
+        for i in todo:
+            at = floor[i]
+            if at > ceiling or at + footprint[i] > capacity:
                 continue
-            at, i = frames[-1][cursors[-1]]
-            cursors[-1] += 1
-            if self.offset[i] is not None or align_up(self.floor[i], self.alignment[i]) != at:
-                raise AssertionError("exact search: stale child (a bug)")
-            self.nodes += 1
-            if self.nodes > self.max_nodes:
-                raise _Stop(ExactOutcome.BUDGET_EXHAUSTED)
-            if deadline is not None and self.nodes % 256 == 1 and time.perf_counter() > deadline:
-                raise _Stop(ExactOutcome.DEADLINE_EXCEEDED)
-            self.place(i, at)
-            if len(self.history) == n:
-                arena = max(o + f for o, f in zip(self.offset, self.footprint, strict=True))
-                if arena < self.threshold:
-                    self.best = {j: o for j, o in enumerate(self.offset) if o is not None}
-                    self.threshold = arena
-                    if arena <= lower:
-                        raise _Stop(ExactOutcome.OPTIMAL)
-                self.unplace()
+            if canonical and (at < last_at or (at == last_at and rank[i] < last_rank)):
                 continue
-            frames.append(self.children())
-            cursors.append(0)
+            if gap_bound is not None and at >= gap_bound:
+                continue
+            t = twin[i]
+            if t is not None and offset[t] is None:
+                continue
+            if bound and not canonical and at + max(remaining[first[i]:last[i]]) > capacity:
+                continue
+            children.append((at, rank[i], i))
+        children.sort()
+        depth = len(self.history)
+        for at, r, i in children:
+            split = self.place(i, at)
+            ok = not params.unplaced_floor or self._floors_fit(i, lo, hi, capacity)
+            if ok:
+                if split and params.decomposition:
+                    ok = self._solve_pieces(part, lo, hi, capacity)
+                else:
+                    ok = self._search(part, lo, hi, capacity, at, r)
+            if ok:
+                return True
+            self.rollback(depth)
+            if params.hatless and not any(offset[j] is None for j in self.conflicts[i]):
+                break
+        return False
+
+    def _floors_fit(self, i: int, lo: int, hi: int, capacity: int) -> bool:
+        """Unplaced floor: the unplaced buffers of a section all go at or above
+        the lowest of their floors. Only sections where i or a conflict of i
+        lives can have changed."""
+        floor_of, remaining, unplaced_in = self.floor.__getitem__, self.remaining, self.unplaced_in
+        for k in range(max(lo, self.reach[i][0]), min(hi, self.reach[i][1])):
+            if unplaced_in[k] and min(map(floor_of, unplaced_in[k])) + remaining[k] > capacity:
+                return False
+        return True
+
+
+@contextmanager
+def _deep_recursion(depth: int) -> Iterator[None]:
+    """The search recurses once per placed buffer; Python >= 3.11 keeps such
+    frames off the C stack, so a higher limit is safe."""
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, 3 * depth + 200))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
 
 
 def solve_exact(
@@ -234,35 +415,51 @@ def solve_exact(
 ) -> ExactResult:
     """Minimise the arena; with ``capacity``, only plans that fit it count."""
     params = params or ExactParams()
-    if not any(b.footprint for b in problem.buffers):
-        return ExactResult(ExactOutcome.OPTIMAL, {b.id: 0 for b in problem.buffers}, 0, 0)
     start = time.perf_counter()
     deadline = None if params.deadline_s is None else start + params.deadline_s
-    if incumbent is None and params.heuristic_incumbent:
-        incumbent = best_fit(problem)
-    best_ids: dict[BufferId, Offset] | None = None
-    threshold = capacity + 1 if capacity is not None else None
-    if incumbent is not None:
-        arena = arena_bytes(problem, incumbent)
-        if threshold is None or arena < threshold:
-            best_ids, threshold = dict(incumbent), arena
-    if threshold is None:  # no incumbent, no capacity: any finite plan will do
-        threshold = sum(b.footprint + b.alignment for b in problem.buffers) + 1
     lower = lower_bound(problem).bytes
     # Empty buffers take no bytes: they sit at 0 (aligned for any alignment)
     # and stay out of the search, where stacking them could cost alignment.
     empty = {b.id: 0 for b in problem.buffers if not b.footprint}
     sized = Problem.of(b for b in problem.buffers if b.footprint)
-    search = _Search(sized, params, threshold)
+    if not sized.buffers:
+        return ExactResult(ExactOutcome.OPTIMAL, empty, 0, 0, 0)
+    if incumbent is None and params.heuristic_incumbent:
+        incumbent = best_fit(problem)
+    best: dict[BufferId, Offset] | None = None
+    if incumbent is not None and (capacity is None
+                                  or arena_bytes(problem, incumbent) <= capacity):
+        best = dict(incumbent)
+    # Arenas are multiples of the smallest alignment: probe only those.
+    unit = min(b.alignment for b in sized.buffers)
+    top = arena_bytes(problem, best) - unit if best is not None else (
+        capacity if capacity is not None else sum(b.footprint for b in sized.buffers))
+    if capacity is not None:
+        top = min(top, capacity)
+    search = _Search(sized, params, deadline)
     outcome = ExactOutcome.OPTIMAL
-    if best_ids is None or arena_bytes(problem, best_ids) > lower:
-        try:
-            search.run(lower, deadline)
-        except _Stop as stop:
-            outcome = stop.outcome
-    if search.best is not None:
-        best_ids = {sized.buffers[i].id: off for i, off in search.best.items()} | empty
-    if best_ids is None and outcome is ExactOutcome.OPTIMAL:
+    # Probe the capacity first (any plan that fits it), then the bound (success
+    # proves optimality), then bisect between the bound and the best plan.
+    probe = top if capacity is not None and best is None else lower
+    bound_probed = probe == lower
+    with _deep_recursion(len(sized)):
+        while lower <= top:
+            try:
+                found = search.probe(probe)
+            except _Stop as stop:
+                outcome = stop.outcome
+                break
+            if found:
+                offsets = {b.id: search.offset[k] for k, b in enumerate(sized.buffers)}
+                best = offsets | empty
+                top = arena_bytes(problem, best) - unit
+            else:
+                lower = probe + unit
+            if bound_probed:
+                probe = max((lower + (top - lower) // 2) // unit * unit, lower)
+            else:
+                probe, bound_probed = lower, True
+    if best is None and outcome is ExactOutcome.OPTIMAL:
         outcome = ExactOutcome.INFEASIBLE
-    arena = arena_bytes(problem, best_ids) if best_ids is not None else None
-    return ExactResult(outcome, best_ids, arena, search.nodes)
+    arena = arena_bytes(problem, best) if best is not None else None
+    return ExactResult(outcome, best, arena, search.nodes, lower)

@@ -3,7 +3,7 @@
 The budget is the whole RDRAM: the arena (activations + weight staging) plus
 the program (code, data, stack). The program's size is known only after
 linking, so the plan stage checks against an estimate and the pack stage
-checks again with the real size.
+checks again with the real sizes read from the linked ELF (``check_linked_fit``).
 """
 
 from __future__ import annotations
@@ -12,12 +12,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from dnn64build.errors import UserError
+from dnn64build.toolchains.elf import ProgramSize
 
 # RDRAM the program needs besides the arena, before it is linked: the low 1 KiB
 # (exception vectors), code and data of the kernels and runtime, and the stack.
+# The estimate covers the whole bare kernel library (35 KiB of code) with the
+# platform layer and a model's own code; the pack stage checks the real sizes.
 LOW_MEMORY_BYTES = 0x400
-PROGRAM_ESTIMATE_BYTES = 192 * 1024
-STACK_BYTES = 64 * 1024
+PROGRAM_ESTIMATE_BYTES = 64 * 1024
+STACK_BYTES = 64 * 1024  # as n64.ld's default __dnn64_stack_size
 
 
 def live_at(plan: Mapping[str, Any], step: int) -> list[Mapping[str, Any]]:
@@ -33,12 +36,17 @@ def peak_step(plan: Mapping[str, Any]) -> int:
     return max(steps, key=lambda s: sum(b["size"] for b in live_at(plan, s)))
 
 
+def needed_bytes(plan: Mapping[str, Any], *, program_bytes: int, staging_bytes: int) -> int:
+    """RDRAM a model needs: low memory, arena, weight staging, program and stack."""
+    return LOW_MEMORY_BYTES + plan["arena_bytes"] + staging_bytes + program_bytes + STACK_BYTES
+
+
 def check_fit(
     plan: Mapping[str, Any], *, memory: int, program_bytes: int, label: str,
     staging_bytes: int,
 ) -> None:
     """Raise a UserError explaining the overflow when the model cannot fit ``memory``."""
-    needed = LOW_MEMORY_BYTES + plan["arena_bytes"] + staging_bytes + program_bytes + STACK_BYTES
+    needed = needed_bytes(plan, program_bytes=program_bytes, staging_bytes=staging_bytes)
     if needed <= memory:
         return
     step = peak_step(plan)
@@ -50,11 +58,33 @@ def check_fit(
     raise UserError(
         f"model {label} does not fit in {_kib(memory)}: it needs {_kib(needed)} "
         f"(arena {_kib(plan['arena_bytes'])}, weight staging {_kib(staging_bytes)}, "
-        f"program ~{_kib(program_bytes)}, stack {_kib(STACK_BYTES)}).\n"
+        f"program ~{_kib(program_bytes)} before linking, stack {_kib(STACK_BYTES)}).\n"
         f"  Peak at step {step} (node {node!r}), lower bound {_kib(plan['lower_bound_bytes'])}; "
         f"live there:\n" + "\n".join(lines),
         hint="quantize: {mode: int8} makes activations 4x smaller; planner: {algorithm: exact} "
         "or {scheduler: auto} may pack tighter; memory: 8MiB targets the Expansion Pak",
+    )
+
+
+def check_linked_fit(
+    size: ProgramSize, *, memory: int, arena_bytes: int, stack_bytes: int, label: str,
+    ram_start: int,
+) -> None:
+    """Raise a UserError naming the real figures when the linked program (its sections
+    spanning up to ``size.end``; the static arena of ``arena_bytes`` is in its .bss) and
+    the stack do not fit ``memory`` bytes of RDRAM starting at ``ram_start``."""
+    needed = size.end - ram_start + stack_bytes
+    if needed <= memory:
+        return
+    program = size.text + size.rodata + size.data + size.bss - arena_bytes
+    raise UserError(
+        f"{label} does not fit in {_kib(memory)}: the linked program needs {_kib(needed)}: "
+        f"arena {_kib(arena_bytes)} (activations + weight staging), program "
+        f"{_kib(program)} (.text {_kib(size.text)}, .rodata {_kib(size.rodata)}, "
+        f".data {_kib(size.data)}, other .bss {_kib(size.bss - arena_bytes)}), "
+        f"stack {_kib(stack_bytes)}, low memory {_kib(size.start - ram_start)}",
+        hint="quantize: {mode: int8} makes activations 4x smaller; memory: 8MiB targets the "
+        "Expansion Pak",
     )
 
 

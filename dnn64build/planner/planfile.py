@@ -5,6 +5,9 @@ Top-level keys::
     format             "dnn64build-plan/1"
     arena_bytes        bytes the arena needs (highest footprint end)
     lower_bound_bytes  max over steps of live footprint bytes (no plan is smaller)
+    op_bound_bytes     the operator-level (whole-tensor) bound: the same maximum
+                       with every tensor held whole, as if nothing were fused;
+                       equal to lower_bound_bytes for a plan without fused groups
     alignment          the default buffer alignment
     schedule           node names in execution order
     buffers            one entry per activation tensor:
@@ -108,6 +111,7 @@ def build_plan(
         "format": FORMAT,
         "arena_bytes": allocation.arena_bytes,
         "lower_bound_bytes": allocation.lower_bound_bytes,
+        "op_bound_bytes": allocation.lower_bound_bytes,  # every buffer here is a whole tensor
         "alignment": alignment,
         "schedule": list(sched.order),
         "buffers": entries,

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dnn64build.array_files import read_npy, read_npz
 from dnn64build.errors import UserError
 from dnn64build.ir.graph import Graph, Node
 from dnn64build.ir.reference import run_node
@@ -28,33 +29,30 @@ def pre_key(node: Node) -> str:
     return f"{node.name}#pre"
 
 
-def load_calibration(path: str | os.PathLike, input_names: list[str]) -> list[Sample]:
+def load_calibration(path: str | os.PathLike, input_names: list[str], *,
+                     where: str | None = None) -> list[Sample]:
     """Samples from ``.npz`` (one array per input name, first axis = samples) or ``.npy``
-    (a single-input model). Each sample maps input name -> that sample's array."""
-    where = str(path)
-    if not Path(path).is_file():
-        raise UserError("calibration file not found", where=where)
-    suffix = Path(path).suffix
-    try:
-        if suffix == ".npz":
-            with np.load(path, allow_pickle=False) as archive:
-                missing = [name for name in input_names if name not in archive.files]
-                if missing:
-                    raise UserError(
-                        f"calibration file has no array for input(s) {missing}; it holds "
-                        f"{sorted(archive.files)}", where=where,
-                        hint="save one array per model input, keyed by the input's name")
-                arrays = {name: archive[name] for name in input_names}
-        elif suffix == ".npy":
-            if len(input_names) != 1:
-                raise UserError(f"a .npy calibration file holds one input, the model has "
-                                f"{len(input_names)}", where=where,
-                                hint="use an .npz keyed by input names")
-            arrays = {input_names[0]: np.load(path, allow_pickle=False)}
-        else:
-            raise UserError("calibration data must be a .npz or .npy file", where=where)
-    except (OSError, ValueError) as exc:
-        raise UserError(f"cannot read calibration data: {exc}", where=where) from exc
+    (a single-input model). Each sample maps input name -> that sample's array. ``where``
+    names the file in errors (default: ``path``)."""
+    where = where or str(path)
+    path = Path(path)
+    if path.suffix == ".npz":
+        archive = read_npz(path, where=where)
+        missing = [name for name in input_names if name not in archive]
+        if missing:
+            raise UserError(
+                f"calibration file has no array for input(s) {missing}; it holds "
+                f"{sorted(archive)}", where=where,
+                hint="save one array per model input, keyed by the input's name")
+        arrays = {name: archive[name] for name in input_names}
+    elif path.suffix == ".npy":
+        if len(input_names) != 1:
+            raise UserError(f"a .npy calibration file holds one input, the model has "
+                            f"{len(input_names)}", where=where,
+                            hint="use an .npz keyed by input names")
+        arrays = {input_names[0]: read_npy(path, where=where)}
+    else:
+        raise UserError("calibration data must be a .npz or .npy file", where=where)
     counts = {name: (a.shape[0] if a.ndim else 0) for name, a in arrays.items()}
     if len(set(counts.values())) != 1 or 0 in counts.values():
         raise UserError(f"calibration arrays must share a non-zero sample count on axis 0, "
@@ -78,6 +76,9 @@ def fit_samples(graph: Graph, samples: list[Sample], where: str = "calibration")
                                 f"does not fit the model's {tensor.shape}", where=where)
             if not np.issubdtype(value.dtype, np.number):
                 raise UserError(f"sample {index}, input {name!r}: not numeric", where=where)
+            if not np.all(np.isfinite(value)):  # a NaN or inf range makes no quantisation
+                raise UserError(f"sample {index}, input {name!r}: not finite (holds NaN or "
+                                "infinity)", where=where, hint="remove or fix that sample")
             entry[name] = value.reshape(tensor.shape).astype(tensor.dtype)
         fitted.append(entry)
     return fitted

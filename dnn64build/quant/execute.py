@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from dnn64build.ir.graph import Graph
+from dnn64build.ir.graph import Graph, Node
 from dnn64build.ir.reference import initial_values, run_node
 from dnn64build.quant.int8_ops import INT8_OPS
+from dnn64build.quant.qparams import QParams, quantize_values
 
 
 def run_int8(graph: Graph, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -31,3 +32,41 @@ def run_int8(graph: Graph, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarra
             for name, result in zip(node.outputs, run_node(graph, node, values), strict=False):
                 values[name] = result
     return {name: values[name] for name in graph.outputs}
+
+
+def integer_outputs(graph: Graph) -> set[str]:
+    """The graph outputs ``run_int8`` defines bit for bit: those computed from the inputs
+    by int8 and conversion nodes only. An output with an fp32 node anywhere upstream
+    depends on the order float sums are added in, so it matches only within a tolerance."""
+    producer: dict[str, Node] = {out: node for node in graph.nodes for out in node.outputs}
+    exact: dict[str, bool] = {}
+    for node in graph.nodes:  # topological order: inputs are decided before their users
+        ok = "int8" in node.attrs and all(
+            exact.get(name, name not in producer) for name in node.inputs if name)
+        for out in node.outputs:
+            exact[out] = ok
+    return {name for name in graph.outputs if exact.get(name, name not in producer)}
+
+
+def quantize_inputs(graph: Graph, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Float inputs made what ``graph`` takes: an int8 input (``io: int8``) is quantised
+    with its own scale and zero point as QuantizeLinear does; the others pass unchanged."""
+    result = dict(inputs)
+    for name in graph.inputs:
+        tensor = graph.tensors[name]
+        value = np.asarray(inputs[name])
+        if tensor.dtype == "int8" and np.issubdtype(value.dtype, np.floating):
+            result[name] = quantize_values(value, QParams.from_quant(tensor.quant))
+    return result
+
+
+def dequantize_outputs(graph: Graph, outputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The real values of int8 graph outputs: ``(q - zero_point) * scale`` in float32."""
+    result = dict(outputs)
+    for name in graph.outputs:
+        quant = graph.tensors[name].quant
+        if graph.tensors[name].dtype == "int8" and quant is not None:
+            q = QParams.from_quant(quant)
+            result[name] = ((outputs[name].astype(np.float32) - np.float32(q.zero_point))
+                            * np.float32(q.scale))
+    return result

@@ -16,7 +16,9 @@ import numpy as np
 from dnn64build.ir.graph import Graph, Node
 from dnn64build.ir.params import has_pending_params
 from dnn64build.quant.calibrate import pre_key
+from dnn64build.quant.overflow import MAX_ACTIVATION_PRODUCT_TERMS
 from dnn64build.quant.qparams import QParams
+from dnn64build.quant.shared_scales import share_concat_qparams
 
 # Fused activations that are only a clamp of the output; the others need a lookup table.
 CLAMP_ACTIVATIONS = ("relu", "relu6", "clip")
@@ -28,7 +30,10 @@ VIEWS = ("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout", "T
 SHARED = (*VIEWS, "MaxPool", "AveragePool", "GlobalAveragePool", "Pad", "Resize")
 OTHER = ("Softmax", "ReduceMean", "Concat")
 INT8_CAPABLE = frozenset((*WEIGHTED, *ELEMENTWISE, *ACTIVATION_OPS, *SHARED, *OTHER))
-MAX_REDUCTION = 65793  # 2**31 / (255 * 128): the int32 accumulator cannot overflow
+# Weighted ops with a longer reduction stay fp32 without trying (only unusually small
+# weights could pass the proof). Shorter ones are proven channel by channel once quantised
+# (quant/overflow.py), the bias included; a node that fails it is refused.
+MAX_REDUCTION = 65793  # 2**31 / (255 * 128)
 RESIZE_COORDS = ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric")
 SOFTMAX_QPARAMS = QParams(1.0 / 256.0, -128)
 
@@ -69,7 +74,10 @@ def _weighted_reason(graph: Graph, node: Node, consts: list[bool]) -> str | None
             return "MatMul operands must both be activations of rank >= 2"
         if a[:-2] != w[:-2] and min(int(np.prod(a[:-2])), int(np.prod(w[:-2]))) != 1:
             return "MatMul batch dims broadcast in a way the int8 kernel does not"
-        return None if a[-1] <= MAX_REDUCTION else "reduction longer than 65793"
+        if a[-1] > MAX_ACTIVATION_PRODUCT_TERMS:
+            return (f"reduction longer than {MAX_ACTIVATION_PRODUCT_TERMS} (int32 accumulator "
+                    "bound of two int8 activations)")
+        return None
     if consts[0] or not consts[1] or (len(consts) > 2 and not consts[2]):
         return "weights and bias must be constant and the data input not"
     if node.op == "Gemm":
@@ -132,17 +140,22 @@ def choose_int8(graph: Graph, fp32_nodes: set[str]) -> tuple[set[str], list[dict
 Lookup = Callable[[str], QParams | None]
 
 
-def quant_table(graph: Graph, int8_nodes: set[str], calibrated: Lookup) -> dict[str, QParams]:
-    """QParams of every int8 tensor (by fp32 graph name) and pre-activation (``node#pre``).
+def quant_table(graph: Graph, int8_nodes: set[str], calibrated: Lookup,
+                boundary: tuple[str, ...] = ()) -> dict[str, QParams]:
+    """QParams of every int8 tensor (by fp32 graph name) and pre-activation (``node#pre``),
+    and of the ``boundary`` tensors (graph inputs and outputs made int8).
 
     ``calibrated(key)`` gives the QParams from calibration; fixed parameters of a
-    pre-quantised model take precedence.
+    pre-quantised model take precedence. A Concat's inputs share its output's QParams
+    where none is fixed (dnn64build.quant.shared_scales).
     """
     table: dict[str, QParams] = {}
+    fixed: set[str] = set()  # tensors whose QParams are not ours to choose
 
     def fixed_or_calibrated(key: str) -> QParams:
         quant = graph.tensors[key].quant if key in graph.tensors else None
         if quant is not None and not isinstance(quant["scale"], list):
+            fixed.add(key)
             return QParams.from_quant(quant)
         return calibrated(key)
 
@@ -158,11 +171,18 @@ def quant_table(graph: Graph, int8_nodes: set[str], calibrated: Lookup) -> dict[
             # requantizes the kernel's output (which has the input's) into it.
             quant = graph.tensors[out].quant
             table[out] = QParams.from_quant(quant) if quant else table[node.inputs[0]]
+            if quant:
+                fixed.add(out)
         elif node.op == "Softmax":
             quant = graph.tensors[out].quant
             table[out] = QParams.from_quant(quant) if quant else SOFTMAX_QPARAMS
+            fixed.add(out)
         else:
             table[out] = fixed_or_calibrated(out)
         if needs_pre_activation(node):
             table[pre_key(node)] = calibrated(pre_key(node))
+    for name in boundary:
+        if name not in table:
+            table[name] = fixed_or_calibrated(name)
+    share_concat_qparams(graph, int8_nodes, table, fixed, frozenset(SHARED))
     return table

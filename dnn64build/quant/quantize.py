@@ -25,6 +25,8 @@ from dnn64build.quant.qparams import QParams, activation_qparams
 from dnn64build.quant.report import accuracy_report
 from dnn64build.quant.rewrite import Rewriter
 
+IO_TYPES = ("float32", "int8")  # the element type of the graph's inputs and outputs
+
 
 def quantize_graph(
     graph: Graph,
@@ -35,13 +37,15 @@ def quantize_graph(
     synthetic: bool = False,
     fp32_nodes: tuple[str, ...] | list[str] = (),
     eval_inputs: list[Sample] | None = None,
+    io: str = "float32",
 ) -> tuple[Graph, dict]:
     """The int8 version of ``graph`` and its report (see docs/quant-ir.md, section 4).
 
     ``calibration_inputs``: samples (input name -> array of the input's shape, or of its
     shape without the batch dim); None needs ``synthetic=True`` unless the graph's
     quantisation is fully fixed by a pre-quantised model. ``eval_inputs``: a held-out set
-    for the report (default: the calibration samples).
+    for the report (default: the calibration samples). ``io``: "float32" keeps the graph
+    inputs and outputs float32; "int8" makes them int8 tensors with their quantisation.
     """
     if method not in METHODS:
         raise UserError(f"unknown calibration method {method!r}",
@@ -52,9 +56,12 @@ def quantize_graph(
     if unknown:
         raise UserError(f"fp32_nodes names unknown node(s) {unknown}",
                         hint="use node names of the imported graph (see the import report)")
+    if io not in IO_TYPES:
+        raise UserError(f"unknown io type {io!r}", hint=f"use one of {', '.join(IO_TYPES)}")
+    boundary = tuple(graph.inputs + graph.outputs) if io == "int8" else ()
     int8_nodes, kept = choose_int8(graph, set(fp32_nodes))
     needed: set[str] = set()
-    quant_table(graph, int8_nodes, lambda key: needed.add(key) or QParams(1.0, 0))
+    quant_table(graph, int8_nodes, lambda key: needed.add(key) or QParams(1.0, 0), boundary)
 
     notes: list[str] = []
     if calibration_inputs is not None:
@@ -84,13 +91,14 @@ def quantize_graph(
         low, high = ranges.get(key, (0.0, 0.0))  # never seen a finite value: all zero
         return activation_qparams(low, high)
 
-    table = quant_table(graph, int8_nodes, calibrated)
-    quantized = Rewriter(graph, int8_nodes, table).run()
+    table = quant_table(graph, int8_nodes, calibrated, boundary)
+    quantized = Rewriter(graph, int8_nodes, table, io_int8=io == "int8").run()
     verify(quantized)
 
     evaluation = fit_samples(graph, eval_inputs, "evaluation") if eval_inputs else samples
     report = {
         "method": method,
+        "io": io,
         "percentile": percentile,
         "synthetic": calibration_inputs is None and synthetic,
         "calibration_samples": len(samples),

@@ -8,7 +8,7 @@ import numpy as np
 
 from dnn64build.ir.graph import Graph
 from dnn64build.ir.reference import run
-from dnn64build.quant.execute import run_int8
+from dnn64build.quant.execute import dequantize_outputs, quantize_inputs, run_int8
 
 # SNR reported for an exact match (JSON has no infinity).
 SNR_CAP_DB = 200.0
@@ -22,7 +22,9 @@ def accuracy_report(fp32_graph: Graph, int8_graph: Graph,
     worst = dict.fromkeys(fp32_graph.outputs, 0.0)
     agree = dict.fromkeys(fp32_graph.outputs, 0)
     for sample in samples:
-        ref, got = run(fp32_graph, sample), run_int8(int8_graph, sample)
+        ref = run(fp32_graph, sample)
+        got = dequantize_outputs(int8_graph, run_int8(int8_graph,
+                                                      quantize_inputs(int8_graph, sample)))
         for name in fp32_graph.outputs:
             r, q = ref[name].astype(np.float64), got[name].astype(np.float64)
             signal[name] += float(np.sum(r * r))

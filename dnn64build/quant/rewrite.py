@@ -13,6 +13,7 @@ import numpy as np
 from dnn64build.ir.graph import Graph, Node, Tensor
 from dnn64build.quant import lower
 from dnn64build.quant.calibrate import pre_key
+from dnn64build.quant.overflow import check_weighted_accumulator, widen_scales
 from dnn64build.quant.plan import ACTIVATION_OPS, ELEMENTWISE, SHARED, WEIGHTED
 from dnn64build.quant.qparams import (
     QParams,
@@ -25,17 +26,23 @@ from dnn64build.quant.qparams import (
 
 
 class Rewriter:
-    def __init__(self, src: Graph, int8_nodes: set[str], table: dict[str, QParams]):
+    def __init__(self, src: Graph, int8_nodes: set[str], table: dict[str, QParams],
+                 io_int8: bool = False):
         self.src = src
         self.int8_nodes = int8_nodes
         self.table = table
-        self.out = Graph(src.name, list(src.inputs), list(src.outputs),
-                         {name: Tensor(list(src.tensors[name].shape), src.tensors[name].dtype,
-                                       "input") for name in src.inputs}, [])
+        self.io_int8 = io_int8
+        self.out = Graph(src.name, list(src.inputs), list(src.outputs), {}, [])
+        for name in src.inputs:
+            quant = table[name].as_quant() if io_int8 else None
+            self.out.tensors[name] = Tensor(list(src.tensors[name].shape),
+                                            "int8" if io_int8 else src.tensors[name].dtype,
+                                            "input", quant)
         for name, value in src.constants.items():
             self.out.add_constant(name, value)
-        self.fp32_names: dict[str, str] = {name: name for name in src.inputs}
-        self.int8_names: dict[str, str] = {}
+        boundary = {name: name for name in src.inputs}
+        self.fp32_names: dict[str, str] = {} if io_int8 else boundary
+        self.int8_names: dict[str, str] = boundary if io_int8 else {}
 
     # --- tensor versions ---
 
@@ -99,18 +106,36 @@ class Rewriter:
             else:
                 self._fp32_node(node)
         for name in self.src.outputs:
-            self.fp32(name)
+            if self.io_int8:
+                self._int8_output(name)
+            else:
+                self.fp32(name)
         self.out.remove_unused()
         return self.out
 
+    def _int8_output(self, name: str) -> None:
+        """Graph output ``name`` as an int8 tensor (quantising an fp32 result into it)."""
+        if self.int8_names.get(name) == name:
+            return
+        q = self.table[name]
+        self.out.tensors[name] = Tensor(list(self.src.tensors[name].shape), "int8", "output",
+                                        q.as_quant())
+        self._emit(f"{name}__quantize", "QuantizeLinear", [self.fp32(name)], name,
+                   {"int8": {"scale": q.scale, "zero_point": q.zero_point}})
+
     def _fp32_node(self, node: Node) -> None:
         inputs = [self.fp32(name) if name else "" for name in node.inputs]
+        outputs = []
         for name in node.outputs:
             t = self.src.tensors[name]
-            self.out.tensors[name] = Tensor(list(t.shape), t.dtype, t.kind)
-            self.fp32_names[name] = name
-        self.out.nodes.append(Node(node.name, node.op, inputs, list(node.outputs),
-                                   dict(node.attrs)))
+            internal = name
+            if self.io_int8 and name in self.src.outputs:  # the int8 output keeps the name
+                internal = self._new_tensor(f"{name}__f", t.shape, t.dtype, None)
+            else:
+                self.out.tensors[name] = Tensor(list(t.shape), t.dtype, t.kind)
+            self.fp32_names[name] = internal
+            outputs.append(internal)
+        self.out.nodes.append(Node(node.name, node.op, inputs, outputs, dict(node.attrs)))
 
     def _int8_node(self, node: Node) -> None:
         attrs = dict(node.attrs)
@@ -125,8 +150,11 @@ class Rewriter:
         out_name = node.outputs[0]
         q = self.table[out_name]
         shape = self.src.tensors[out_name].shape
-        if out_name in self.src.outputs:
+        if out_name in self.src.outputs and not self.io_int8:
             result = self._new_tensor(f"{out_name}__q", shape, "int8", q.as_quant())
+        elif out_name in self.src.outputs:
+            result = out_name
+            self.out.tensors[out_name] = Tensor(list(shape), "int8", "output", q.as_quant())
         else:
             result = out_name
             self.out.tensors[out_name] = Tensor(list(shape), "int8", "activation", q.as_quant())
@@ -198,15 +226,20 @@ class Rewriter:
             bias = bias * (attrs["beta"] if node.op == "Gemm" else 1.0)
         x_q = self.table[node.inputs[0]]
         scales = self._weight_scales(w_name, w, axis, node.attrs.get("alpha", 1.0))
+        fixed = self.src.tensors[w_name].quant is not None
+        if not fixed:  # a pre-quantised model's scales are the model's own
+            scales = widen_scales(w, bias, axis, scales, x_q.scale, x_q.zero_point)
         pre_q = self.table.get(pre_key(node))
         attrs["int8"] = lower.weighted(attrs, x_q, scales, self.table[node.outputs[0]], pre_q)
         w_q = self.out.unique_name(f"{w_name}__q")
-        fixed = self.src.tensors[w_name].quant is not None
-        self.out.add_constant(w_q, quantize_weights(w, scales, axis, -128 if fixed else -127))
+        w_int = quantize_weights(w, scales, axis, -128 if fixed else -127)
+        b_int = quantize_bias(bias, x_q.scale, scales)
+        check_weighted_accumulator(node.name, node.op, w_int, b_int, axis, x_q.zero_point)
+        self.out.add_constant(w_q, w_int)
         self.out.tensors[w_q].quant = {"scale": scales.tolist(), "zero_point": [0] * channels,
                                        "axis": axis}
         b_q = self.out.unique_name(f"{b_name}__q" if b_name else f"{node.name}__bias_q")
-        self.out.add_constant(b_q, quantize_bias(bias, x_q.scale, scales))
+        self.out.add_constant(b_q, b_int)
         self.out.tensors[b_q].quant = {"scale": (x_q.scale * scales).tolist(),
                                        "zero_point": [0] * channels, "axis": 0}
         return [self.int8(node.inputs[0]), w_q, b_q], attrs

@@ -11,6 +11,13 @@ from dnn64build.rom import layout
 TITLE_SIZE = 20
 
 
+def title_problem(title: str) -> str | None:
+    """What is wrong with ``title`` as a cartridge title, or None."""
+    if len(title) > TITLE_SIZE or not all(" " <= c <= "~" for c in title):
+        return f"ROM title {title!r} must be at most {TITLE_SIZE} printable ASCII characters"
+    return None
+
+
 @dataclass(frozen=True)
 class RomHeader:
     """Header fields a user may choose. CRCs are filled in by the packer."""
@@ -21,11 +28,9 @@ class RomHeader:
     version: int = 0
 
     def validate(self, where: str | None = None) -> None:
-        if len(self.title) > TITLE_SIZE or not all(" " <= c <= "~" for c in self.title):
-            raise UserError(
-                f"ROM title {self.title!r} must be at most {TITLE_SIZE} printable ASCII characters",
-                where=where,
-            )
+        problem = title_problem(self.title)
+        if problem:
+            raise UserError(problem, where=where)
         if len(self.game_id) != 2 or not self.game_id.isascii() or not self.game_id.isalnum():
             raise UserError(
                 f"game id {self.game_id!r} must be 2 ASCII letters or digits", where=where

@@ -13,6 +13,7 @@ import ipl3checksum
 
 from dnn64build.errors import UserError
 from dnn64build.rom import layout
+from dnn64build.rom.crc_tail import CIC_6102_IPL3_CRC, crc32_tail
 from dnn64build.rom.header import RomHeader
 
 # The IPL3s whose boot contract (load 1 MiB from 0x1000 to the header's boot
@@ -54,10 +55,13 @@ def check_ipl3(ipl3: bytes, where: str | None = None) -> ipl3checksum.CICKind:
 
 
 def pad_boot_stub(stub: bytes, where: str | None = None) -> bytes:
-    """Zero-pad an assembled boot stub to the IPL3 slot size."""
-    if len(stub) > layout.IPL3_SIZE:
-        raise UserError(f"boot stub is {len(stub)} bytes, over {layout.IPL3_SIZE}", where=where)
-    return stub.ljust(layout.IPL3_SIZE, b"\0")
+    """Zero-pad an assembled boot stub to the IPL3 slot size, its last 4 bytes chosen so
+    that the slot's CRC-32 is CIC-6102's: cen64 refuses to boot an unknown IPL3 area."""
+    room = layout.IPL3_SIZE - 4
+    if len(stub) > room:
+        raise UserError(f"boot stub is {len(stub)} bytes, over {room}", where=where)
+    body = stub.ljust(room, b"\0")
+    return body + crc32_tail(body, CIC_6102_IPL3_CRC)
 
 
 def pack_rom(

@@ -8,6 +8,7 @@ outputs.
 
 import importlib
 import sys
+import traceback
 import warnings
 
 from dnn64build.errors import UserError
@@ -21,12 +22,26 @@ def main(argv: list[str]) -> int:
         print(f"usage: python -m dnn64build.stages {{{','.join(STAGES)}}} ...", file=sys.stderr)
         return 2
     module = importlib.import_module(STAGES[argv[0]].module)
+    args = parse_stage_args(argv[1:])
     try:
-        module.main(parse_stage_args(argv[1:]))
+        module.main(args)
     except UserError as e:
-        print(f"ERROR: {e}", file=sys.stderr)
+        print(f"ERROR: {_naming_target(e, args.config.get('label'))}", file=sys.stderr)
         return 1
+    except Exception:  # anything else is a bug: say so, with the traceback to report
+        traceback.print_exc()
+        print(f"dnn64build: internal error in the {argv[0]} stage: this is a bug in "
+              "dnn64build, please report it with the traceback above", file=sys.stderr)
+        return 70
     return 0
+
+
+def _naming_target(error: UserError, label: str | None) -> UserError:
+    """The error with the target it happened in first (ninja paths such as
+    ``../models/x.onnx`` mean little to the user; the label does)."""
+    if label and not (error.where or "").startswith(label):
+        error.where = f"{label}: {error.where}" if error.where else label
+    return error
 
 
 if __name__ == "__main__":

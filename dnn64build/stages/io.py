@@ -17,6 +17,7 @@ class StageArgs:
     config: dict[str, Any]
     inputs: dict[str, list[Path]]
     outputs: dict[str, Path]
+    depfile: Path | None = None  # given to stages that list the files they read
 
     def input(self, name: str) -> Path:
         """The one file given for input ``name``."""
@@ -36,12 +37,20 @@ class StageArgs:
     def write_json(self, name: str, value: Any) -> None:
         self.write_text(name, json.dumps(value, indent=1, sort_keys=True) + "\n")
 
+    def write_depfile(self, read: list[Path]) -> None:
+        """Tell ninja every file this run read (Makefile syntax, as gcc -MD writes it)."""
+        assert self.depfile is not None, "the stage's StageSpec must set depfile=True"
+        targets = " ".join(_depfile_escape(str(p)) for p in sorted(self.outputs.values()))
+        deps = " ".join(_depfile_escape(str(p)) for p in read)
+        self.depfile.write_text(f"{targets}: {deps}\n")
+
 
 def parse_stage_args(argv: list[str]) -> StageArgs:
     """``--config FILE --in NAME=PATH ... --out NAME=PATH ...`` (names may repeat for --in)."""
     config: dict[str, Any] = {}
     inputs: dict[str, list[Path]] = {}
     outputs: dict[str, Path] = {}
+    depfile: Path | None = None
     it = iter(argv)
     for flag in it:
         value = next(it)
@@ -53,6 +62,16 @@ def parse_stage_args(argv: list[str]) -> StageArgs:
         elif flag == "--out":
             name, _, path = value.partition("=")
             outputs[name] = Path(path)
+        elif flag == "--depfile":
+            depfile = Path(value)
         else:
             raise SystemExit(f"stage: unknown argument {flag!r}")
-    return StageArgs(config, inputs, outputs)
+    return StageArgs(config, inputs, outputs, depfile)
+
+
+def _depfile_escape(path: str) -> str:
+    """A path as ninja's depfile parser reads it back: spaces and '#' backslashed, '$'
+    doubled; a newline cannot be written."""
+    if "\n" in path:
+        raise ValueError(f"a path with a newline cannot go into a depfile: {path!r}")
+    return path.replace(" ", "\\ ").replace("#", "\\#").replace("$", "$$")

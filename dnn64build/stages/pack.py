@@ -11,27 +11,29 @@ input; ``dnn64build run`` repacks the image with real inputs.
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from dnn64build.build_outputs import load_json
 from dnn64build.codegen.program import generate_main
 from dnn64build.errors import UserError
+from dnn64build.planner.fit import STACK_BYTES, check_linked_fit
 from dnn64build.rom.assets import Asset, build_asset_image
 from dnn64build.rom.header import RomHeader
 from dnn64build.rom.pack import pack_rom, read_ipl3
 from dnn64build.stages.io import StageArgs
 from dnn64build.toolchains import BareToolchain, LibdragonToolchain, Toolchain, find_toolchain
 from dnn64build.toolchains.base import KERNELS_DIR, run
+from dnn64build.toolchains.elf import program_size
 
 KSEG0 = 0x80000000
 
 
 def main(args: StageArgs) -> None:
     config = args.config
-    metas = [json.loads(p.read_text()) for p in args.inputs["metas"]]
+    metas = [load_json(p) for p in args.inputs["metas"]]
     assets = model_assets(metas, [p.read_bytes() for p in args.inputs["weights"]])
     toolchain = _toolchain(config)
     first_output = next(iter(args.outputs.values()))
@@ -39,6 +41,13 @@ def main(args: StageArgs) -> None:
     with tempfile.TemporaryDirectory(dir=first_output.parent, prefix=".pack") as tmp_dir:
         tmp = Path(tmp_dir)
         program = link_program(toolchain, metas, args.inputs, tmp)
+        if isinstance(toolchain, (BareToolchain, LibdragonToolchain)):  # not the host
+            check_linked_fit(
+                program_size(toolchain.linked_path(program)), memory=config["memory"],
+                arena_bytes=max(meta["arena_bytes"] for meta in metas),
+                stack_bytes=STACK_BYTES, ram_start=KSEG0,
+                label=" + ".join(model["label"] for model in config["models"]),
+            )
         if isinstance(toolchain, BareToolchain):
             user_ipl3 = args.optional_input("ipl3")
             ipl3 = (read_ipl3(user_ipl3) if user_ipl3

@@ -7,8 +7,8 @@ prints) and timeline.svg (the memory timeline picture).
 
 from __future__ import annotations
 
-import math
-
+from dnn64build.codegen.model import staging_area_bytes
+from dnn64build.codegen.staging import DEFAULT_STAGING_CAP
 from dnn64build.ir import Graph, load_graph
 from dnn64build.planner.checker import check_plan
 from dnn64build.planner.exact import WORK_BUDGET
@@ -26,14 +26,12 @@ from dnn64build.planner.report import render_ascii, render_svg
 from dnn64build.planner.schedule import EXPANSION_BUDGET
 from dnn64build.stages.io import StageArgs
 
-DEFAULT_STAGING_CAP = 64 * 1024  # bytes of weight staging (both halves) unless configured
-
 
 def main(args: StageArgs) -> None:
     config = args.config
     graph = load_graph(args.input("graph"), args.input("weights"))
     alignment = config.get("alignment", 16)
-    staging = config.get("staging_bytes") or default_staging_bytes(graph, alignment)
+    estimate = config.get("staging_bytes") or staging_estimate(graph, alignment)
     plan = plan_graph(
         graph,
         algorithm=config.get("algorithm", "auto"),
@@ -44,17 +42,18 @@ def main(args: StageArgs) -> None:
         expansion_budget=config.get("expansion_budget", EXPANSION_BUDGET),
         timings=False,
         fusion=config.get("fusion", "auto"),
-        fusion_staging=staging,
+        fusion_staging=estimate,
         fusion_weight_cap=(config["staging_bytes"] // 2 // 16 * 16 if config.get("staging_bytes")
                            else GROUP_WEIGHT_CAP),
-        fusion_budget=activation_budget(config["memory"], staging),
+        fusion_budget=activation_budget(config["memory"], estimate),
     )
     violation = check_plan(plan)
     if violation is not None:  # the planner and the checker are separate code: a bug
         raise AssertionError(f"planner produced an invalid plan: {violation}")
-    if not config.get("staging_bytes"):  # a fused group stages all its weights as one tile
-        staging = max([staging] + [2 * align_up(g["weight_bytes"], alignment)
-                                   for g in plan["fusion"]["groups"]])
+    # Sized by the code generator itself (fused groups included), so codegen never finds
+    # the area too small.
+    staging = staging_area_bytes(graph, plan, configured=config.get("staging_bytes"),
+                                 where=config["label"])
     plan["staging"] = {"offset": plan["arena_bytes"], "bytes": staging}
     check_fit(plan, memory=config["memory"], program_bytes=PROGRAM_ESTIMATE_BYTES,
               label=config["label"], staging_bytes=staging)
@@ -68,16 +67,16 @@ def activation_budget(memory: int, staging: int) -> int:
     return memory - LOW_MEMORY_BYTES - staging - PROGRAM_ESTIMATE_BYTES - STACK_BYTES
 
 
-def default_staging_bytes(graph: Graph, alignment: int) -> int:
-    """Room for two copies of the largest node's weights (double buffering), capped: bigger
-    layers are streamed in output-channel tiles."""
+def staging_estimate(graph: Graph, alignment: int) -> int:
+    """Staging bytes expected before there is a plan, for the fusion decision only (the
+    real size is ``staging_area_bytes`` of the plan): two copies of the largest node's
+    weights, capped as codegen caps a default tile."""
     largest = max(
         (sum(graph.constants[t].nbytes for t in node.inputs if t in graph.constants)
          for node in graph.nodes),
         default=0,
     )
-    return max(alignment, min(2 * math.ceil(largest / alignment) * alignment,
-                              DEFAULT_STAGING_CAP))
+    return max(alignment, min(2 * align_up(largest, alignment), DEFAULT_STAGING_CAP))
 
 
 def report(plan: dict, model: str, memory: int) -> str:

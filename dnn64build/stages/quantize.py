@@ -19,8 +19,10 @@ def main(args: StageArgs) -> None:
 
     graph = load_graph(graph_path, weights_path)
     calibration, evaluation = (
-        load_calibration(path, graph.inputs) if path else None
-        for path in (args.optional_input("calibration"), args.optional_input("evaluation"))
+        load_calibration(path, graph.inputs, where=f"quantize.{data} file {path.name}")
+        if path else None
+        for data, path in (("calibration", args.optional_input("calibration")),
+                           ("evaluation", args.optional_input("evaluation")))
     )
     quantized, report = quantize_graph(
         graph,
@@ -30,6 +32,7 @@ def main(args: StageArgs) -> None:
         synthetic=config.get("synthetic", False),
         fp32_nodes=tuple(config.get("fp32_nodes", ())),
         eval_inputs=evaluation,
+        io=config.get("io", "float32"),
     )
     save_graph(quantized, args.outputs["graph"], args.outputs["weights"])
     args.write_json("report", report)

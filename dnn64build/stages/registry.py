@@ -17,9 +17,13 @@ class StageSpec:
     module: str  # "dnn64build.stages.<x>", run as a function main(args)
     mnemonic: str  # short word shown in progress lines
     sources: tuple[str, ...]  # tool-root-relative files/dirs this stage's code lives in
+    # True when the stage reads files it learns about only while running (ONNX external
+    # data): it then writes a depfile naming every file it read, and ninja tracks them.
+    depfile: bool = False
 
 
-_COMMON = ("dnn64build/errors.py", "dnn64build/stages/__main__.py", "dnn64build/stages/io.py")
+_COMMON = ("dnn64build/errors.py", "dnn64build/stages/__main__.py", "dnn64build/stages/io.py",
+           "dnn64build/build_outputs.py")
 
 STAGES: dict[str, StageSpec] = {
     spec.name: spec
@@ -28,14 +32,17 @@ STAGES: dict[str, StageSpec] = {
             "import", "dnn64build.stages.import_model", "Import",
             _COMMON + ("dnn64build/stages/import_model.py", "dnn64build/frontend",
                        "dnn64build/ir", "dnn64build/passes"),
+            depfile=True,
         ),
         StageSpec(
             "quantize", "dnn64build.stages.quantize", "Quantize",
-            _COMMON + ("dnn64build/stages/quantize.py", "dnn64build/quant", "dnn64build/ir"),
+            _COMMON + ("dnn64build/stages/quantize.py", "dnn64build/quant", "dnn64build/ir",
+                       "dnn64build/array_files.py"),
         ),
         StageSpec(
             "plan", "dnn64build.stages.plan", "Plan",
-            _COMMON + ("dnn64build/stages/plan.py", "dnn64build/planner", "dnn64build/ir"),
+            _COMMON + ("dnn64build/stages/plan.py", "dnn64build/planner", "dnn64build/ir",
+                       "dnn64build/codegen"),  # the staging area is sized by codegen's rules
         ),
         StageSpec(
             "codegen", "dnn64build.stages.codegen", "Codegen",

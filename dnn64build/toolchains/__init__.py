@@ -14,9 +14,25 @@ from dnn64build.toolchains.bare import BareToolchain
 from dnn64build.toolchains.base import Toolchain
 from dnn64build.toolchains.host import HostToolchain
 from dnn64build.toolchains.libdragon import LibdragonToolchain
-from dnn64build.toolchains.tools import FoundTool, find_tool
+from dnn64build.toolchains.tools import FoundTool, find_tool, selecting_variables
 
 TOOLCHAINS = ("auto", "bare", "host", "libdragon")
+_CLASSES = {cls.name: cls for cls in (BareToolchain, HostToolchain, LibdragonToolchain)}
+
+
+def toolchain_variables(name: str) -> tuple[str, ...]:
+    """The environment variables that decide which executables toolchain ``name`` runs."""
+    return selecting_variables(_CLASSES[name].tools)
+
+
+def toolchain_executables(name: str, env: Mapping[str, str]) -> dict[str, str]:
+    """The executables toolchain ``name`` would run under ``env`` (role -> path; empty when
+    one is missing: the action that needs it says so when it runs)."""
+    try:
+        found = find_tool(_CLASSES[name].tools, env=env, check_version=False)
+    except UserError:
+        return {}
+    return {role: str(path) for role, path in sorted(found.paths.items())}
 
 
 def find_toolchain(name: str, *, env: Mapping[str, str] | None = None) -> Toolchain:

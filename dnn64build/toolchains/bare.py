@@ -48,10 +48,11 @@ IMAGE_SECTIONS = ("-j", ".text", "-j", ".rodata", "-j", ".data")
 
 class BareToolchain(Toolchain):
     name = "bare"
+    tools = "mips-linux-gnu-gcc"  # its third_party descriptor
 
     def __init__(self, env: Mapping[str, str] | None = None, ram_end: int = 0x80400000):
         """``ram_end``: KSEG0 end of usable RDRAM (0x80800000 with the Expansion Pak)."""
-        tool = find_tool("mips-linux-gnu-gcc", env=env)
+        tool = find_tool(self.tools, env=env)
         self.cc = tool["gcc"]
         self.cflags = CFLAGS
         self.objcopy = tool["objcopy"]
@@ -66,6 +67,8 @@ class BareToolchain(Toolchain):
             BARE_DIR / "dnn64_platform_bare.c",
             BARE_DIR / "dnn64_libc.c",
             BARE_DIR / "dnn64_libgcc.c",
+            BARE_DIR / "dnn64_rsp_bare.c",
+            BARE_DIR / "dnn64_rsp_microcode.c",
         ]
 
     def linked_path(self, out: Path) -> Path:

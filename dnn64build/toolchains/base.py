@@ -37,6 +37,7 @@ class Toolchain(ABC):
     """
 
     name: str
+    tools: str  # the third_party/<tools>.yaml descriptor of its executables
     cc: str  # the C compiler (also assembles .S)
     cflags: tuple[str, ...]  # its flags, before defines and include directories
     ar: str  # the archiver matching the compiler

@@ -21,10 +21,11 @@ SANITIZE_FLAGS = ("-fsanitize=address,undefined", "-fno-sanitize-recover=all",
 
 class HostToolchain(Toolchain):
     name = "host"
+    tools = "host-cc"  # its third_party descriptor
 
     def __init__(self, env: Mapping[str, str] | None = None, *, sanitize: bool = False):
         """``sanitize``: build with AddressSanitizer and UBSan (for tests)."""
-        tool = find_tool("host-cc", env=env)
+        tool = find_tool(self.tools, env=env)
         self.cc = tool["cc"]
         self.link_flags = SANITIZE_FLAGS if sanitize else ()
         self.cflags = (*CFLAGS, *self.link_flags)

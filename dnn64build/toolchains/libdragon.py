@@ -35,9 +35,10 @@ LDFLAGS = (
 
 class LibdragonToolchain(Toolchain):
     name = "libdragon"
+    tools = "libdragon"  # its third_party descriptor
 
     def __init__(self, env: Mapping[str, str] | None = None, title: str = "DNN64"):
-        tool = find_tool("libdragon", env=env, check_version=False)
+        tool = find_tool(self.tools, env=env, check_version=False)
         self.paths = {role: str(path) for role, path in tool.paths.items()}
         self.root = Path(tool.paths["gcc"]).parent.parent
         self.cc = self.paths["gcc"]

@@ -106,6 +106,14 @@ def _search_dirs(desc: ToolDescriptor, env: Mapping[str, str]) -> tuple[list[str
     return dirs, where
 
 
+def selecting_variables(name: str) -> tuple[str, ...]:
+    """The environment variables that decide which executables ``find_tool(name)`` finds."""
+    desc = load_descriptor(name)
+    if desc.root_env:
+        return (desc.root_env,)
+    return (desc.override_env, "PATH") if desc.override_env else ("PATH",)
+
+
 def _version_tuple(text: str) -> tuple[int, ...]:
     return tuple(int(p) for p in text.split("."))
 

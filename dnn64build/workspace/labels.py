@@ -14,9 +14,13 @@ from dnn64build.errors import UserError
 
 _NAME = r"[A-Za-z0-9_][A-Za-z0-9_.+-]*"
 _PACKAGE = rf"(?:{_NAME}(?:/{_NAME})*)?"
-_LABEL_RE = re.compile(rf"^//(?P<pkg>{_PACKAGE})(?::(?P<name>{_NAME}))?$")
-_RELATIVE_RE = re.compile(rf"^:(?P<name>{_NAME})$")
-_RECURSIVE_RE = re.compile(rf"^//(?:(?P<pkg>{_PACKAGE})/)?\.\.\.$")
+# Matched whole (fullmatch, or \Z in a schema): Python's "$" also matches before a final
+# newline, which would let "name\n" through.
+_LABEL_RE = re.compile(rf"//(?P<pkg>{_PACKAGE})(?::(?P<name>{_NAME}))?")
+_RELATIVE_RE = re.compile(rf":(?P<name>{_NAME})")
+_RECURSIVE_RE = re.compile(rf"//(?:(?P<pkg>{_PACKAGE})/)?\.\.\.")
+_PACKAGE_RE = re.compile(_PACKAGE)
+NAME_SCHEMA_PATTERN = rf"^{_NAME}\Z"  # a target name, for JSON schemas
 
 SYNTAX_HINT = (
     "labels look like //pkg/path:name (or :name inside the same package); "
@@ -40,14 +44,19 @@ class Label:
         return f"{self.package}/{self.name}" if self.package else self.name
 
 
+def is_package_path(path: str) -> bool:
+    """Whether ``path`` (relative, '/'-separated) can name a package."""
+    return _PACKAGE_RE.fullmatch(path) is not None
+
+
 def parse_label(text: str, *, package: str | None = None, where: str | None = None) -> Label:
     """Parse an absolute label, or a relative ``:name`` when ``package`` is given.
 
     ``//pkg`` alone means ``//pkg:pkg``'s last path element, as in Bazel.
     """
-    if package is not None and (m := _RELATIVE_RE.match(text)):
+    if package is not None and (m := _RELATIVE_RE.fullmatch(text)):
         return Label(package, m["name"])
-    m = _LABEL_RE.match(text)
+    m = _LABEL_RE.fullmatch(text)
     if not m:
         raise UserError(f"malformed label {text!r}", where=where, hint=SYNTAX_HINT)
     pkg = m["pkg"]
@@ -80,7 +89,7 @@ class Pattern:
 
 def parse_pattern(text: str) -> Pattern:
     """Parse a command-line target pattern."""
-    if m := _RECURSIVE_RE.match(text):
+    if m := _RECURSIVE_RE.fullmatch(text):
         return Pattern(m["pkg"] or "", None, recursive=True)
     label = parse_label(text)
     if label.name in ("all", "*") and text.endswith((":all", ":*")):

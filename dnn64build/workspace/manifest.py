@@ -8,7 +8,6 @@ after the workspace defaults are applied.
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -18,8 +17,9 @@ from typing import Any
 import jsonschema
 
 from dnn64build.errors import UserError
+from dnn64build.errors import did_you_mean as _did_you_mean
 from dnn64build.rules_api import Rule, Target
-from dnn64build.workspace.labels import Label, parse_label
+from dnn64build.workspace.labels import Label, is_package_path, parse_label
 from dnn64build.workspace.root import MANIFEST, OUTPUT_BASE
 from dnn64build.workspace.yaml_source import SourceMap, load_yaml
 
@@ -54,6 +54,7 @@ class Workspace:
     targets: Mapping[Label, Target]
     manifests: tuple[Path, ...]  # every BUILD.yaml read
     directories: tuple[Path, ...]  # every directory searched for packages
+    kinds: tuple[str, ...] = ()  # every rule kind, used or not
 
     @property
     def output_base(self) -> Path:
@@ -74,14 +75,24 @@ def load_workspace(root: Path, rules: Mapping[str, Rule]) -> Workspace:
     directories: list[Path] = []
     name, defaults = root.name, {}
     for directory, is_package in walk_packages(root):
-        directories.append(directory)
+        package = directory.relative_to(root).as_posix()
+        package = "" if package == "." else package
+        # Only a directory whose path is a package name can become a package: watch those
+        # (they are also the only ones build.ninja can always name).
+        if is_package_path(package):
+            directories.append(directory)
         if not is_package:
             continue
         manifest = directory / MANIFEST
-        manifests.append(manifest)
-        package = directory.relative_to(root).as_posix()
-        package = "" if package == "." else package
         display = manifest.relative_to(root).as_posix()
+        if not is_package_path(package):
+            raise UserError(
+                f"package directory {package!r} is not a valid package name",
+                where=repr(display),
+                hint="each directory of a package's path must be letters, digits and _ . + - "
+                "(not starting with . + -): rename it, or move its BUILD.yaml elsewhere",
+            )
+        manifests.append(manifest)
         data = load_yaml(manifest, display)
         if data is None:
             continue
@@ -101,7 +112,8 @@ def load_workspace(root: Path, rules: Mapping[str, Rule]) -> Workspace:
                     hint="target names must be unique within a package",
                 )
             targets[target.label] = target
-    return Workspace(root, name, targets, tuple(manifests), tuple(directories))
+    return Workspace(root, name, targets, tuple(manifests), tuple(directories),
+                     tuple(sorted(rules)))
 
 
 def _check_defaults(defaults: Mapping[str, Any], rules: Mapping[str, Rule], display: str) -> None:
@@ -121,7 +133,7 @@ def _load_target(
 ) -> Target:
     where = entry.where if isinstance(entry, SourceMap) else display
     kind = entry.get("rule")
-    if kind not in rules:
+    if not isinstance(kind, str) or kind not in rules:
         raise UserError(
             f"unknown rule kind {kind!r}{_did_you_mean(str(kind), rules)}",
             where=where,
@@ -137,13 +149,27 @@ def _load_target(
     name = attrs.get("name", "?")
     _validate(attrs, rule.schema(), where, f"target {name!r} ({kind})", entry)
     label = Label(package, name)
-    deps = tuple(
-        parse_label(text, package=package, where=where)
-        for attr_name, attr in rule.attrs.items()
-        if attr.labels
-        for text in attrs.get(attr_name, [])
-    )
-    return Target(label, rule, attrs, where, deps)
+    deps: list[Label] = []
+    for attr_name, attr in rule.attrs.items():
+        if attr.labels:
+            deps += _label_list(attrs.get(attr_name, []), attr_name, label, where)
+    return Target(label, rule, attrs, where, tuple(deps))
+
+
+def _label_list(texts: list[str], attr: str, owner: Label, where: str) -> list[Label]:
+    """The labels one attribute names; the same target twice (perhaps spelt differently,
+    ``:a`` and ``//pkg:a``) is an error."""
+    seen: dict[Label, str] = {}
+    for text in texts:
+        dep = parse_label(text, package=owner.package, where=where)
+        if dep in seen:
+            raise UserError(
+                f"target {owner}: attribute {attr!r} names {dep} twice "
+                f"(as {seen[dep]!r} and {text!r})",
+                where=where, hint="list each target once",
+            )
+        seen[dep] = text
+    return list(seen)
 
 
 def _merge(default: Any, value: Any) -> Any:
@@ -155,10 +181,22 @@ def _merge(default: Any, value: Any) -> Any:
     return value
 
 
+def _is_integer(_checker: Any, value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+# An attribute declared integer takes an int, not a whole float such as 16.0 (YAML keeps
+# them apart; JSON Schema's default "integer" would admit 16.0 and pass a float on).
+_Validator = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator,
+    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_integer),
+)
+
+
 def _validate(
     data: Any, schema: dict, where: str, what: str, source: Any | None = None
 ) -> None:
-    validator = jsonschema.Draft202012Validator(schema)
+    validator = _Validator(schema)
     error = jsonschema.exceptions.best_match(validator.iter_errors(data))
     if error is None:
         return
@@ -187,7 +225,17 @@ def _explain(error: jsonschema.ValidationError) -> str:
         return "; ".join(f"unknown key {k!r}{_did_you_mean(k, allowed)}" for k in extra)
     if error.validator == "required":
         return error.message.replace("is a required property", "is required")
+    if _whole_float_for_integer(error):
+        return f"{error.instance!r} is a float; write the integer {int(error.instance)}"
     return error.message
+
+
+def _whole_float_for_integer(error: jsonschema.ValidationError) -> bool:
+    """A float such as 16.0 where the schema (or one of its oneOf branches) wants an int."""
+    wanted = [error.validator_value] if error.validator == "type" else [
+        branch.get("type") for branch in error.schema.get("oneOf", [])]
+    return (isinstance(error.instance, float) and error.instance.is_integer()
+            and "integer" in wanted)
 
 
 def _allowed(error: jsonschema.ValidationError | None) -> str | None:
@@ -201,8 +249,3 @@ def _allowed(error: jsonschema.ValidationError | None) -> str | None:
             return error.schema["description"]
         error = error.parent
     return None
-
-
-def _did_you_mean(word: str, choices: Any) -> str:
-    close = difflib.get_close_matches(word, list(choices), n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""

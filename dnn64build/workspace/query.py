@@ -12,10 +12,10 @@ parsing.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
-from dnn64build.errors import UserError
+from dnn64build.errors import UserError, did_you_mean
 from dnn64build.workspace.labels import parse_label, parse_pattern
 
 _CALL = re.compile(r"^\s*(deps|rdeps|kind)\s*\((.*)\)\s*$", re.DOTALL)
@@ -36,15 +36,20 @@ def select(patterns: list[str], targets: Mapping[str, Any]) -> list[str]:
     return sorted(chosen)
 
 
-def evaluate_query(expr: str, targets: Mapping[str, Any]) -> list[str]:
+def evaluate_query(expr: str, targets: Mapping[str, Any], kinds: Collection[str]) -> list[str]:
+    """The labels ``expr`` selects; ``kinds`` are the workspace's rule kinds."""
     m = _CALL.match(expr)
     if not m:
         return select(expr.split(), targets)
     func, args = m[1], m[2]
     if func == "kind":
-        kind, _, rest = args.partition(",")
-        return [t for t in evaluate_query(rest, targets) if targets[t]["rule"] == kind.strip()]
-    roots = set(evaluate_query(args, targets))
+        kind, _, rest = (part.strip() for part in args.partition(","))
+        if kind not in kinds:
+            raise UserError(f"kind({kind}, ...): unknown rule kind {kind!r}"
+                            + did_you_mean(kind, kinds),
+                            hint=f"rule kinds: {', '.join(sorted(kinds))}")
+        return [t for t in evaluate_query(rest, targets, kinds) if targets[t]["rule"] == kind]
+    roots = set(evaluate_query(args, targets, kinds))
     edges = (
         {t: targets[t]["deps"] for t in targets}
         if func == "deps"

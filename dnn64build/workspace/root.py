@@ -3,6 +3,7 @@ top-level ``workspace:`` block. Kept free of heavy imports: every command starts
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -26,3 +27,15 @@ def find_root(start: Path) -> Path:
         f"in {start} or above)",
         hint="create a BUILD.yaml with 'workspace: {name: ...}' at the top of your project",
     )
+
+
+def output_base_problem(root: Path) -> str | None:
+    """Why the build outputs cannot be written under ``root`` (None when they can)."""
+    out = root / OUTPUT_BASE
+    if out.is_symlink() and not out.exists():
+        return f"{out} is a symbolic link to {os.readlink(out)}, which does not exist"
+    if out.exists() and not out.is_dir():
+        return f"{out} exists and is not a directory"
+    if not os.access(out if out.exists() else root, os.W_OK):
+        return f"{out if out.exists() else root} is not writable"
+    return None

@@ -6,7 +6,9 @@ Each module defines ``RULE``. A workspace may add its own kinds in its own
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
+import os
 import sys
 from pathlib import Path
 
@@ -31,7 +33,10 @@ def load_rules(workspace_root: Path) -> dict[str, Rule]:
     rules: dict[str, Rule] = {}
     origin: dict[str, Path] = {}
     for path in rule_files(workspace_root):
-        name = f"dnn64build_rules.{path.parent.parent.name}.{path.stem}"
+        # Keyed by the file's real path: two folders may share a basename (a workspace named
+        # like the tool's checkout), and each must load its own module.
+        digest = hashlib.sha256(os.fsencode(path.resolve())).hexdigest()[:16]
+        name = f"dnn64build_rules.r{digest}.{path.stem}"
         module = sys.modules.get(name)
         if module is None:
             spec = importlib.util.spec_from_file_location(name, path)

@@ -63,3 +63,8 @@ def load_yaml(path: Path, display_name: str) -> Any:
         mark = e.problem_mark or e.context_mark
         where = f"{display_name}:{mark.line + 1}:{mark.column + 1}" if mark else display_name
         raise UserError(f"malformed YAML: {e.problem or e.context}", where=where) from None
+    except yaml.reader.ReaderError as e:  # a character YAML does not allow
+        line = text.count("\n", 0, e.position) + 1
+        column = e.position - (text.rfind("\n", 0, e.position) + 1) + 1
+        raise UserError(f"malformed YAML: character {e.character!r} is not allowed",
+                        where=f"{display_name}:{line}:{column}") from None

@@ -119,6 +119,44 @@ void dnn64_done(void);
  *  `message` is a NUL-terminated string. */
 void dnn64_fail(const char *message);
 
+/* ---- the RSP (bare only) ------------------------------------------------ */
+/* Only a platform with an RSP defines these (bare). The RSP kernels
+ * (kernels/dnn64_rsp_conv.c) reference them weakly: elsewhere (host, libdragon
+ * for now) the references are null and the kernels run their CPU twins. */
+
+/** Size of the RSP's data memory (DMEM): a job and its result must fit. */
+#define DNN64_RSP_DMEM_BYTES 4096u
+
+/** 1: this platform runs RSP kernels. */
+int dnn64_rsp_available(void);
+
+/** SP DMA `bytes` bytes from RDRAM `src` to DMEM at `dmem_offset` (the RSP must be
+ *  stopped). src: 8-byte aligned, cached or not (written back from the D-cache first);
+ *  dmem_offset, bytes: multiples of 8, the span inside DNN64_RSP_DMEM_BYTES. */
+void dnn64_rsp_write(uint32_t dmem_offset, const void *src, uint32_t bytes);
+
+/** SP DMA `rows` rows of `row_bytes` bytes, `src_stride` bytes apart in RDRAM, to DMEM
+ *  at `dmem_offset`, back to back (the RSP must be stopped). The rows' D-cache lines are
+ *  written back first (and stay valid). src, row_bytes, src_stride, dmem_offset:
+ *  multiples of 8; the DMEM span inside DNN64_RSP_DMEM_BYTES. */
+void dnn64_rsp_write_rows(uint32_t dmem_offset, const void *src, uint32_t row_bytes,
+                          uint32_t rows, uint32_t src_stride);
+
+/** Start the matmul_s8 microcode (dnn64build/rsp/microcode/matmul_s8.rsp) at PC 0 on
+ *  the job in DMEM, loading it into IMEM on first use; returns at once: the CPU may
+ *  work (not touch DMEM) until dnn64_rsp_wait. */
+void dnn64_rsp_start(void);
+
+/** Wait until the RSP halts at the microcode's `break`. */
+void dnn64_rsp_wait(void);
+
+/** SP DMA `bytes` bytes from DMEM at `dmem_offset` to RDRAM `dst` (8-byte aligned; its
+ *  D-cache lines are invalidated, so the CPU then reads what the RSP wrote). */
+void dnn64_rsp_read(void *dst, uint32_t dmem_offset, uint32_t bytes);
+
+/* Every call above checks alignment and bounds, and every wait (DMA, halt) has a time
+ * limit: a fault calls dnn64_fail instead of hanging. */
+
 /* ---- asset table (portable, over dnn64_rom_read) ------------------------- */
 
 /** One entry of the asset table; offset is relative to the asset area. */

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import fcntl
 import shutil
 import subprocess
 import sys
 import time
 
+from dnn64build.graph.runner import workspace_lock
 from tests.build.conftest import Workspace
 
 BUNDLE = "targets:\n  - {rule: n64_rom, name: demo_rom, models: ['//models:a', '//models:b']}\n"
@@ -47,17 +47,13 @@ def test_clean_expunge_removes_the_output_base(two_models: Workspace) -> None:
 
 
 def test_a_second_command_waits_for_the_workspace_lock(two_models: Workspace) -> None:
-    out = two_models.root / "dnn64-out"
-    out.mkdir()
-    with open(out / ".lock", "a+") as held:
-        fcntl.flock(held, fcntl.LOCK_EX)
+    with workspace_lock(two_models.root):
         proc = subprocess.Popen(
             [sys.executable, "-m", "dnn64build", "query", "//..."], cwd=two_models.root,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
         time.sleep(1.5)
         assert proc.poll() is None, "the second command did not wait for the lock"
-        fcntl.flock(held, fcntl.LOCK_UN)
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 0
     assert "another build is running in this workspace" in stderr

@@ -21,6 +21,11 @@ def test_plan_json_has_the_contract_fields_and_passes_the_checker(two_models: Wo
         assert 0 <= buffer["first"] <= buffer["last"] < len(plan["schedule"])
     assert {b["name"] for b in plan["buffers"]} >= {"input", "output"}
     assert check_plan(plan) is None
+    # The whole-tensor bound, recomputed from the buffers: most bytes live at one step.
+    roots = [b for b in plan["buffers"] if not b.get("alias_of")]
+    live = max(sum(b["size"] for b in roots if b["first"] <= step <= b["last"])
+               for step in range(len(plan["schedule"])))
+    assert plan["op_bound_bytes"] == live
 
 
 def test_plan_report_and_timeline_picture(two_models: Workspace) -> None:
@@ -68,6 +73,23 @@ def test_plan_buffers_reports_a_bad_file_with_its_line(workspace: Workspace) -> 
     problem.write_text("id,lower,upper,size\na,0,4,16\nb,5,3,16\n")
     proc = workspace.run("plan-buffers", str(problem), check=False)
     assert proc.returncode == 1 and "bad.csv:3" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_plan_buffers_budget_and_search_report_on_stderr(workspace: Workspace) -> None:
+    # Every heuristic misses this problem's optimum (144 bytes, its lower bound).
+    problem = workspace.root / "hard.csv"
+    spans = [(0, 3, 3), (3, 6, 1), (1, 2, 3), (2, 4, 1), (2, 5, 1), (1, 5, 3), (2, 4, 1), (4, 6, 4)]
+    problem.write_text("id,lower,upper,size\n" + "".join(
+        f"b{i},{lo},{up},{16 * units}\n" for i, (lo, up, units) in enumerate(spans)))
+    proc = workspace.run("plan-buffers", str(problem), "--algorithm", "exact",
+                         "--capacity", "144")
+    assert "search nodes, lower bound 144 bytes" in proc.stderr
+    assert "optimal (proven optimal)" in proc.stderr
+    proc = workspace.run("plan-buffers", str(problem), "--algorithm", "exact", "--budget", "1")
+    assert "budget_exhausted (stopped short of a proof" in proc.stderr
+    proc = workspace.run("plan-buffers", str(problem), "--capacity", "60", check=False)
+    assert proc.returncode == 1 and "below buffer 'b7' alone (64 bytes" in proc.stderr
+    assert "Traceback" not in proc.stderr
 
 
 def _cnn_workspace(workspace: Workspace, fusion: str, model: str = "small_cnn") -> Workspace:

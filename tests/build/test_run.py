@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -70,3 +72,49 @@ def test_a_model_that_does_not_fit_stops_at_the_plan_stage(workspace: Workspace)
     base = workspace.root / "dnn64-out" / "bin" / "models" / "big"
     assert not (base / "plan" / "plan.json").exists()
     assert not list(base.rglob("*.z64")) and not (base / "codegen").exists()
+
+
+def test_io_int8_exposes_scale_and_zero_point(workspace: Workspace) -> None:
+    """`io: int8`: the header defines each boundary tensor's scale and zero point, run
+    quantises float inputs with them and saves int8 outputs with them; the host program
+    equals the integer reference bit for bit and, dequantised, tracks onnxruntime."""
+    workspace.add_model("m", seed=3)
+    calib = np.random.default_rng(7).standard_normal((16, 1, 4)).astype(np.float32)
+    np.savez(workspace.root / "models" / "calib.npz", input=calib)
+    workspace.write("models/BUILD.yaml", """\
+        targets:
+          - rule: n64_model
+            name: m
+            src: m.onnx
+            quantize: {mode: int8, calibration: calib.npz, io: int8}
+        """)
+    x = calib[3]
+    np.savez(workspace.root / "in.npz", input=x)
+    proc = workspace.run("run", "//models:m", "--platform", "host", "--input", "in.npz",
+                         "--output", "out.npz")
+    assert "vs the reference executor: match (bit-exact)" in proc.stdout
+    header = next((workspace.root / "dnn64-out").rglob("codegen/*.h")).read_text()
+    defines = dict(re.findall(r"#define M_MODELS_M_(\w+) (.+)", header))
+    out = np.load(workspace.root / "out.npz")
+    assert out["output"].dtype == np.int8
+    scale, zero_point = float(out["output.scale"]), int(out["output.zero_point"])
+    assert np.float32(defines["OUT0_SCALE"].rstrip("f")) == np.float32(scale)
+    assert defines["OUT0_ZERO_POINT"] == f"({zero_point})"
+    assert "IN0_SCALE" in defines and "IN0_ZERO_POINT" in defines
+    (want,) = ort.InferenceSession(tiny_mlp(3).SerializeToString()).run(None, {"input": x})
+    real = (out["output"].astype(np.float32) - zero_point) * scale
+    assert np.abs(real - want).max() <= 4 * scale  # input, hidden and output rounding
+
+
+def test_io_int8_without_int8_quantisation_is_refused(workspace: Workspace) -> None:
+    workspace.add_model("m", seed=3)
+    workspace.write("models/BUILD.yaml", """\
+        targets:
+          - rule: n64_model
+            name: m
+            src: m.onnx
+            quantize: {mode: none, io: int8}
+        """)
+    proc = workspace.run("plan", "//models:m", check=False)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "io: int8 needs quantize mode int8" in proc.stderr

@@ -41,3 +41,11 @@ def mupen64plus() -> None:
 @pytest.fixture(scope="session")
 def boot_stub(bare: BareToolchain, tmp_path_factory: pytest.TempPathFactory) -> bytes:
     return bare.build_boot_stub(tmp_path_factory.mktemp("boot") / "boot.bin")
+
+
+@pytest.fixture(scope="session")
+def cen64() -> None:
+    try:
+        find_tool("cen64", check_version=False)
+    except UserError as exc:
+        missing_tool(exc)

@@ -55,7 +55,7 @@ def test_dynamic_batch_without_binding_is_an_error(tmp_path) -> None:
                  [vi("y", ["N", 3])])
     error = import_error(model, tmp_path)
     assert "input 'x' has dynamic shape [N, 3]" in error.message
-    assert "input_shapes" in error.hint
+    assert "bind it with the target attribute inputs, e.g. inputs: {x: [1, 3]}" in error.hint
 
 
 def test_dynamic_batch_bound_from_input_shapes(tmp_path) -> None:
@@ -80,7 +80,7 @@ def test_input_shapes_contradicting_a_fixed_dim(tmp_path) -> None:
     model = make([helper.make_node("Relu", ["x"], ["y"])], [vi("x", ["N", 3])],
                  [vi("y", ["N", 3])])
     error = import_error(model, tmp_path, input_shapes={"x": [1, 4]})
-    assert "input 'x': input_shapes gives [1, 4], the model declares [N, 3]" in error.message
+    assert "input 'x': attribute inputs gives [1, 4], the model declares [N, 3]" in error.message
 
 
 def test_shape_depending_on_input_values_cannot_be_resolved(tmp_path) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import onnx
 import pytest
 
-from tools.zoo import NAMES, build
+from tools.zoo import BENCHMARK_NAMES, NAMES, build
 from tools.zoo.compare import import_and_compare
 
 SLOW = {"resnet50"}
@@ -38,9 +38,17 @@ def test_zoo_exports_like_pytorch() -> None:
     assert {"HardSwish", "HardSigmoid", "Sigmoid"} <= set(ops("mobilenetv3"))
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(set(BENCHMARK_NAMES) - set(NAMES)))
+def test_benchmark_model_matches_onnxruntime(name: str, tmp_path) -> None:
+    """The benchmark's torchvision-style architectures import exactly too."""
+    graph, error = import_and_compare(build(name), tmp_path, seed=7)
+    assert error <= 1e-4, f"{name}: scaled error {error:.3g}"
+
+
 def test_unknown_zoo_name() -> None:
-    with pytest.raises(KeyError, match="unknown zoo model 'alexnet'"):
-        build("alexnet")
+    with pytest.raises(KeyError, match="unknown zoo model 'vgg16'"):
+        build("vgg16")
 
 
 def test_generate_writes_models(tmp_path) -> None:

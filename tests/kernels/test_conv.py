@@ -31,6 +31,15 @@ CONV_CASES = [
     (1, 2, 12, 12, 3, (3, 3), (1, 1), (2, 2, 2, 2), (2, 2), 1),  # dilated
     (1, 1, 3, 3, 2, (5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 1),  # kernel wider than input
     (1, 4, 6, 6, 3, (1, 1), (2, 2), (1, 1, 0, 0), (1, 1), 1),  # strided 1x1: generic path
+    # 1x1 register blocks: 4-channel blocks plus a remainder of 3, an odd pixel count,
+    # strips (int8 and fp32) and, with 100 input channels, fp32's in-place reads
+    (1, 20, 3, 7, 11, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
+    (2, 100, 5, 3, 6, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
+    (1, 2100, 1, 3, 5, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),  # int8: no strip fits
+    # rows of more than 64 outputs inside the input (summed 64 at a time)
+    (1, 2, 3, 70, 3, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),
+    (1, 4, 9, 9, 4, (5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 4),  # depthwise 5x5, mostly border
+    (1, 3, 11, 12, 4, (3, 3), (2, 2), (1, 1, 0, 0), (1, 1), 1),  # stem-like: stride 2
 ]
 
 

@@ -90,6 +90,19 @@ def test_binary_s8_bit_exact(kernels, q, a_shape, b_shape, op) -> None:
     np.testing.assert_array_equal(y, want)
 
 
+@pytest.mark.parametrize("into", ["a", "b"])
+def test_add_s8_in_place_over_either_input(kernels, into) -> None:
+    """A residual Add(+ReLU) written over whichever input dies there: each element's
+    inputs are requantised before its output is stored, so y may be a or b."""
+    a, b = _int8_pair((2, 3, 4, 5), (2, 3, 4, 5), 34)
+    p = im.add_params(*QUANT[0])
+    act_min = QUANT[0][5]  # ReLU: clamp at the output zero point
+    want = im.add_s8(a, b, p, act_min, 127)
+    y = a if into == "a" else b
+    kernels.dnn64_add_s8(bcast(a.shape, a.shape, b.shape), a, b, _add_struct(p, act_min, 127), y)
+    np.testing.assert_array_equal(y, want)
+
+
 def test_int8_add_is_close_to_real_add() -> None:
     """intmath.add_s8 itself against real arithmetic: within one output step."""
     a, b = _int8_pair((1000,), (1000,), 33)

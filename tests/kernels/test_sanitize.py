@@ -19,7 +19,8 @@ SANITIZE = ("-O1", "-g", "-fno-omit-frame-pointer", "-fsanitize=address,undefine
 # Every test file that calls the kernels on numpy buffers (exact sizes, so ASan sees
 # overruns); the random-geometry searches are left to the normal build.
 RERUN = ["test_conv.py", "test_gemm.py", "test_pool.py", "test_eltwise.py", "test_layout.py",
-         "test_resize.py", "test_softmax_reduce.py", "test_quantize.py", "test_activation.py"]
+         "test_resize.py", "test_softmax_reduce.py", "test_quantize.py", "test_activation.py",
+         "test_accumulator_bound.py"]
 
 
 def _runtime(name: str) -> str | None:

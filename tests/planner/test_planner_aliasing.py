@@ -62,6 +62,25 @@ def test_no_inplace_over_a_tensor_read_later():
     assert _aliases(dag) == {"y": ("a", 0)}
 
 
+def test_residual_add_writes_into_the_input_that_dies_there():
+    """The skip (first input) is read again after the Add, so the sum goes over the
+    branch (second input); the plan checker and the hazard scan agree."""
+    dag = Dag(
+        (
+            Op("stem", ("x",), ("s",)),
+            Op("branch", ("s",), ("b",)),
+            Op("add", ("s", "b"), ("r",), "inplace"),
+            Op("head", ("s", "r"), ("y",)),
+        ),
+        {"x": 64, "s": 64, "b": 64, "r": 64, "y": 64},
+        ("x",),
+        ("y",),
+    )
+    assert _aliases(dag) == {"r": ("b", 0)}
+    plan = plan_dag(dag)
+    assert check_plan(plan) is None and not memory_hazards(dag, plan)
+
+
 def test_no_inplace_over_a_model_input():
     dag = Dag((Op("relu", ("x",), ("y",), "inplace"),), {"x": 64, "y": 64}, ("x",), ("y",))
     assert _aliases(dag) == {}

@@ -94,3 +94,37 @@ def test_unknown_algorithm_and_missing_file(tmp_path: Path):
         plan_buffers_csv(_write(tmp_path, EXAMPLE), None, "magic")
     with pytest.raises(UserError, match="cannot read"):
         plan_buffers_csv(tmp_path / "missing.csv", None)
+
+
+def test_capacity_below_the_largest_buffer(tmp_path: Path):
+    # B alone needs 48 bytes: a capacity of 40 fails on it, before any search.
+    with pytest.raises(UserError) as info:
+        plan_buffers_csv(_write(tmp_path, EXAMPLE), tmp_path / "out.csv", "exact", capacity=40)
+    assert "capacity 40 is below buffer 'B' alone (48 bytes" in info.value.message
+    assert not (tmp_path / "out.csv").exists()
+
+
+# test_planner_exact.py's HARD: every heuristic misses its optimum (144).
+HARD = "id,lower,upper,size\n" + "".join(
+    f"b{i},{lo},{up},{16 * units}\n"
+    for i, (lo, up, units) in enumerate(
+        [(0, 3, 3), (3, 6, 1), (1, 2, 3), (2, 4, 1), (2, 5, 1), (1, 5, 3), (2, 4, 1), (4, 6, 4)]
+    )
+)
+
+
+def test_budget_and_search_report(tmp_path: Path):
+    path = _write(tmp_path, HARD)
+    full = plan_buffers_csv(path, None, "exact")
+    assert (full.arena_bytes, full.outcome) == (144, "optimal")
+    assert "proven optimal" in full.search_report() and "lower bound 144" in full.search_report()
+    # One unit of budget: the search stops at once with best_fit's plan, and says so.
+    cut = plan_buffers_csv(path, None, "exact", work_budget=1)
+    assert cut.outcome == "budget_exhausted" and cut.arena_bytes > 144
+    assert "stopped short of a proof" in cut.search_report()
+    assert check_intervals(_rows_of(cut.csv_text)) is None
+
+
+def _rows_of(text: str):
+    return [(r["id"], int(r["lower"]), int(r["upper"]), int(r["size"]), int(r["alignment"]),
+             int(r["offset"])) for r in csv.DictReader(text.splitlines())]

@@ -11,13 +11,23 @@ from planner_helpers import brute_force_arena, problems
 
 from dnn64build.planner.allocate import HEURISTICS
 from dnn64build.planner.checker import check_intervals
-from dnn64build.planner.exact import NODE_OVERHEAD, ExactOutcome, ExactParams, solve_exact
+from dnn64build.planner.exact import (
+    NODE_OVERHEAD,
+    SWITCHES,
+    ExactOutcome,
+    ExactParams,
+    maximal_cliques,
+    solve_exact,
+)
 from dnn64build.planner.problem import Buffer, Problem, lower_bound
+from tools.hard_problems import planted_random
 
-SWITCHES = ("canonical_order", "section_bound", "symmetric_buffers", "heuristic_incumbent")
+# The pruning rules and the incumbent: every combination must agree with brute
+# force. ``restarts`` changes only the order of the search (tested below).
+PRUNING = tuple(s for s in SWITCHES if s != "restarts")
 ALL_COMBINATIONS = [
-    ExactParams(**dict(zip(SWITCHES, values, strict=True)))
-    for values in itertools.product((True, False), repeat=len(SWITCHES))
+    ExactParams(restarts=False, **dict(zip(PRUNING, values, strict=True)))
+    for values in itertools.product((True, False), repeat=len(PRUNING))
 ]
 
 
@@ -26,11 +36,11 @@ def _valid(problem: Problem, offsets: dict[str, int]) -> bool:
     return check_intervals(rows) is None
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(problems(max_buffers=6, max_units=4, alignments=(16, 32)))
 def test_matches_brute_force_with_every_switch_combination(problem: Problem):
     expected = brute_force_arena(problem)
-    for params in ALL_COMBINATIONS:
+    for params in [*ALL_COMBINATIONS, ExactParams()]:
         result = solve_exact(problem, params)
         assert result.outcome is ExactOutcome.OPTIMAL, params
         assert result.arena_bytes == expected, params
@@ -47,17 +57,56 @@ HARD = Problem.of(
 )
 
 
-def test_every_switch_reduces_work():
-    base = ExactParams(heuristic_incumbent=False)
-    all_on = solve_exact(HARD, base)
-    assert all_on.outcome is ExactOutcome.OPTIMAL
-    assert all_on.arena_bytes == brute_force_arena(HARD)
-    for switch in SWITCHES:
-        off = solve_exact(HARD, replace(base, **{switch: False}))
-        assert off.arena_bytes == all_on.arena_bytes
-        on = all_on if switch != "heuristic_incumbent" else solve_exact(HARD, ExactParams())
-        reference = off if switch != "heuristic_incumbent" else all_on
-        assert on.nodes < reference.nodes, (switch, on.nodes, reference.nodes)
+# GAP (below) with its 2-unit buffer (0, 4) split in two identical halves: the
+# optimum (checked by brute force) is still 112, above the bound.
+TWINS = Problem.of(
+    Buffer(f"t{i}", lo, up, 16 * units)
+    for i, (lo, up, units) in enumerate(
+        [(3, 7, 1), (1, 2, 4), (2, 5, 2), (5, 9, 4), (2, 3, 2), (0, 4, 1), (4, 5, 3), (5, 9, 1),
+         (0, 4, 1)]
+    )
+)
+
+
+def test_every_pruning_rule_reduces_work():
+    # Proving that no plan fits one unit below the optimum is an exhaustive
+    # search, where each rule has to earn its keep: each one alone cuts nodes
+    # from canonical order alone, and canonical order cuts them from all rules.
+    assert brute_force_arena(GAP) == brute_force_arena(TWINS) == 112
+    only_canonical = ExactParams(
+        restarts=False, heuristic_incumbent=False,
+        **{s: s == "canonical_order" for s in PRUNING if s != "heuristic_incumbent"},
+    )
+    for switch in PRUNING:
+        if switch in ("canonical_order", "heuristic_incumbent"):
+            continue
+        problem = TWINS if switch == "symmetric_buffers" else GAP
+        without = solve_exact(problem, only_canonical, capacity=111)
+        with_it = solve_exact(problem, replace(only_canonical, **{switch: True}), capacity=111)
+        assert without.outcome is with_it.outcome is ExactOutcome.INFEASIBLE
+        assert with_it.nodes < without.nodes, (switch, with_it.nodes, without.nodes)
+    everything = ExactParams(restarts=False, heuristic_incumbent=False)
+    unordered = replace(everything, canonical_order=False)
+    assert (solve_exact(GAP, everything, capacity=111).nodes
+            < solve_exact(GAP, unordered, capacity=111).nodes)
+
+
+def test_restarts_reduce_work_and_the_incumbent_is_a_fallback():
+    # A planted 40-buffer instance where the first preorder goes astray early.
+    planted = planted_random(36, 40, capacity=4096, drop=0.3)
+    capacity = planted.optimum
+    base = ExactParams(heuristic_incumbent=False, node_budget=20_000)
+    with_restarts = solve_exact(planted.problem, base, capacity=capacity)
+    without = solve_exact(planted.problem, replace(base, restarts=False), capacity=capacity)
+    assert with_restarts.outcome is ExactOutcome.OPTIMAL
+    assert with_restarts.arena_bytes == capacity == lower_bound(planted.problem).bytes
+    assert _valid(planted.problem, with_restarts.offsets)
+    assert with_restarts.nodes < without.nodes
+    # The incumbent is the fallback when the search stops at once.
+    seeded = solve_exact(GAP, ExactParams(node_budget=1))
+    unseeded = solve_exact(GAP, ExactParams(node_budget=1, heuristic_incumbent=False))
+    assert seeded.outcome is unseeded.outcome is ExactOutcome.BUDGET_EXHAUSTED
+    assert _valid(GAP, seeded.offsets) and unseeded.offsets is None
 
 
 def test_node_budget_exhausted_keeps_the_best_found():
@@ -67,13 +116,15 @@ def test_node_budget_exhausted_keeps_the_best_found():
 
 
 def test_work_budget_counts_units_per_node():
-    # HARD: 8 buffers, lifetime ends 0..6 make 6 time sections, so a node costs
-    # NODE_OVERHEAD + 8 + 6 = 270 units; the node past the budget stops it.
+    # GAP: 8 buffers in 5 sections (maximal cliques). Without decomposition
+    # every node works on the whole problem: NODE_OVERHEAD + 8 + 5 = 269
+    # units; the node past the budget stops the search.
     assert NODE_OVERHEAD == 256
-    base = ExactParams(heuristic_incumbent=False)
-    assert solve_exact(HARD, base).nodes > 10  # the full proof needs more
-    for budget, nodes in ((270 * 5, 6), (270 * 5 - 1, 5), (270 * 10 + 269, 11)):
-        result = solve_exact(HARD, replace(base, work_budget=budget))
+    assert maximal_cliques([b.lower for b in GAP.buffers], [b.upper for b in GAP.buffers])[2] == 5
+    base = ExactParams(heuristic_incumbent=False, decomposition=False, restarts=False)
+    assert solve_exact(GAP, base, capacity=111).nodes > 12  # the full proof needs more
+    for budget, nodes in ((269 * 5, 6), (269 * 5 - 1, 5), (269 * 10 + 268, 11)):
+        result = solve_exact(GAP, replace(base, work_budget=budget), capacity=111)
         assert (result.outcome, result.nodes) == (ExactOutcome.BUDGET_EXHAUSTED, nodes)
 
 

@@ -162,23 +162,72 @@ def test_op_without_int8_kernel_stays_fp32(tmp_path) -> None:
                    "QuantizeLinear", "Gemm", "DequantizeLinear"]
 
 
-def test_concat_requantizes_inputs_to_the_output_quantisation() -> None:
+def _concat_graph(first_op: str) -> Graph:
+    """y = Concat(first_op(a), b) over two graph inputs."""
     tensors = {"a": Tensor([1, 4], "float32", "input"), "b": Tensor([1, 4], "float32", "input"),
+               "p": Tensor([1, 4], "float32", "activation"),
                "y": Tensor([1, 8], "float32", "output")}
-    graph = Graph("cat", ["a", "b"], ["y"], tensors,
-                  [Node("cat", "Concat", ["a", "b"], ["y"], {"axis": 1})])
-    samples = [{"a": np.array([[-1, 0, 0.5, 1]], np.float32),
-                "b": np.array([[0, 2, 3, 4]], np.float32)}]
-    quantized, report = quantize_graph(graph, samples)
+    attrs = {"axis": -1} if first_op == "Softmax" else {}
+    return Graph("cat", ["a", "b"], ["y"], tensors,
+                 [Node("first", first_op, ["a"], ["p"], attrs),
+                  Node("cat", "Concat", ["p", "b"], ["y"], {"axis": 1})])
+
+
+CONCAT_SAMPLES = [{"a": np.array([[-1, 0, 0.5, 1]], np.float32),
+                   "b": np.array([[0, 2, 3, 4]], np.float32)}]
+
+
+def test_concat_inputs_take_the_output_quantisation_without_copies() -> None:
+    """As TFLite: the producers (here a Relu and the quantised graph input b) write with
+    the Concat's quantisation, so no Requantize copy is left for the planner to keep."""
+    quantized, _ = quantize_graph(_concat_graph("Relu"), CONCAT_SAMPLES)
     ops = [node.op for node in quantized.nodes]
-    assert ops.count("Requantize") == 2 and "Concat" in ops
+    assert "Requantize" not in ops and "Concat" in ops
     out_quant = quantized.tensors["y__q"].quant
     concat = next(node for node in quantized.nodes if node.op == "Concat")
     assert all(quantized.tensors[name].quant == out_quant for name in concat.inputs)
-    # out range [-1, 4]: scale 5/255; every value is within half a step (+ 1 requant step)
-    np.testing.assert_allclose(run_int8(quantized, samples[0])["y"],
-                               np.concatenate([samples[0]["a"], samples[0]["b"]], axis=1),
-                               atol=1.5 * out_quant["scale"])
+    # one range [0, 4] for all: scale 4/255; every value within half a step
+    want = np.concatenate([np.maximum(CONCAT_SAMPLES[0]["a"], 0), CONCAT_SAMPLES[0]["b"]], 1)
+    np.testing.assert_allclose(run_int8(quantized, CONCAT_SAMPLES[0])["y"], want,
+                               atol=0.5 * out_quant["scale"] + 1e-6)
+
+
+def test_concat_keeps_a_requantize_where_the_scale_is_fixed() -> None:
+    """Softmax's output quantisation is fixed (1/256, -128): only its input is copied."""
+    quantized, _ = quantize_graph(_concat_graph("Softmax"), CONCAT_SAMPLES)
+    requants = [node for node in quantized.nodes if node.op == "Requantize"]
+    softmax = next(node for node in quantized.nodes if node.op == "Softmax")
+    assert [node.inputs for node in requants] == [softmax.outputs]
+    assert quantized.tensors[softmax.outputs[0]].quant == {"scale": 1 / 256, "zero_point": -128}
+
+
+def test_concat_quantisation_reaches_through_a_max_pool() -> None:
+    """DenseNet's stem: Conv -> MaxPool -> Concat. The Conv itself writes with the
+    Concat's quantisation (MaxPool keeps its input's), so nothing is requantised."""
+    rng = np.random.default_rng(3)
+    w = rng.standard_normal((4, 2, 1, 1)).astype(np.float32)
+    tensors = {"x": Tensor([1, 2, 4, 4], "float32", "input"),
+               "w": Tensor([4, 2, 1, 1], "float32", "constant"),
+               "c": Tensor([1, 4, 4, 4], "float32", "activation"),
+               "m": Tensor([1, 4, 2, 2], "float32", "activation"),
+               "r": Tensor([1, 4, 2, 2], "float32", "activation"),
+               "y": Tensor([1, 8, 2, 2], "float32", "output")}
+    pool = {"kernel_shape": [2, 2], "strides": [2, 2], "pads": [0, 0, 0, 0],
+            "dilations": [1, 1], "ceil_mode": 0}
+    graph = Graph("stem", ["x"], ["y"], tensors, [
+        Node("conv", "Conv", ["x", "w"], ["c"], {"kernel_shape": [1, 1], "strides": [1, 1],
+                                                 "pads": [0, 0, 0, 0], "dilations": [1, 1],
+                                                 "group": 1}),
+        Node("pool", "MaxPool", ["c"], ["m"], pool),
+        Node("relu", "Relu", ["m"], ["r"], {}),
+        Node("cat", "Concat", ["m", "r"], ["y"], {"axis": 1}),
+    ], {"w": w})
+    samples = [{"x": rng.standard_normal((1, 2, 4, 4)).astype(np.float32) * 3}]
+    quantized, _ = quantize_graph(graph, samples)
+    assert "Requantize" not in [node.op for node in quantized.nodes]
+    assert quantized.tensors["c"].quant == quantized.tensors["y__q"].quant
+    np.testing.assert_allclose(run_int8(quantized, samples[0])["y"], run(graph, samples[0])["y"],
+                               atol=2 * quantized.tensors["c"].quant["scale"])
 
 
 def _relu_graph(size: int) -> Graph:
@@ -229,7 +278,7 @@ def test_load_calibration(tmp_path) -> None:
      "sample count"),
     (lambda d: np.save(d / "c.npy", np.ones((3, 2))), ["a", "b"], "holds one input"),
     (lambda d: (d / "c.txt").write_text("1 2 3"), ["a"], ".npz or .npy"),
-    (lambda d: (d / "c.npz").write_text("not a zip"), ["a"], "cannot read"),
+    (lambda d: (d / "c.npz").write_text("not a zip"), ["a"], "not an .npz archive"),
     (lambda d: None, ["a"], "not found"),
 ])
 def test_load_calibration_errors(tmp_path, setup, names: list[str], message: str) -> None:

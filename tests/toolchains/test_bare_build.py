@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from dnn64build.errors import UserError
+from dnn64build.planner.fit import STACK_BYTES, check_linked_fit
 from dnn64build.toolchains import BareToolchain
+from dnn64build.toolchains.elf import program_size
 from tests.tool_required import missing_tool
 
 PROBE = Path(__file__).parents[1] / "emulator" / "programs" / "asset_probe.c"
@@ -87,3 +89,36 @@ def test_ram_end_moves_the_stack(tmp_path: Path):
     except UserError as exc:
         missing_tool(exc)
     assert "-Wl,--defsym=__dnn64_ram_end=0x80800000" in big.link_argv([], tmp_path / "p.bin")
+
+
+def test_program_size_matches_binutils(bare: BareToolchain, built: Path):
+    """The section sizes the post-link fit check reads, against objdump's section table."""
+    elf = built.with_suffix(".elf")
+    table = subprocess.run([bare.objdump, "-h", str(elf)], capture_output=True, text=True,
+                           check=True).stdout
+    rows = re.findall(r"^\s*\d+\s+(\S+)\s+([0-9a-f]+)\s+([0-9a-f]+)\s+\S+\s+\S+\s+\S+\n"
+                      r"\s+(.*)$", table, re.MULTILINE)
+    alloc = [(name, int(size, 16), int(vma, 16)) for name, size, vma, flags in rows
+             if "ALLOC" in flags]
+    size = program_size(elf)
+    assert size.text == sum(s for name, s, _ in alloc if name.startswith(".text"))
+    assert size.bss == sum(s for name, s, _ in alloc if name.startswith((".bss", ".sbss")))
+    assert size.text + size.rodata + size.data + size.bss == sum(s for _, s, _ in alloc)
+    assert size.start == 0x80000400 == min(vma for _, _, vma in alloc)
+    assert size.end == max(vma + s for _, s, vma in alloc)
+
+
+def test_linked_fit_check_names_the_real_figures(built: Path):
+    """The post-link check: a program that fits exactly passes; one byte less of RDRAM
+    gives one message naming the arena, the program's sections, the stack and the memory."""
+    size = program_size(built.with_suffix(".elf"))
+    exact = size.end - 0x80000000 + STACK_BYTES
+    check_linked_fit(size, memory=exact, arena_bytes=0, stack_bytes=STACK_BYTES,
+                     label="//p:probe", ram_start=0x80000000)
+    with pytest.raises(UserError) as info:
+        check_linked_fit(size, memory=exact - 1, arena_bytes=size.bss, stack_bytes=STACK_BYTES,
+                         label="//p:probe", ram_start=0x80000000)
+    message = info.value.message
+    assert message.startswith("//p:probe does not fit in")
+    for part in ("arena", ".text", ".rodata", ".data", "stack 64.0 KiB", "low memory 1.0 KiB"):
+        assert part in message

@@ -37,26 +37,25 @@ from onnx import shape_inference
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from tools.zoo import NAMES, build  # noqa: E402
 
-COUNT_HZ = 46.875e6  # CP0 Count rate on hardware: half the 93.75 MHz VR4300 clock
 # Fewer Count ticks per MAC than this cannot be real: 2 ticks are one instruction in
 # mupen64plus, and the VR4300 has no fused multiply-add (nor SIMD on the CPU).
 MIN_TICKS_PER_MAC = 2
 MEMORIES = ("4MiB", "8MiB")
 CALIBRATION_SAMPLES = 8  # quantisation calibration samples
 COLUMNS = ("model", "mode", "M MACs", "memory needed", "arena bytes", "weight bytes streamed",
-           "ticks / inference", "emulated ms @46.875 MHz", "emulator wall s", "vs reference",
+           "ticks / inference", "M instructions (ticks / 2)", "emulator wall s", "vs reference",
            "vs host")
 NOTES = f"""\
 Notes:
 - ticks: CP0 Count printed by the ROM ("N ticks (CP0 Count) per inference"), one sample.
   mupen64plus advances Count by 2 per executed instruction (CountPerOp), so it counts
-  instructions (instructions = ticks / 2), not cycles: "emulated ms" = ticks / 46.875 MHz
-  is the time at one instruction per cycle, ignoring cache misses, stalls and multi-cycle
-  multiply/FPU ops; real hardware is slower. The platform layer extends the 32-bit Count
-  to 64 bits on every weight-tile read, so ticks are exact unless one tile's compute alone
-  runs over 2^32 ticks. "suspect (below {MIN_TICKS_PER_MAC} ticks per MAC)": fewer ticks
-  than one instruction per multiply-accumulate, which the VR4300 (no fused multiply-add)
-  cannot do; such a value is not to be trusted.
+  instructions (instructions = ticks / 2), not cycles: no time can be read from it (cache
+  misses, stalls and multi-cycle multiply/FPU ops are not modelled). CPU cycles and ms
+  come from cen64: tools/bench/bench_cycles.py. The platform layer extends the 32-bit
+  Count to 64 bits on every weight-tile read, so ticks are exact unless one tile's
+  compute alone runs over 2^32 ticks. "suspect (below {MIN_TICKS_PER_MAC} ticks per
+  MAC)": fewer ticks than one instruction per multiply-accumulate, which the VR4300 (no
+  fused multiply-add) cannot do; such a value is not to be trusted.
 - emulator wall s: from starting `dnn64build run` until it printed the ticks line (a no-op
   build check, ROM repack, mupen64plus boot and run); the reference executor and host
   build comparisons that follow are not included.
@@ -84,14 +83,14 @@ class Row:
     log: str = ""  # the full error output of a failed build or run, printed after the table
 
     def cells(self) -> tuple[str, ...]:
-        ticks, ms = self.outcome, "-"
+        ticks, instructions = self.outcome, "-"
         if self.ticks is not None:
-            ticks, ms = f"{self.ticks:.0f}", f"{self.ticks / COUNT_HZ * 1e3:.1f}"
+            ticks, instructions = f"{self.ticks:.0f}", f"{self.ticks / 2e6:.1f}"
             if self.ticks < MIN_TICKS_PER_MAC * self.macs:
                 ticks += f" suspect (below {MIN_TICKS_PER_MAC} ticks per MAC)"
         wall = "-" if self.wall is None else f"{self.wall:.1f}"
         return (self.model, self.mode, f"{self.macs / 1e6:.1f}", self.memory, self.arena,
-                self.streamed, ticks, ms, wall, self.reference, self.host)
+                self.streamed, ticks, instructions, wall, self.reference, self.host)
 
 
 def macs(model: onnx.ModelProto) -> int:
@@ -116,10 +115,14 @@ def macs(model: onnx.ModelProto) -> int:
 
 
 class Bench:
-    def __init__(self, root: Path, timeout: float, jobs: int) -> None:
+    platform = "emulator"  # dnn64build run --platform
+
+    def __init__(self, root: Path, timeout: float, jobs: int,
+                 env: dict[str, str] | None = None) -> None:
         self.root = root
         self.timeout = timeout
         self.jobs = jobs
+        self.env = env or {}  # added to the CLI's environment (e.g. PYTHONPATH)
         self.targets: dict[str, str] = {}  # target name -> its n64_model entry (YAML flow map)
         (root / "models").mkdir(parents=True, exist_ok=True)
         (root / "BUILD.yaml").write_text(
@@ -150,7 +153,7 @@ class Bench:
         proc = subprocess.Popen(
             [sys.executable, "-m", "dnn64build", *args], cwd=self.root, text=True,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            env={**os.environ, **self.env, "PYTHONUNBUFFERED": "1"},
         )
         lines: list[str] = []
         ticks_at = None
@@ -191,7 +194,7 @@ class Bench:
             return row
         self._read_meta(row, target, None)
         status, out, row.wall = self.run(target, self.root / f"{name}_in.npz")
-        found = _ticks(out)
+        found = self.ticks(out)
         if found is not None:
             row.ticks = found
         elif "time limit" in out:
@@ -222,8 +225,12 @@ class Bench:
             row.arena = str(meta["arena_bytes"])
             row.streamed = str(meta["weight_bytes_streamed"])
 
+    def ticks(self, out: str) -> float | None:
+        """The CP0 Count ticks per inference that ``dnn64build run`` printed."""
+        return _ticks(out)
+
     def run(self, target: str, inputs: Path) -> tuple[int, str, float | None]:
-        return self.cli("run", f"//models:{target}", "--platform", "emulator", "--input",
+        return self.cli("run", f"//models:{target}", "--platform", self.platform, "--input",
                         str(inputs), "--timeout", str(self.timeout),
                         limit=self.timeout + 3600)
 

@@ -30,7 +30,7 @@ from dnn64build.planner.fit import (  # noqa: E402
 )
 from dnn64build.planner.fusion import GROUP_WEIGHT_CAP  # noqa: E402
 from dnn64build.planner.graph_plan import plan_graph  # noqa: E402
-from dnn64build.stages.plan import activation_budget, default_staging_bytes  # noqa: E402
+from dnn64build.stages.plan import activation_budget, staging_estimate  # noqa: E402
 from tools.bench.bench_planner_zoo import int8, load  # noqa: E402
 from tools.zoo import NAMES  # noqa: E402
 
@@ -44,7 +44,7 @@ MEMORY = {"fp32": 4 * 1024 * 1024, "int8": 2 * 1024 * 1024}
 
 def rows(label: str, graph, memory: int) -> list[str]:
     out = []
-    staging = default_staging_bytes(graph, 16)
+    staging = staging_estimate(graph, 16)
     budget = activation_budget(memory, staging)
     for mode, fusion, cap in MODES:
         start = time.perf_counter()

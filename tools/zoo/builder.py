@@ -112,6 +112,8 @@ class NetBuilder:
             return self.node("LeakyRelu", [x], "LeakyRelu", alpha=0.1)
         if kind == "silu":
             return self.node("Mul", [x, self.node("Sigmoid", [x], "Sigmoid")], "Mul")
+        if kind == "sigmoid":
+            return self.node("Sigmoid", [x], "Sigmoid")
         raise ValueError(kind)
 
     def conv_bn(self, x: str, cin: int, cout: int, k: int, stride: int = 1, group: int = 1,
@@ -180,13 +182,29 @@ class NetBuilder:
         merged = self.concat([dims[0], minus_one, dims[2], dims[3]], axis=0)
         return self.node("Reshape", [y, merged], "Reshape")
 
+    def mean_hw(self, x: str) -> str:
+        """x.mean([2, 3]): ReduceMean without keepdims (axes an input from opset 18)."""
+        if self.opset >= 18:
+            return self.node("ReduceMean", [x, self.const(np.array([2, 3], np.int64), "axes")],
+                             "ReduceMean", keepdims=0)
+        return self.node("ReduceMean", [x], "ReduceMean", axes=[2, 3], keepdims=0)
+
+    def channels(self, x: str, start: int, end: int) -> str:
+        """x[:, start:end] (a half of torch's x.chunk(2, dim=1))."""
+        bounds = [self.const(np.array([v], np.int64), "slice") for v in (start, end, 1)]
+        return self.node("Slice", [x, bounds[0], bounds[1], bounds[2]], "Slice")
+
     def upsample2x(self, x: str, mode: str = "nearest") -> str:
         """F.interpolate(x, scale_factor=2) exported with computed output sizes."""
+        return self.upsample(x, 2, mode)
+
+    def upsample(self, x: str, factor: int, mode: str = "nearest") -> str:
+        """F.interpolate(x, scale_factor=factor) exported with computed output sizes."""
         shape = self.node("Shape", [x], "Shape")
         starts, ends = (self.const(np.array([v], np.int64), "slice") for v in (2, 4))
         hw = self.node("Slice", [shape, starts, ends], "Slice")
         hw = self.node("Cast", [hw], "Cast", to=TensorProto.FLOAT)
-        hw = self.node("Mul", [hw, self.constant_node(np.float32(2.0))], "Mul")
+        hw = self.node("Mul", [hw, self.constant_node(np.float32(factor))], "Mul")
         hw = self.node("Floor", [hw], "Floor")
         hw = self.node("Cast", [hw], "Cast", to=TensorProto.INT64)
         nc = self.node("Slice", [shape, self.const(np.array([0], np.int64), "slice"),

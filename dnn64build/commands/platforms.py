@@ -1,0 +1,7 @@
+"""Where ``dnn64build run`` / ``test`` can run a program (no heavy imports: the CLI
+parser reads these)."""
+
+HOST = "host"  # the native build (the same name as the host output group)
+EMULATOR = "emulator"  # mupen64plus: fast; its CP0 Count counts instructions
+CEN64 = "cen64"  # cycle-accurate: CP0 Count x 2 is CPU cycles
+PLATFORMS = (HOST, EMULATOR, CEN64)

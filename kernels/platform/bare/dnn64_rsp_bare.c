@@ -1,0 +1,228 @@
+/* dnn64_rsp_bare.c - running the project's RSP microcode on a bare N64.
+ *
+ * The CPU loads a kernel into IMEM, moves a job into DMEM and its result out by
+ * SP DMA, starts the RSP at PC 0 and waits for it to halt (the microcode ends
+ * with `break`). Every wait has a time limit, so a faulty kernel ends the run with
+ * a DNN64-FAIL line instead of a hang. Registers: /work/shared/N64-NOTES.md and
+ * libdragon's include/rsp.inc (SP_STATUS bits). */
+#include "dnn64_platform.h"
+#include "dnn64_rsp_bare.h"
+
+#define REG32(addr) (*(volatile uint32_t *)(uintptr_t)(addr))
+
+#define SP_MEM_ADDR REG32(0xA4040000u)  /* DMEM offset; bit 12 selects IMEM */
+#define SP_DRAM_ADDR REG32(0xA4040004u)
+#define SP_RD_LEN REG32(0xA4040008u)    /* RDRAM -> SP, length - 1; starts the DMA */
+#define SP_WR_LEN REG32(0xA404000Cu)    /* SP -> RDRAM */
+#define SP_STATUS REG32(0xA4040010u)
+#define SP_DMA_BUSY REG32(0xA4040018u)
+#define SP_PC REG32(0xA4080000u)
+#define SP_IMEM 0x1000u
+
+#define STATUS_HALTED 0x01u
+#define STATUS_BROKE 0x02u
+#define STATUS_DMA_BUSY 0x04u
+#define STATUS_DMA_FULL 0x08u
+#define WSTATUS_CLEAR_HALT 0x01u
+#define WSTATUS_SET_HALT 0x02u
+#define WSTATUS_CLEAR_BROKE 0x04u
+#define WSTATUS_CLEAR_INTR 0x08u
+#define WSTATUS_CLEAR_SSTEP 0x20u
+#define WSTATUS_SET_INTR_BREAK 0x100u
+
+#define DCACHE_LINE 16u
+/* A job takes well under a millisecond; a quarter second means the kernel is stuck. */
+#define RSP_TIME_LIMIT_DIVISOR 4u
+
+static int loaded; /* the matmul_s8 code is in IMEM */
+
+static uint32_t physical(const void *p)
+{
+    return (uint32_t)(uintptr_t)p & 0x1FFFFFFFu;
+}
+
+/* op 0x15: hit write-back invalidate; 0x11: hit invalidate (16-byte lines). */
+static void dcache_writeback_invalidate(const void *p, uint32_t len)
+{
+    uintptr_t a = (uintptr_t)p & ~(uintptr_t)(DCACHE_LINE - 1u);
+    for (; a < (uintptr_t)p + len; a += DCACHE_LINE)
+        __asm__ volatile("cache 0x15, 0(%0)" : : "r"(a) : "memory");
+}
+
+/* op 0x19: hit write-back (the lines stay valid: the CPU may read them again). */
+static void dcache_writeback(const void *p, uint32_t len)
+{
+    uintptr_t a = (uintptr_t)p & ~(uintptr_t)(DCACHE_LINE - 1u);
+    for (; a < (uintptr_t)p + len; a += DCACHE_LINE)
+        __asm__ volatile("cache 0x19, 0(%0)" : : "r"(a) : "memory");
+}
+
+static void dcache_invalidate(const void *p, uint32_t len)
+{
+    uintptr_t a = (uintptr_t)p & ~(uintptr_t)(DCACHE_LINE - 1u);
+    for (; a < (uintptr_t)p + len; a += DCACHE_LINE)
+        __asm__ volatile("cache 0x11, 0(%0)" : : "r"(a) : "memory");
+}
+
+static int cached(const void *p)
+{
+    uintptr_t a = (uintptr_t)p;
+    return a >= 0x80000000u && a < 0xA0000000u;
+}
+
+static uint64_t deadline(void)
+{
+    return dnn64_ticks() + dnn64_ticks_per_second() / RSP_TIME_LIMIT_DIVISOR;
+}
+
+static void dma_wait(void)
+{
+    uint64_t end = deadline();
+    while ((SP_STATUS & (STATUS_DMA_BUSY | STATUS_DMA_FULL)) || SP_DMA_BUSY) {
+        if (dnn64_ticks() > end)
+            dnn64_fail("RSP: SP DMA did not finish within the time limit");
+    }
+}
+
+static void check_transfer(const void *rdram, uint32_t sp_offset, uint32_t len)
+{
+    if (((uintptr_t)rdram & 7u) || (sp_offset & 7u) || (len & 7u) || len == 0)
+        dnn64_fail("RSP: SP DMA address or length not a multiple of 8 bytes");
+    if (sp_offset + len > DNN64_RSP_DMEM_BYTES)
+        dnn64_fail("RSP: SP DMA past the end of DMEM/IMEM (4 KiB)");
+}
+
+/* RDRAM -> SP memory (sp_addr: DMEM offset, or SP_IMEM + offset). */
+static void dma_to_sp(uint32_t sp_addr, const void *src, uint32_t len)
+{
+    check_transfer(src, sp_addr & ~SP_IMEM, len);
+    if (cached(src))
+        dcache_writeback_invalidate(src, len);
+    dma_wait();
+    SP_MEM_ADDR = sp_addr;
+    SP_DRAM_ADDR = physical(src);
+    SP_RD_LEN = len - 1u;
+    dma_wait();
+}
+
+/* DMEM -> RDRAM. */
+static void dma_from_dmem(void *dst, uint32_t dmem_offset, uint32_t len)
+{
+    check_transfer(dst, dmem_offset, len);
+    if (cached(dst))
+        dcache_writeback_invalidate(dst, len); /* no dirty line may land on the result */
+    dma_wait();
+    SP_MEM_ADDR = dmem_offset;
+    SP_DRAM_ADDR = physical(dst);
+    SP_WR_LEN = len - 1u;
+    dma_wait();
+    if (cached(dst))
+        dcache_invalidate(dst, len);
+}
+
+static void halt_rsp(void)
+{
+    SP_STATUS = WSTATUS_SET_HALT;
+    dma_wait();
+}
+
+/* dnn64_fail with the RSP's status and PC, for the report. */
+static void rsp_fail(const char *message, uint32_t status)
+{
+    dnn64_line line;
+    dnn64_line_begin(&line, DNN64_FAIL_PREFIX " RSP: ");
+    dnn64_line_str(&line, message);
+    dnn64_line_str(&line, " (SP_STATUS");
+    dnn64_line_hex32(&line, status);
+    dnn64_line_str(&line, ", SP_PC");
+    dnn64_line_hex32(&line, SP_PC);
+    dnn64_line_str(&line, ")");
+    dnn64_line_end(&line);
+    for (;;) {
+    }
+}
+
+static int running; /* started and not yet waited for */
+
+int dnn64_rsp_available(void)
+{
+    return 1;
+}
+
+void dnn64_rsp_write(uint32_t dmem_offset, const void *src, uint32_t bytes)
+{
+    if (running)
+        dnn64_fail("RSP: DMEM written while the kernel runs");
+    dma_to_sp(dmem_offset, src, bytes);
+}
+
+void dnn64_rsp_write_rows(uint32_t dmem_offset, const void *src, uint32_t row_bytes,
+                          uint32_t rows, uint32_t src_stride)
+{
+    const uint8_t *row = (const uint8_t *)src;
+    uint32_t i;
+    if (running)
+        dnn64_fail("RSP: DMEM written while the kernel runs");
+    if ((src_stride & 7u) || (row_bytes & 7u) || src_stride < row_bytes || rows == 0)
+        dnn64_fail("RSP: SP DMA rows: row or stride not a multiple of 8, or overlapping");
+    check_transfer(src, dmem_offset, row_bytes * rows);
+    if (cached(src))
+        for (i = 0; i < rows; i++)
+            dcache_writeback(row + i * src_stride, row_bytes);
+    if (src_stride - row_bytes < 4096u && rows <= 256u) {
+        /* one transfer: length - 1 | (count - 1) << 12 | skip << 20 */
+        dma_wait();
+        SP_MEM_ADDR = dmem_offset;
+        SP_DRAM_ADDR = physical(src);
+        SP_RD_LEN = (row_bytes - 1u) | ((rows - 1u) << 12) | ((src_stride - row_bytes) << 20);
+        dma_wait();
+        return;
+    }
+    for (i = 0; i < rows; i++) {
+        dma_wait();
+        SP_MEM_ADDR = dmem_offset + i * row_bytes;
+        SP_DRAM_ADDR = physical(row + i * src_stride);
+        SP_RD_LEN = row_bytes - 1u;
+    }
+    dma_wait();
+}
+
+void dnn64_rsp_start(void)
+{
+    if (!loaded) {
+        halt_rsp();
+        dma_to_sp(SP_IMEM, dnn64_rsp_matmul_s8_code, dnn64_rsp_matmul_s8_code_bytes);
+        loaded = 1;
+    }
+    if (running)
+        dnn64_fail("RSP: started while the kernel runs");
+    running = 1;
+    SP_PC = 0;
+    /* Interrupt on break: mupen64plus reports a task's end (halt + broke) only through
+     * the SP interrupt; the MI mask keeps it from reaching the CPU. */
+    SP_STATUS = WSTATUS_CLEAR_HALT | WSTATUS_CLEAR_BROKE | WSTATUS_CLEAR_INTR |
+                WSTATUS_CLEAR_SSTEP | WSTATUS_SET_INTR_BREAK;
+}
+
+void dnn64_rsp_wait(void)
+{
+    const uint64_t end = deadline();
+    uint32_t status;
+    while (!((status = SP_STATUS) & STATUS_HALTED)) {
+        if (dnn64_ticks() > end) {
+            halt_rsp();
+            rsp_fail("the kernel did not halt within the time limit", status);
+        }
+    }
+    running = 0;
+    SP_STATUS = WSTATUS_CLEAR_INTR;
+    if (!(status & STATUS_BROKE))
+        rsp_fail("the kernel halted without reaching its break", status);
+}
+
+void dnn64_rsp_read(void *dst, uint32_t dmem_offset, uint32_t bytes)
+{
+    if (running)
+        dnn64_fail("RSP: DMEM read while the kernel runs");
+    dma_from_dmem(dst, dmem_offset, bytes);
+}

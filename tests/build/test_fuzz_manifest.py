@@ -1,0 +1,157 @@
+"""Random workspaces thrown at load + graph generation + ``ninja -n``.
+
+Whatever the package tree, names and attribute values, generation either succeeds with a
+build.ninja that ninja reads back path for path, or fails with one UserError; any other
+exception is a bug. The default tier tries a bounded number of examples; ``-m slow`` many.
+"""
+
+from __future__ import annotations
+
+import datetime
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, event, example, given, settings
+from hypothesis import strategies as st
+
+from dnn64build.errors import UserError
+from dnn64build.graph.generate import evaluate, generate
+from dnn64build.graph.runner import ninja_binary
+from dnn64build.workspace.manifest import load_workspace
+from dnn64build.workspace.rule_loader import load_rules
+
+# Characters that have broken build.ninja or the label grammar, plus ordinary ones.
+_HOSTILE = " $:;|\n\r\t'\"\\#*?é{}[],&!"
+_name_text = st.text(alphabet=st.sampled_from(list("abc_.+-09" + _HOSTILE)),
+                     min_size=1, max_size=6)
+_valid_names = st.sampled_from(["a", "b", "x.y", "x_y", "b_c", "c"])
+names = st.one_of(_valid_names, _name_text)
+# Mostly valid directories, so that most trees get as far as the graph.
+directory_names = st.one_of(_valid_names, _valid_names, _valid_names, _name_text).filter(
+    lambda n: "/" not in n and n not in (".", ".."))
+packages = st.lists(directory_names, min_size=1, max_size=2).map("/".join)
+
+
+def _label_texts(known: list[str]) -> st.SearchStrategy[str]:
+    return st.one_of(st.sampled_from([":a", ":b", "//:a", "//models:a", "//...", ":"]),
+                     names.map(lambda n: ":" + n), st.sampled_from(known or [":a"]), st.text())
+
+
+def _values() -> st.SearchStrategy[Any]:
+    scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True),
+                        st.text(max_size=8))
+    return st.recursive(scalars, lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=6), inner, max_size=3)),
+        max_leaves=6)
+
+
+def _targets(known: list[str]) -> st.SearchStrategy[dict[str, Any]]:
+    model = st.fixed_dictionaries({
+        "rule": st.just("n64_model"), "name": names,
+        "src": st.one_of(st.just("m.onnx"), st.sampled_from(["m$ 1.onnx", "../m.onnx"]),
+                         _name_text),
+    }, optional={
+        "memory": st.one_of(st.sampled_from(["4MiB", "8MiB", "16MiB", "65536 B"]),
+                            st.integers(), st.floats(), st.text(max_size=6)),
+        "toolchain": st.sampled_from(["host", "bare", "auto", "libdragon", "nope"]),
+        "quantize": st.one_of(st.just({"mode": "none"}), _values()),
+        "planner": st.one_of(st.just({"alignment": 16}), _values()),
+        "title": st.text(max_size=24),
+        "inputs": _values(),
+    })
+    rom = st.fixed_dictionaries({
+        "rule": st.just("n64_rom"), "name": names,
+        "models": st.lists(_label_texts(known), min_size=0, max_size=3),
+    }, optional={"toolchain": st.sampled_from(["host", "auto"])})
+    other = st.dictionaries(st.sampled_from(["rule", "name", "src", "models"]), _values(),
+                            max_size=4)
+    return st.one_of(model, model, rom, other)
+
+
+@st.composite
+def workspaces(draw: st.DrawFn) -> dict[str, Any]:
+    """package path -> BUILD.yaml content (a structure to dump, or raw text); the root's
+    is the workspace block's defaults."""
+    tree: dict[str, Any] = {"": draw(st.one_of(
+        st.just({"toolchain": "host"}),
+        st.dictionaries(st.sampled_from(["memory", "toolchain", "quantize", "planner", "src"]),
+                        _values(), max_size=3),
+    ))}
+    for package in draw(st.lists(packages, min_size=1, max_size=3, unique=True)):
+        known = [f"//{p}:{t['name']}" for p, ts in tree.items() if isinstance(ts, dict)
+                 for t in ts.get("targets", []) if isinstance(t.get("name"), str)]
+        tree[package] = draw(st.one_of(
+            st.fixed_dictionaries({"targets": st.lists(_targets(known), max_size=3)}),
+            st.text(max_size=30).map(lambda t: ("raw", t)),
+        ))
+    return tree
+
+
+def _write(root: Path, tree: dict[str, Any]) -> None:
+    root.mkdir()
+    workspace = {"name": "fuzz", "defaults": tree.get("", {"toolchain": "host"})}
+    (root / "BUILD.yaml").write_text(yaml.safe_dump({"workspace": workspace, "targets": []}),
+                                     encoding="utf-8", errors="replace")
+    for package, content in tree.items():
+        if not package:
+            continue
+        directory = root / package
+        if package:
+            try:
+                directory.mkdir(parents=True, exist_ok=True)
+            except OSError:  # a name the file system refuses: not this test's subject
+                continue
+        (directory / "m.onnx").write_bytes(b"")
+        text = content[1] if isinstance(content, tuple) else yaml.safe_dump(content)
+        (directory / "BUILD.yaml").write_text(text, encoding="utf-8", errors="replace")
+
+
+def _check(root: Path) -> None:
+    try:
+        generate(root)
+    except UserError as e:
+        assert str(e).strip(), "an empty error message"
+        event("refused: " + str(e).split(":")[-1].strip()[:30])
+        return
+    event("generated")
+    out = root / "dnn64-out"
+    proc = subprocess.run([ninja_binary(), "-n", "-C", str(out)], capture_output=True,
+                          text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # ninja reads back exactly the paths the graph holds: nothing lost to escaping.
+    proc = subprocess.run([ninja_binary(), "-C", str(out), "-t", "targets", "all"],
+                          capture_output=True, text=True, check=True)
+    listed = {line.rsplit(": ", 1)[0] for line in proc.stdout.splitlines()}
+    graph = evaluate(load_workspace(root, load_rules(root)))
+    expected = {p for a in graph.actions.values() for p in a.outputs.values()}
+    expected |= set(graph.groups) | {"build.ninja"}
+    assert listed == expected
+
+
+def _fuzz(tree: dict[str, Any]) -> None:
+    with tempfile.TemporaryDirectory(prefix="dnn64fuzz") as tmp:
+        root = Path(tmp) / "ws"
+        _write(root, tree)
+        _check(root)
+
+
+_SETTINGS = dict(suppress_health_check=[HealthCheck.too_slow], derandomize=True)
+
+
+@settings(max_examples=60, deadline=datetime.timedelta(seconds=10), **_SETTINGS)
+@given(workspaces())
+@example({"a": ("raw", "\x1f")})  # found by this test: a YAML ReaderError traceback
+@example({"a": {"targets": [{"rule": []}]}})  # found by this test: unhashable rule kind
+def test_random_workspaces_give_a_graph_or_one_clean_error(tree: dict[str, Any]) -> None:
+    _fuzz(tree)
+
+
+@pytest.mark.slow
+@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(workspaces())
+def test_random_workspaces_many(tree: dict[str, Any]) -> None:
+    _fuzz(tree)

@@ -1,0 +1,81 @@
+"""`kernels: auto | cpu | rsp`: which int8 nodes call the RSP kernel, and the host build of
+the same C (which has no RSP) stays bit-exact with the integer reference executor."""
+
+from __future__ import annotations
+
+import importlib.util
+import warnings
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from test_codegen_int8 import _conv_block
+
+from dnn64build.codegen import generate_model
+from dnn64build.codegen.host_run import run_on_host
+from dnn64build.codegen.lowering import KERNEL_CHOICES
+from dnn64build.frontend import import_onnx
+from dnn64build.passes import optimize
+from dnn64build.planner.graph_plan import plan_graph
+from dnn64build.quant import quantize_graph, run_int8
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def quantized(tmp_path_factory: pytest.TempPathFactory):
+    path = tmp_path_factory.mktemp("rsp") / "model.onnx"
+    onnx.save(_conv_block(), path)
+    graph = optimize(import_onnx(path))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # synthetic calibration warns, as it should
+        return quantize_graph(graph, None, synthetic=True)[0]
+
+
+def conv_channels_per_group(graph) -> dict[str, int]:
+    """int8 Conv node -> its output channels per group, from the weight and attributes."""
+    return {n.name: graph.constants[n.inputs[1]].shape[0] // n.attrs["group"]
+            for n in graph.nodes if n.op == "Conv" and "int8" in n.attrs}
+
+
+@pytest.mark.parametrize("kernels", KERNEL_CHOICES)
+def test_nodes_on_the_rsp(quantized, kernels: str) -> None:
+    per_group = conv_channels_per_group(quantized)
+    assert len(per_group) == 3 and min(per_group.values()) < 8 <= max(per_group.values())
+    expected = {"cpu": [], "rsp": sorted(per_group),
+                "auto": sorted(n for n, c in per_group.items() if c >= 8)}[kernels]
+    model = generate_model(quantized, plan_graph(quantized, timings=False), symbol="q",
+                           kernels=kernels)
+    assert sorted(model.metadata["rsp_nodes"]) == expected
+    assert model.metadata["kernels"] == kernels
+    assert model.c_source.count("dnn64_rsp_conv_s8(") == len(expected)
+    assert model.c_source.count("(on the RSP)") == len(expected)
+
+
+def test_host_build_of_rsp_code_is_bit_exact(quantized, tmp_path: Path,
+                                             runtime_cache: Path) -> None:
+    rng = np.random.default_rng(3)
+    inputs = {n: rng.standard_normal(quantized.tensors[n].shape).astype(np.float32)
+              for n in quantized.inputs}
+    model = generate_model(quantized, plan_graph(quantized, timings=False), symbol="q",
+                           kernels="rsp")
+    result = run_on_host([(model, [inputs[n] for n in quantized.inputs])], tmp_path,
+                         cache_dir=runtime_cache)
+    expected = run_int8(quantized, inputs)
+    for out in quantized.outputs:
+        np.testing.assert_array_equal(result.outputs["q"][out], expected[out], err_msg=out)
+
+
+def test_unknown_kernels_value_is_a_bug(quantized) -> None:
+    with pytest.raises(ValueError, match="kernels must be one of"):
+        generate_model(quantized, plan_graph(quantized, timings=False), symbol="q",
+                       kernels="gpu")
+
+
+def test_the_rule_offers_exactly_codegens_choices() -> None:
+    spec = importlib.util.spec_from_file_location("n64_model_rule", REPO / "rules/n64_model.py")
+    rule = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(rule)
+    assert sorted(rule.KERNELS) == sorted(KERNEL_CHOICES)
+    assert rule.RULE.attrs["kernels"].default == "cpu"

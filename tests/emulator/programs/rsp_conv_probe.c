@@ -1,0 +1,91 @@
+/* rsp_conv_probe.c - runs dnn64_rsp_conv_s8 and dnn64_conv_s8 on the cases of the
+ * "cases" asset (tests/emulator/test_rsp_kernels.py writes it and checks every
+ * output against its numpy integer reference).
+ *
+ * Asset: big-endian int32 words: the case count, then per case the 16 fields of
+ * dnn64_conv_geom in order, x_zero_point, out_zero_point, act_min, act_max,
+ * oc_begin, oc_count, x bytes, w bytes; x and w (int8, each padded to 4 bytes);
+ * bias, mult, shift (oc_count int32 each). Prints per case
+ *   rsp<i> <first index> <hex>...   the RSP kernel's y (dnn64_print_i8_hex)
+ *   same<i> <1 if the CPU kernel wrote the same y, else 0> */
+#include "dnn64_kernels.h"
+#include "dnn64_platform.h"
+#include "dnn64_rsp.h"
+
+#define DATA_MAX 65536u
+#define Y_MAX 16384u
+
+static uint8_t DNN64_ALIGNED(data[DATA_MAX]);
+static int8_t DNN64_ALIGNED(y_rsp[Y_MAX]);
+static int8_t DNN64_ALIGNED(y_cpu[Y_MAX]);
+
+static uint32_t pos;
+
+static int32_t word(void)
+{
+    const uint8_t *p = data + pos;
+    pos += 4u;
+    return (int32_t)(((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3]);
+}
+
+static const int32_t *words(int32_t count, int32_t *store)
+{
+    int32_t i;
+    for (i = 0; i < count; i++)
+        store[i] = word();
+    return store;
+}
+
+static const int8_t *bytes(int32_t count)
+{
+    const int8_t *p = (const int8_t *)data + pos;
+    pos += ((uint32_t)count + 3u) & ~3u;
+    return p;
+}
+
+int main(void)
+{
+    static int32_t bias[1024], mult[1024], shift[1024];
+    dnn64_asset cases;
+    int32_t count, c;
+
+    dnn64_platform_init();
+    cases = dnn64_asset_get("cases");
+    if (cases.size > DATA_MAX)
+        dnn64_fail("rsp_conv_probe: cases asset too big");
+    dnn64_rom_read(data, cases.offset, cases.size);
+    pos = 0;
+    count = word();
+    for (c = 0; c < count; c++) {
+        dnn64_conv_geom g;
+        dnn64_q8_out q;
+        int32_t x_zp, oc_begin, oc_count, x_bytes, w_bytes, y_count, i, same = 1;
+        const int8_t *x, *w;
+        char prefix[16] = "rsp";
+        g.n = word(), g.c_in = word(), g.h_in = word(), g.w_in = word();
+        g.c_out = word(), g.h_out = word(), g.w_out = word();
+        g.k_h = word(), g.k_w = word(), g.stride_h = word(), g.stride_w = word();
+        g.dil_h = word(), g.dil_w = word(), g.pad_top = word(), g.pad_left = word();
+        g.group = word();
+        x_zp = word();
+        q.out_zero_point = word(), q.act_min = word(), q.act_max = word(), q.lut = 0;
+        oc_begin = word(), oc_count = word(), x_bytes = word(), w_bytes = word();
+        x = bytes(x_bytes);
+        w = bytes(w_bytes);
+        words(oc_count, bias), words(oc_count, mult), words(oc_count, shift);
+        y_count = g.n * g.c_out * g.h_out * g.w_out;
+        if (y_count > (int32_t)Y_MAX || oc_count > 1024)
+            dnn64_fail("rsp_conv_probe: case too big");
+        for (i = 0; i < y_count; i++)
+            y_rsp[i] = y_cpu[i] = 0;
+        dnn64_rsp_conv_s8(&g, x, x_zp, w, bias, mult, shift, oc_begin, oc_count, &q, y_rsp);
+        dnn64_conv_s8(&g, x, x_zp, w, bias, mult, shift, oc_begin, oc_count, &q, y_cpu);
+        for (i = 0; i < y_count; i++)
+            same &= y_rsp[i] == y_cpu[i];
+        prefix[3] = (char)('0' + c / 10), prefix[4] = (char)('0' + c % 10), prefix[5] = 0;
+        dnn64_print_i8_hex(prefix, y_rsp, (uint32_t)y_count);
+        prefix[0] = 's', prefix[1] = 'a', prefix[2] = 'm';
+        dnn64_print_u64(prefix, (uint64_t)same);
+    }
+    return 0;
+}

@@ -1,0 +1,107 @@
+"""Below-the-bound memory features in a ROM: a residual Add+ReLU written over its dying
+input, an int8 Concat whose inputs are produced straight into its output (no Requantize
+copy), and int8 graph inputs and outputs (`io: int8`). The plans are checked for those
+aliases; mupen64plus must print the host build's outputs bit for bit, and both must match
+the integer reference executor."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import onnx
+import pytest
+
+from dnn64build.errors import UserError
+from dnn64build.planner.checker import check_plan
+from dnn64build.toolchains import BareToolchain
+from dnn64build.toolchains.tools import find_tool
+from tests.build.conftest import Workspace
+from tests.tool_required import missing_tool
+from tools.zoo.builder import NetBuilder
+
+pytestmark = pytest.mark.emulator
+
+TARGETS = ["//models:int8", "//models:int8_io"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def tools() -> None:
+    try:
+        BareToolchain()
+        find_tool("mupen64plus", check_version=False)
+    except UserError as exc:
+        missing_tool(exc)
+
+
+def residual_concat_net() -> onnx.ModelProto:
+    """Conv -> Conv -> Add(skip) -> ReLU, then two Convs concatenated, pooled, classified."""
+    b = NetBuilder("residual_concat", seed=41)
+    s = b.conv_bn(b.input("input", [1, 3, 16, 16]), 3, 16, 3)
+    r = b.act(b.add(b.conv_bn(s, 16, 16, 3, act=None), s), "relu")
+    c = b.concat([b.conv_bn(r, 16, 16, 1), b.conv_bn(r, 16, 16, 3)])
+    x = b.flatten(b.gap(b.maxpool(c, 2, 2)))
+    return b.build({b.gemm(x, 32, 10): [1, 10]})
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
+    ws = Workspace(tmp_path_factory.mktemp("inplace") / "ws")
+    ws.write("BUILD.yaml", "workspace:\n  name: inplace\n  defaults: {toolchain: bare}\n"
+                           "targets: []\n")
+    (ws.root / "models").mkdir()
+    onnx.save(residual_concat_net(), ws.root / "models" / "net.onnx")
+    rng = np.random.default_rng(12)
+    np.savez(ws.root / "models" / "calib.npz",
+             input=rng.standard_normal((16, 1, 3, 16, 16)).astype(np.float32))
+    np.savez(ws.root / "in.npz", input=rng.standard_normal((2, 1, 3, 16, 16)).astype(np.float32))
+    ws.write("models/BUILD.yaml", """\
+        targets:
+          - {rule: n64_model, name: int8, src: net.onnx,
+             quantize: {mode: int8, calibration: calib.npz}}
+          - {rule: n64_model, name: int8_io, src: net.onnx,
+             quantize: {mode: int8, calibration: calib.npz, io: int8}}
+        """)
+    return ws
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_plan_adds_in_place_and_concats_without_copies(workspace: Workspace, target: str) -> None:
+    plan = json.loads(workspace.run("plan", target, "--json").stdout)
+    assert check_plan(plan) is None
+    name = target.rsplit(":", 1)[1]
+    ir = json.loads((workspace.root / f"dnn64-out/bin/models/{name}/quantize/graph.json")
+                    .read_text())
+    assert "Requantize" not in [node["op"] for node in ir["nodes"]]
+    buffers = {b["name"]: b for b in plan["buffers"]}
+
+    def root(tensor: str) -> str:
+        return buffers[tensor].get("alias_of") or tensor
+
+    (add,) = [node for node in ir["nodes"] if node["op"] == "Add"]
+    assert "alias_of" in buffers[add["outputs"][0]]
+    assert root(add["outputs"][0]) in {root(t) for t in add["inputs"]}
+    (concat,) = [node for node in ir["nodes"] if node["op"] == "Concat"]
+    out = concat["outputs"][0]
+    assert [buffers[i].get("alias_of") for i in concat["inputs"]] == [out, out]
+    assert [buffers[i]["alias_offset"] for i in concat["inputs"]] == [0, 16 * 16 * 16]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_rom_outputs_equal_the_host_build(workspace: Workspace, target: str) -> None:
+    results = {}
+    for platform in ("emulator", "host"):
+        out = workspace.root / f"{target.rsplit(':', 1)[1]}-{platform}.npz"
+        proc = workspace.run("run", target, "--platform", platform, "--input", "in.npz",
+                             "--output", str(out))
+        assert "vs the reference executor: match (bit-exact)" in proc.stdout
+        with np.load(out) as data:
+            results[platform] = {k: data[k] for k in data.files}
+    rom, host = results["emulator"], results["host"]
+    assert rom.keys() == host.keys()
+    for key in rom:
+        assert rom[key].tobytes() == host[key].tobytes(), key
+    if target.endswith("_io"):
+        (output,) = [k for k in rom if not k.endswith((".scale", ".zero_point"))]
+        assert rom[output].dtype == np.int8 and rom[output].shape == (2, 1, 10)
+        assert f"{output}.scale" in rom and f"{output}.zero_point" in rom

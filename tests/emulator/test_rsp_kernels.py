@@ -1,0 +1,162 @@
+"""RSP kernels in mupen64plus (low-level RSP plugin), bit-exact against the numpy
+integer reference (tests/kernels/kernels_refs.py) and the CPU kernel on the same ROM.
+
+One ROM runs every case: odd channel counts, K not a multiple of 8 or of the
+128-tap job, stride 2, pads, dilation, groups, depthwise, a tile of channels, and 1x1
+layers whose input rows SP DMA gathers without packing.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dnn64build.emulator import parse_hex_dump, run_rom
+from dnn64build.errors import UserError
+from dnn64build.rom import Asset, build_asset_image, pack_rom
+from dnn64build.toolchains.base import KERNELS_DIR
+from tests.kernels.kernels_refs import conv_acc_int, conv_out, output_stage, requant_params
+
+PROBE = Path(__file__).parent / "programs" / "rsp_conv_probe.c"
+
+# (n, c_in, h, w, c_out, k, stride, pads (top, left, bottom, right), dil, group, tile)
+CASES = [
+    (1, 16, 4, 4, 8, 1, 1, (0, 0, 0, 0), 1, 1, None),     # 1x1, K = 16
+    (1, 13, 5, 3, 7, 1, 1, (0, 0, 0, 0), 1, 1, None),     # odd everything, K = 13
+    (1, 200, 3, 3, 5, 1, 1, (0, 0, 0, 0), 1, 1, None),    # K = 200: two jobs along k
+    (1, 3, 9, 7, 6, 3, 2, (1, 1, 1, 1), 1, 1, None),      # 3x3 stride 2, pads, K = 27
+    (2, 5, 6, 6, 4, 3, 1, (2, 0, 1, 2), 1, 1, None),      # batch 2, uneven pads
+    (1, 8, 7, 7, 8, 3, 1, (1, 1, 1, 1), 1, 8, None),      # depthwise, K = 9
+    (1, 6, 8, 8, 9, 3, 2, (1, 1, 0, 0), 2, 3, None),      # dilated, 3 groups
+    (1, 12, 6, 6, 40, 1, 2, (0, 0, 0, 0), 1, 1, (9, 22)), # a tile of channels, stride 2
+    (1, 33, 11, 11, 3, 5, 1, (2, 2, 2, 2), 1, 1, None),   # K = 825, 121 positions
+    # 1x1 on planes of a multiple of 8 bytes: SP DMA moves the input rows as they are
+    (1, 150, 8, 8, 37, 1, 1, (0, 0, 0, 0), 1, 1, None),   # K = 150: two jobs along k
+    (2, 24, 4, 6, 10, 1, 1, (0, 0, 0, 0), 1, 1, None),    # batch 2, 24 positions
+    (1, 20, 16, 16, 45, 1, 1, (0, 0, 0, 0), 1, 1, (5, 33)),  # 256 positions, a tile
+]
+
+
+def case_data(case, rng):
+    n, c_in, h, w, c_out, k, stride, pads, dil, group, tile = case
+    x = rng.integers(-128, 128, (n, c_in, h, w), dtype=np.int8)
+    wt = rng.integers(-128, 128, (c_out, c_in // group, k, k), dtype=np.int8)
+    bias = rng.integers(-20000, 20000, c_out, dtype=np.int32)
+    mult, shift = requant_params(rng, c_out)
+    x_zp, out_zp = int(rng.integers(-128, 128)), int(rng.integers(-20, 20))
+    return x, wt, bias, mult, shift, x_zp, out_zp
+
+
+def pack_case(case, data) -> bytes:
+    n, c_in, h, w, c_out, k, stride, pads, dil, group, tile = case
+    x, wt, bias, mult, shift, x_zp, out_zp = data
+    begin, count = tile or (0, c_out)
+    ho = conv_out(h, k, stride, pads[0], pads[2], dil)
+    wo = conv_out(w, k, stride, pads[1], pads[3], dil)
+    sl = slice(begin, begin + count)
+    fields = [n, c_in, h, w, c_out, ho, wo, k, k, stride, stride, dil, dil, pads[0], pads[1],
+              group, x_zp, out_zp, -128, 127, begin, count, x.size, wt[sl].size]
+    pad4 = lambda b: b + b"\0" * (-len(b) % 4)  # noqa: E731
+    return (struct.pack(f">{len(fields)}i", *fields) + pad4(x.tobytes())
+            + pad4(wt[sl].tobytes()) + bias[sl].astype(">i4").tobytes()
+            + mult[sl].astype(">i4").tobytes() + shift[sl].astype(">i4").tobytes())
+
+
+def expected_y(case, data) -> np.ndarray:
+    n, c_in, h, w, c_out, k, stride, pads, dil, group, tile = case
+    x, wt, bias, mult, shift, x_zp, out_zp = data
+    acc = conv_acc_int(x, x_zp, wt, bias, (stride, stride), pads, (dil, dil), group)
+    y = output_stage(acc, mult, shift, out_zp, -128, 127, None)
+    if tile:  # the kernel writes only the tile; the probe zeroes y first
+        keep = np.zeros_like(y)
+        keep[:, tile[0] : tile[0] + tile[1]] = y[:, tile[0] : tile[0] + tile[1]]
+        y = keep
+    return y
+
+
+@pytest.mark.emulator
+def test_rsp_conv_bit_exact_in_mupen64plus(bare, boot_stub, mupen64plus, tmp_path):
+    rng = np.random.default_rng(11)
+    datas = [case_data(case, rng) for case in CASES]
+    blob = struct.pack(">i", len(CASES)) + b"".join(map(pack_case, CASES, datas))
+    program = bare.compile_and_link(
+        [PROBE, *sorted(KERNELS_DIR.glob("*.c"))], [KERNELS_DIR], tmp_path / "probe.bin"
+    )
+    rom = tmp_path / "probe.z64"
+    image = build_asset_image([Asset("cases", blob)]).data
+    rom.write_bytes(pack_rom(program.read_bytes(), image, ipl3=boot_stub))
+    lines = run_rom(rom, timeout=60).lines
+    for i, (case, data) in enumerate(zip(CASES, datas, strict=True)):
+        want = expected_y(case, data)
+        got = parse_hex_dump(lines, f"rsp{i:02d}", "int8", want.size).reshape(want.shape)
+        np.testing.assert_array_equal(got, want, err_msg=f"case {i} {case}")
+        assert f"sam{i:02d} 1" in lines, f"case {i}: the CPU kernel disagrees on the N64"
+
+
+def fault_rom(bare, boot_stub, tmp_path, fault: int) -> Path:
+    program = bare.compile_and_link(
+        [Path(__file__).parent / "programs" / "rsp_fault_probe.c"], [], tmp_path / "fault.bin",
+        defines={"FAULT": str(fault)},
+    )
+    rom = tmp_path / "fault.z64"
+    rom.write_bytes(pack_rom(program.read_bytes(), build_asset_image([]).data, ipl3=boot_stub))
+    return rom
+
+
+@pytest.mark.emulator
+def test_rsp_job_past_dmem_is_a_clear_error(bare, boot_stub, mupen64plus, tmp_path):
+    with pytest.raises(UserError, match="DNN64-FAIL RSP: SP DMA past the end of DMEM"):
+        run_rom(fault_rom(bare, boot_stub, tmp_path, 1), timeout=20)
+
+
+@pytest.mark.emulator
+def test_rsp_that_never_halts_ends_within_the_time_limit(bare, boot_stub, mupen64plus, tmp_path):
+    # On hardware (and cen64) the CPU's time limit reports it; mupen64plus runs the RSP
+    # inside the status write, so there the runner's own time limit ends the run.
+    with pytest.raises(UserError, match="RSP: the kernel did not halt|no DNN64-DONE line within"):
+        run_rom(fault_rom(bare, boot_stub, tmp_path, 2), timeout=5)
+
+
+@pytest.mark.emulator
+def test_rsp_model_matches_host_and_the_integer_reference(bare, mupen64plus, tmp_path):
+    """small_cnn int8 with `kernels: rsp` (both Convs on the RSP: K = 9 and K = 72), through
+    the CLI: the ROM's outputs equal the host build's bit for bit, and `run` checks each
+    against the integer reference executor."""
+    import onnx
+
+    from tests.build.conftest import Workspace
+    from tools.zoo import build as zoo_model
+
+    ws = Workspace(tmp_path / "ws")
+    ws.write("BUILD.yaml", "workspace:\n  name: rsp\n  defaults: {toolchain: bare}\n")
+    (ws.root / "models").mkdir()
+    onnx.save(zoo_model("small_cnn"), ws.root / "models" / "cnn.onnx")
+    rng = np.random.default_rng(5)
+    np.savez(ws.root / "models" / "calib.npz",
+             input=rng.standard_normal((16, 1, 1, 16, 16)).astype(np.float32))
+    np.savez(ws.root / "in.npz", input=rng.standard_normal((3, 1, 1, 16, 16)).astype(np.float32))
+    ws.write("models/BUILD.yaml", """\
+        targets:
+          - rule: n64_model
+            name: cnn
+            src: cnn.onnx
+            quantize: {mode: int8, calibration: calib.npz}
+            kernels: rsp
+        """)
+    outputs = {}
+    for platform in ("emulator", "host"):
+        out = tmp_path / f"{platform}.npz"
+        proc = ws.run("run", "//models:cnn", "--platform", platform, "--input", "in.npz",
+                      "--output", str(out))
+        assert "vs the reference executor: match" in proc.stdout
+        with np.load(out) as data:
+            outputs[platform] = {k: data[k] for k in data.files}
+    assert outputs["emulator"].keys() == outputs["host"].keys()
+    for name, value in outputs["emulator"].items():
+        assert value.tobytes() == outputs["host"][name].tobytes(), name
+    meta = json.loads((ws.root / "dnn64-out/bin/models/cnn/codegen/meta.json").read_text())
+    assert meta["kernels"] == "rsp" and len(meta["rsp_nodes"]) == 2

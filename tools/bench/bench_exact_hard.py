@@ -1,0 +1,108 @@
+"""The exact search on hard problems with a planted optimum (tools/hard_problems.py).
+
+For each instance: ``exact`` at capacity = the planted optimum (which equals
+the live-bytes bound, so a plan found is a proof of optimality), with a large
+work budget and a wall-clock limit, its time, nodes and outcome, then the
+arena of hill_climb, best_fit and greedy_by_size as a percentage above the
+optimum (no capacity: what they reach). Every plan is validated by the
+independent checker. Prints a markdown table and a summary.
+
+    python tools/bench/bench_exact_hard.py [--sizes 100 300 500] [--seeds 2] [--timeout 60]
+        [--families random models]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from dnn64build.planner.allocate import allocate  # noqa: E402
+from dnn64build.planner.checker import check_intervals  # noqa: E402
+from dnn64build.planner.dagplan import order_problem  # noqa: E402
+from dnn64build.planner.exact import ExactParams  # noqa: E402
+from dnn64build.planner.graph_plan import dag_from_graph  # noqa: E402
+from dnn64build.planner.problem import Problem, lower_bound  # noqa: E402
+from dnn64build.planner.schedule import schedule  # noqa: E402
+from tools.bench.bench_planner_zoo import load  # noqa: E402
+from tools.hard_problems import Planted, merged_traces, planted_random  # noqa: E402
+
+TRACE_MODELS = ("mlp", "small_cnn", "resnet18", "mobilenetv2", "mobilenetv3", "densenet",
+                "shufflenet", "unet", "squeezenet")
+HEURISTICS = ("hill_climb", "best_fit", "greedy_by_size")
+DROP = 0.3  # the random family: buffers removed away from the witness step
+
+
+def model_traces() -> list[Planted]:
+    """Zoo models' activation problems (scheduled, aliases grouped), each with
+    auto's plan where it meets the bound (a planted optimum)."""
+    traces = []
+    for name in TRACE_MODELS:
+        dag = dag_from_graph(load(name))
+        index = {op.name: i for i, op in enumerate(dag.ops)}
+        order = [index[n] for n in schedule(dag, "auto", alignment=16).order]
+        problem = order_problem(dag, order, 16)[2]
+        plan = allocate(problem, "auto")
+        if plan.arena_bytes == lower_bound(problem).bytes:
+            traces.append(Planted(name, problem, plan.offsets, plan.arena_bytes))
+    return traces
+
+
+def valid(problem: Problem, offsets: dict[str, int]) -> bool:
+    rows = [(b.id, b.lower, b.upper, b.size, b.alignment, offsets[b.id]) for b in problem.buffers]
+    return check_intervals(rows) is None
+
+
+def row(planted: Planted, timeout: float) -> tuple[str, float, str]:
+    problem, optimum = planted.problem, planted.optimum
+    start = time.perf_counter()
+    result = allocate(problem, "exact", capacity=optimum,
+                      exact_params=ExactParams(work_budget=10**15), deadline_s=timeout)
+    seconds = time.perf_counter() - start
+    nodes = result.trials[0].nodes
+    outcome = result.outcome
+    if result.offsets is not None and not valid(problem, result.offsets):
+        outcome += " INVALID"
+    cells = [planted.name, str(len(problem)), str(optimum), f"{seconds:.2f}", str(nodes), outcome]
+    for name in HEURISTICS:
+        other = allocate(problem, name)
+        ok = valid(problem, other.offsets)
+        cells.append(f"+{100 * (other.arena_bytes - optimum) / optimum:.1f}%"
+                     + ("" if ok else " INVALID"))
+    return "| " + " | ".join(cells) + " |", seconds, outcome
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 300, 500])
+    parser.add_argument("--seeds", type=int, default=2, help="instances per size and family")
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per exact run")
+    parser.add_argument("--families", nargs="+", default=["random", "models"],
+                        choices=["random", "models"])
+    args = parser.parse_args()
+    traces = model_traces() if "models" in args.families else []
+    header = ["instance", "buffers", "optimum bytes", "exact s", "nodes", "outcome",
+              *(f"{h} over optimum" for h in HEURISTICS)]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    times, outcomes = [], []
+    for family in args.families:
+        for size in args.sizes:
+            for seed in range(args.seeds):
+                planted = (planted_random(seed, size, drop=DROP) if family == "random"
+                           else merged_traces(seed, traces, size))
+                line, seconds, outcome = row(planted, args.timeout)
+                print(line, flush=True)
+                times.append(seconds)
+                outcomes.append(outcome)
+    proven = sum(o in ("optimal", "infeasible") for o in outcomes)
+    print(f"\n{proven}/{len(outcomes)} proven; median {statistics.median(times):.2f} s, "
+          f"max {max(times):.2f} s (exact, {args.timeout:.0f} s limit each)")
+
+
+if __name__ == "__main__":
+    main()

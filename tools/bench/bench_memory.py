@@ -1,0 +1,137 @@
+"""Memory of the sixteen benchmark architectures, fp32 and int8, through `dnn64build plan`.
+
+For every model of tools.zoo.BENCHMARK_NAMES the script writes a throw-away workspace
+(one n64_model per model, mode and planner setting; int8 calibrated on synthetic inputs;
+``memory: 512MiB`` so that every plan is written even when the model does not fit) and
+runs the real CLI, ``dnn64build plan //:<target> --json``, exactly as a user would. Each
+plan is verified by the independent plan checker. Columns:
+
+- op bound: ``op_bound_bytes``, the whole-tensor (operator-level) bound;
+- peak: ``arena_bytes`` of the chosen plan (activations only);
+- extra MACs: ``extra_macs`` of the plan (0 where nothing is recomputed), in % of the
+  model's MACs (Conv, ConvTranspose, Gemm, MatMul);
+- needs: what the plan stage checks against the target: low memory, arena, weight
+  staging, the program estimate and the stack (dnn64build.planner.fit.needed_bytes);
+- fits: needs <= 4 MiB (fp32) or 2 MiB (int8).
+
+Modes: fp32; int8 with float32 graph inputs and outputs (the default); "int8 io", int8
+with ``io: int8`` (int8 graph inputs and outputs).
+
+A planner setting is one entry of SETTINGS (its ``planner:`` attributes); each adds a
+group of columns, so a new setting (a fusion mode, say) is one line.
+
+    python tools/bench/bench_memory.py [--models resnet18 unet4 ...] [--settings default]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import onnx
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from dnn64build.planner.checker import check_plan  # noqa: E402
+from dnn64build.planner.fit import PROGRAM_ESTIMATE_BYTES, needed_bytes  # noqa: E402
+from tools.bench.bench_emulator import macs  # noqa: E402
+from tools.zoo import BENCHMARK_NAMES, build  # noqa: E402
+
+MIB = 1024 * 1024
+TARGET = {"fp32": 4 * MIB, "int8": 2 * MIB, "int8 io": 2 * MIB}  # what each mode must fit
+QUANTIZE = {"fp32": {"mode": "none"}, "int8": {"mode": "int8", "synthetic": True},
+            "int8 io": {"mode": "int8", "synthetic": True, "io": "int8"}}
+
+
+def default_setting() -> dict:
+    """The planner as a new user gets it."""
+    return {"algorithm": "auto", "scheduler": "auto"}
+
+
+SETTINGS: dict[str, Callable[[], dict]] = {"default": default_setting}
+
+
+def write_workspace(root: Path, models: list[str], settings: list[str]) -> None:
+    lines = ["workspace:", "  name: bench_memory", "  defaults: {toolchain: host}",
+             "targets:"]
+    for name in models:
+        onnx.save(build(name), root / f"{name}.onnx")
+        for mode, quantize in QUANTIZE.items():
+            for setting in settings:
+                lines += [
+                    "  - rule: n64_model",
+                    f"    name: {target(name, mode, setting)}",
+                    f"    src: {name}.onnx",
+                    f"    quantize: {json.dumps(quantize)}",
+                    f"    planner: {json.dumps(SETTINGS[setting]())}",
+                    "    memory: 512MiB",
+                ]
+    (root / "BUILD.yaml").write_text("\n".join(lines) + "\n")
+
+
+def target(name: str, mode: str, setting: str) -> str:
+    return f"{name}_{mode.replace(' ', '_')}_{setting}"
+
+
+def plan(root: Path, name: str) -> dict:
+    proc = subprocess.run(
+        [sys.executable, "-m", "dnn64build", "plan", f"//:{name}", "--json"], cwd=root,
+        capture_output=True, text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
+    if proc.returncode != 0:
+        raise SystemExit(f"plan //:{name} failed:\n{proc.stdout}{proc.stderr}")
+    result = json.loads(proc.stdout)
+    violation = check_plan(result)
+    if violation is not None:
+        raise SystemExit(f"plan //:{name} fails the checker: {violation}")
+    return result
+
+
+def cells(result: dict, mode: str, total_macs: int) -> list[str]:
+    extra = result.get("extra_macs", 0)
+    needed = needed_bytes(result, program_bytes=PROGRAM_ESTIMATE_BYTES,
+                          staging_bytes=result["staging"]["bytes"])
+    return [f"{result['arena_bytes']:,}", f"{100 * extra / total_macs:.1f}%",
+            f"{needed / MIB:.2f} MiB", "yes" if needed <= TARGET[mode] else "no"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", nargs="*", default=list(BENCHMARK_NAMES),
+                        choices=BENCHMARK_NAMES)
+    parser.add_argument("--settings", nargs="*", default=list(SETTINGS), choices=SETTINGS)
+    args = parser.parse_args()
+    header = ["model", "mode", "M MACs", "op bound"]
+    for setting in args.settings:
+        header += [f"{setting} peak", f"{setting} extra MACs", f"{setting} needs",
+                   f"{setting} fits"]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    fits = {(mode, s): 0 for mode in QUANTIZE for s in args.settings}
+    with tempfile.TemporaryDirectory(prefix="bench_memory") as tmp:
+        root = Path(tmp)
+        write_workspace(root, args.models, args.settings)
+        for name in args.models:
+            total = macs(build(name))
+            for mode in QUANTIZE:
+                row = [name, mode, f"{total / 1e6:.0f}", ""]
+                for setting in args.settings:
+                    result = plan(root, target(name, mode, setting))
+                    row[3] = row[3] or f"{result['op_bound_bytes']:,}"
+                    row += cells(result, mode, total)
+                    fits[mode, setting] += row[-1] == "yes"
+                print("| " + " | ".join(row) + " |", flush=True)
+    for (mode, setting), count in fits.items():
+        print(f"\n{setting}: {mode} fits {TARGET[mode] // MIB} MiB for {count} of "
+              f"{len(args.models)} models", end="")
+    print()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,134 @@
+"""int8 models with their Conv layers on the CPU or on the RSP, in CPU cycles measured in cen64.
+
+    python -m tools.bench.bench_rsp [--models small_cnn,shufflenet,mobilenetv3]
+        [--timeout 900] [--write]
+
+Each zoo model gets three int8 ``n64_model`` targets in a temporary workspace (toolchain
+bare, memory 8MiB, calibrated on seeded random inputs), ``kernels: cpu``, ``rsp`` and
+``auto`` (docs/rsp.md), each built and run with ``dnn64build run --platform cen64`` (the
+cycle-accurate emulator: its RSP runs the real microcode) on one seeded sample. The CLI
+also checks each output against the integer reference executor. ``--write`` replaces this
+benchmark's section of docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import onnx
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+from tools.bench.bench_emulator import macs  # noqa: E402
+from tools.zoo import build  # noqa: E402
+
+CPU_HZ = 93.75e6
+KERNELS = ("cpu", "rsp", "auto")
+SECTION = "## int8 Conv on the RSP: CPU cycles per inference (N64, in cen64)"
+DOCS = ROOT / "docs" / "benchmarks.md"
+COLUMNS = ("model", "MACs", "kernels", "Convs on the RSP", "CPU cycles", "cycles/MAC",
+           "ms at 93.75 MHz", "vs cpu", "vs the integer reference")
+
+
+def workspace(root: Path, names: list[str]) -> None:
+    (root / "models").mkdir(parents=True)
+    (root / "BUILD.yaml").write_text(
+        "workspace:\n  name: bench_rsp\n  defaults: {toolchain: bare}\n")
+    targets = ["targets:"]
+    rng = np.random.default_rng(20261123)
+    for name in names:
+        model = build(name)
+        onnx.save(model, root / "models" / f"{name}.onnx")
+        shape = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
+        np.savez(root / "models" / f"{name}_calib.npz",
+                 input=rng.standard_normal([8, *shape]).astype(np.float32))
+        np.savez(root / f"{name}_in.npz", input=rng.standard_normal([1, *shape]).astype(np.float32))
+        for kernels in KERNELS:
+            targets.append(
+                f"  - {{rule: n64_model, name: {name}_{kernels}, src: {name}.onnx, "
+                f"kernels: {kernels}, memory: 8MiB, "
+                f"quantize: {{mode: int8, calibration: {name}_calib.npz}}}}")
+    (root / "models" / "BUILD.yaml").write_text("\n".join(targets) + "\n")
+
+
+def measure(root: Path, name: str, kernels: str, timeout: float) -> dict[str, object]:
+    label = f"//models:{name}_{kernels}"
+    proc = subprocess.run(
+        [sys.executable, "-m", "dnn64build", "run", label, "--platform", "cen64",
+         "--input", f"{name}_in.npz", "--timeout", str(timeout)],
+        cwd=root, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    out = proc.stdout + proc.stderr
+    cycles = re.search(r"(\d+) CPU cycles", out)
+    verdict = re.search(r"vs the reference executor: (.*)", out)
+    meta = root / "dnn64-out" / "bin" / "models" / f"{name}_{kernels}" / "codegen" / "meta.json"
+    rsp_nodes = len(json.loads(meta.read_text())["rsp_nodes"]) if meta.is_file() else None
+    if cycles is None:
+        print(out[-3000:], file=sys.stderr)
+    return {"cycles": int(cycles[1]) if cycles else None, "rsp_nodes": rsp_nodes,
+            "verdict": verdict[1].strip() if verdict else "did not run"}
+
+
+def table(rows: list[tuple[str, ...]]) -> str:
+    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def write_section(text: str) -> None:
+    """Replace this benchmark's section of docs/benchmarks.md (or append it)."""
+    docs = DOCS.read_text()
+    start = docs.find(SECTION)
+    if start < 0:
+        DOCS.write_text(docs.rstrip("\n") + "\n\n" + text)
+        return
+    end = docs.find("\n## ", start + len(SECTION))
+    DOCS.write_text(docs[:start] + text + (docs[end + 1 :] if end >= 0 else ""))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default="small_cnn,shufflenet,mobilenetv3")
+    parser.add_argument("--timeout", type=float, default=900.0)
+    parser.add_argument("--write", action="store_true")
+    args = parser.parse_args(argv)
+    names = args.models.split(",")
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="bench_rsp") as tmp:
+        root = Path(tmp)
+        workspace(root, names)
+        for name in names:
+            count = macs(onnx.load(root / "models" / f"{name}.onnx"))
+            base = None
+            for kernels in KERNELS:
+                r = measure(root, name, kernels, args.timeout)
+                cycles = r["cycles"]
+                if kernels == "cpu":
+                    base = cycles
+                cells = (name, f"{count / 1e6:.2f} M", kernels, str(r["rsp_nodes"]),
+                         f"{cycles:,}" if cycles else "-",
+                         f"{cycles / count:.1f}" if cycles else "-",
+                         f"{cycles / CPU_HZ * 1e3:.1f}" if cycles else "-",
+                         f"{base / cycles:.2f}x" if cycles and base else "-", r["verdict"])
+                rows.append(cells)
+                print(" | ".join(cells), flush=True)
+    text = (f"{SECTION}\n\n`python -m tools.bench.bench_rsp --models {args.models} --write`: "
+            "one int8 inference of each model, its Conv layers on the CPU (`kernels: cpu`), "
+            "on the RSP (`rsp`), or on the RSP where a group has at least 8 output channels "
+            "(`auto`); MACs of Conv/Gemm/MatMul. CPU cycles are CP0 Count x 2 in cen64 "
+            "(docs/rsp.md).\n\n" + table(rows) + "\n")
+    print(text)
+    if args.write:
+        write_section(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
