@@ -55,12 +55,16 @@ def fused_group(ctx: Ctx) -> Lowered:
     regions = ctx.sym("regions")
     tiles = len(program.steps)
     ctx.require_disjoint(members[-1].outputs[0], members[0].inputs[0])
+    low.decls.append("/* per tile, each member's input region then output region: {row0, rows,"
+                     " col0, cols, offset, row_stride, plane_stride} */")
     low.decls.append(_table("dnn64_region", regions, [tiles, 2 * len(members)], [
         [f for step in tile for f in (c_ints(step.x.fields()), c_ints(step.y.fields()))]
         for tile in program.steps]))
     keeps = ""
     if group.mode == "stream":
         keeps = ctx.sym("keep")
+        low.decls.append("/* per band, each row buffer: dnn64_region_keep(old_rows, keep_from,"
+                         " keep_rows, new_rows) */")
         low.decls.append(_table("int32_t", keeps, [tiles, len(members) - 1, 4], [
             [c_ints([s.keep.old_rows, s.keep.keep_from, s.keep.keep_rows, s.keep.new_rows])
              for s in tile if s.keep is not None] for tile in program.steps]))

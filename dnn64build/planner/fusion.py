@@ -316,10 +316,13 @@ class Choice:
 
 
 def choose_groups(graph: Graph, mode: str, *, peak: Callable[[list[Group]], int],
+                  bound: Callable[[list[Group]], int] | None = None,
                   fits: Callable[[list[Group]], bool] | None = None,
                   weight_cap: int = GROUP_WEIGHT_CAP, staging_bytes: int = 0) -> Choice:
     """The groups for ``mode`` (see the module doc). ``peak(groups)`` measures the graph
-    with those groups (live bytes); ``fits(groups)`` says whether it fits the target
+    with those groups (live bytes, a fast estimate for searching); ``bound(groups)``
+    (default: ``peak``) the bound its plan will have, for auto's final pick among a few
+    candidates; ``fits(groups)`` says whether it fits the target
     (auto only); ``staging_bytes`` is the weight staging without groups (auto weighs
     a group's staging against the activation bytes it saves). Raises UserError when
     ``stream`` or ``patch`` is asked for and no chain exists; ``patch`` that finds no
@@ -339,7 +342,7 @@ def choose_groups(graph: Graph, mode: str, *, peak: Callable[[list[Group]], int]
     if mode == "stream":
         return Choice(streamed, [])
     if mode == "auto":
-        picked = _cheapest_stream(graph, chains, peak, staging_bytes)
+        picked = _cheapest_stream(graph, chains, peak, bound or peak, staging_bytes)
         if fits is None or fits(picked):
             return Choice(picked, [])
     limit = MAX_EXTRA_MACS * model_macs(graph)
@@ -361,14 +364,18 @@ def choose_groups(graph: Graph, mode: str, *, peak: Callable[[list[Group]], int]
     return Choice(_with_stream(chains, patches), notes)
 
 
-def _cheapest_stream(graph: Graph, chains: list[list[Node]],
-                     peak: Callable[[list[Group]], int], staging_bytes: int) -> list[Group]:
+def _cheapest_stream(graph: Graph, chains: list[list[Node]], peak: Callable[[list[Group]], int],
+                     bound: Callable[[list[Group]], int], staging_bytes: int) -> list[Group]:
     """Stream groups with the least activation + staging bytes: none, every chain, or
     chains added one at a time while that total drops (a group stages all its weights
-    at once, so on a small model streaming can cost more staging than it saves)."""
-    def total(groups: list[Group]) -> int:
+    at once, so on a small model streaming can cost more staging than it saves). The
+    search uses ``peak``; the three candidates are compared by ``bound``."""
+    def staging(groups: list[Group]) -> int:
         weights = max((group_weight_bytes(graph, g) for g in groups), default=0)
-        return peak(groups) + max(staging_bytes, 2 * weights)
+        return max(staging_bytes, 2 * weights)
+
+    def total(groups: list[Group]) -> int:
+        return peak(groups) + staging(groups)
 
     candidates = [[], _with_stream(chains, [])]
     chosen: list[Group] = []
@@ -380,7 +387,7 @@ def _cheapest_stream(graph: Graph, chains: list[list[Node]],
             break
         chosen = best
     candidates.append(sorted(chosen, key=lambda g: g.nodes))
-    return min(candidates, key=lambda gs: (total(gs), len(gs)))
+    return min(candidates, key=lambda gs: (bound(gs) + staging(gs), len(gs)))
 
 
 def _with_stream(chains: list[list[Node]], patches: list[Group]) -> list[Group]:

@@ -20,7 +20,7 @@ import numpy as np
 
 from dnn64build.errors import UserError
 from dnn64build.ir.graph import Graph, Node
-from dnn64build.planner.dagplan import PlanError, plan_dag
+from dnn64build.planner.dagplan import PlanError, order_problem, plan_dag
 from dnn64build.planner.exact import WORK_BUDGET, ExactParams
 from dnn64build.planner.fusion import (
     GROUP_WEIGHT_CAP,
@@ -30,7 +30,8 @@ from dnn64build.planner.fusion import (
     fuse_dag,
     fusion_record,
 )
-from dnn64build.planner.schedule import EXPANSION_BUDGET, Dag, Op, peak_bytes
+from dnn64build.planner.problem import lower_bound
+from dnn64build.planner.schedule import EXPANSION_BUDGET, Dag, Op, peak_bytes, schedule
 
 VIEW_OPS = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"})
 ELEMENTWISE_OPS = frozenset({
@@ -123,10 +124,19 @@ def plan_graph(
         dag = fuse_dag(base, graph, candidate, cache)
         return peak_bytes(dag, range(len(dag.ops)), alignment)
 
-    fits = None if fusion_budget is None else (lambda gs: peak(gs) <= fusion_budget)
+    def bound(candidate: list[Group]) -> int:
+        """The lower bound plan_dag will reach: the scheduler's order, aliases grouped."""
+        dag = fuse_dag(base, graph, candidate, cache)
+        order = schedule(dag, scheduler, alignment=alignment,
+                         expansion_budget=expansion_budget).order
+        index = {op.name: i for i, op in enumerate(dag.ops)}
+        problem = order_problem(dag, [index[n] for n in order], alignment)[2]
+        return lower_bound(problem).bytes
+
+    fits = None if fusion_budget is None else (lambda gs: bound(gs) <= fusion_budget)
     notes: list[str] = []
     if groups is None:
-        choice = choose_groups(graph, fusion, peak=peak, fits=fits,
+        choice = choose_groups(graph, fusion, peak=peak, bound=bound, fits=fits,
                                weight_cap=fusion_weight_cap, staging_bytes=fusion_staging)
         groups, notes = choice.groups, choice.notes
     else:

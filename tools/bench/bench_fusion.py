@@ -1,12 +1,13 @@
 """Fused groups on the zoo models, fp32 and int8: a markdown table.
 
-For each model and fusion mode (none, stream, patch, auto at 4 MiB fp32 / 2 MiB
-int8): the operator-level lower bound (whole tensors), the chosen plan's bound
-and arena, the weight staging the plan stage would give it, the number of
-groups, the extra multiply-accumulates as a share of the model's, and whether
-arena + staging + the program estimate + stack fit 4 MiB (fp32) / 2 MiB (int8).
-Every plan is validated by the independent checker. int8 graphs come from
-synthetic calibration.
+For each model and fusion mode (none, stream, stream* = stream without the
+64 KiB cap on a group's weights, patch, auto at 4 MiB fp32 / 2 MiB int8): the
+operator-level lower bound (whole tensors), the chosen plan's bound and arena,
+the weight staging the plan stage would give it, the number of groups, the
+extra multiply-accumulates as a share of the model's, and whether arena +
+staging + the program estimate + stack fit 4 MiB (fp32) / 2 MiB (int8). Every
+plan is validated by the independent checker. int8 graphs come from synthetic
+calibration.
 
     python tools/bench/bench_fusion.py [--models resnet18 mobilenetv2 ...]
 """
@@ -27,12 +28,17 @@ from dnn64build.planner.fit import (  # noqa: E402
     PROGRAM_ESTIMATE_BYTES,
     STACK_BYTES,
 )
+from dnn64build.planner.fusion import GROUP_WEIGHT_CAP  # noqa: E402
 from dnn64build.planner.graph_plan import plan_graph  # noqa: E402
 from dnn64build.stages.plan import activation_budget, staging_estimate  # noqa: E402
 from tools.bench.bench_planner_zoo import int8, load  # noqa: E402
 from tools.zoo import NAMES  # noqa: E402
 
-MODES = ("none", "stream", "patch", "auto")
+# (label, fusion mode, weight cap of one group); "stream*" lifts the cap to show what
+# re-reading weights per band (not implemented) would buy.
+MODES = (("none", "none", GROUP_WEIGHT_CAP), ("stream", "stream", GROUP_WEIGHT_CAP),
+         ("stream*", "stream", 1 << 40), ("patch", "patch", GROUP_WEIGHT_CAP),
+         ("auto", "auto", GROUP_WEIGHT_CAP))
 MEMORY = {"fp32": 4 * 1024 * 1024, "int8": 2 * 1024 * 1024}
 
 
@@ -40,11 +46,11 @@ def rows(label: str, graph, memory: int) -> list[str]:
     out = []
     staging = staging_estimate(graph, 16)
     budget = activation_budget(memory, staging)
-    for mode in MODES:
+    for mode, fusion, cap in MODES:
         start = time.perf_counter()
         try:
-            plan = plan_graph(graph, timings=False, fusion=mode, fusion_budget=budget,
-                              fusion_staging=staging)
+            plan = plan_graph(graph, timings=False, fusion=fusion, fusion_budget=budget,
+                              fusion_staging=staging, fusion_weight_cap=cap)
         except UserError as exc:
             out.append(f"| {label} | {mode} | - | - | - | - | - | - | - | refused: "
                        f"{exc.args[0][:50]}... |")
