@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import sys
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,13 +88,31 @@ def run_cached(argv: list[str], session: CacheSession, run: Callable[[list[str]]
     except CacheFault as e:
         session.fault(e)
     _explain(session, request, "remote cache miss: ran locally")
-    status = run(argv)
+    status, messages = _run_recording_stderr(run, argv)
     if status == 0 and not session.cache.read_only and session.usable():
         try:
-            _upload(session.cache, request)
+            _upload(session.cache, request, messages)
         except CacheFault as e:
             session.fault(e)
     return status
+
+
+def _run_recording_stderr(run: Callable[[list[str]], int], argv: list[str]) -> tuple[int, str]:
+    """Run, passing its stderr (its warnings) through and keeping a copy: a hit replays it."""
+    with tempfile.TemporaryFile() as record:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        os.dup2(record.fileno(), 2)
+        try:
+            status = run(argv)
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+        record.seek(0)
+        messages = record.read()
+    os.write(2, messages)
+    return status, messages.decode("utf-8", "replace")
 
 
 def _explain(session: CacheSession, request: Request, what: str) -> None:
@@ -116,6 +135,9 @@ def _fetch(cache: HttpCache, request: Request) -> bool:
         valid = False
     if not valid:
         raise CacheFault(f"ac/{request.key[:12]}: not an action result for this action")
+    messages = result.get("stderr", "")
+    if not isinstance(messages, str):
+        raise CacheFault(f"ac/{request.key[:12]}: not an action result for this action")
     blobs = {p: cache.get_blob(e["digest"], e["size"]) for p, e in entries.items()}
     for path, data in blobs.items():
         if path == request.depfile:
@@ -123,10 +145,11 @@ def _fetch(cache: HttpCache, request: Request) -> bool:
         write_if_changed(Path(path), data)
         if entries[path]["executable"]:
             os.chmod(path, 0o755)
+    sys.stderr.write(messages)  # the action's warnings, as when it ran
     return True
 
 
-def _upload(cache: HttpCache, request: Request) -> None:
+def _upload(cache: HttpCache, request: Request, messages: str) -> None:
     """Blobs first, the action result last: a reader never sees a result without its blobs."""
     outputs: list[dict[str, Any]] = []
     for path in request.outputs:
@@ -138,5 +161,5 @@ def _upload(cache: HttpCache, request: Request) -> None:
             cache.put("cas", digest, data)
         outputs.append({"path": path, "digest": digest, "size": len(data),
                         "executable": os.access(path, os.X_OK)})
-    result = {"key": request.key, "outputs": outputs}
+    result = {"key": request.key, "outputs": outputs, "stderr": messages}
     cache.put("ac", request.key, json.dumps(result, indent=1, sort_keys=True).encode())

@@ -90,3 +90,19 @@ def test_an_unreachable_cache_warns_once_and_builds(
     proc = fresh.run("build", "--remote-cache", url, "//...")
     assert len(re.findall(r"^WARNING: remote cache", proc.stderr, re.M)) == 1, proc.stderr
     assert fresh.outputs() == reference
+
+
+def test_a_hit_replays_the_action_s_warnings(workspace: Workspace, tmp_path: Path) -> None:
+    workspace.add_model("s", seed=4)
+    workspace.write("models/BUILD.yaml", """\
+        targets:
+          - {rule: n64_model, name: s, src: s.onnx, quantize: {mode: int8, synthetic: true}}
+        """)
+    with FaultyCache() as cache:
+        first = _checkout(workspace, tmp_path / "one")
+        warned = first.run("build", "--remote-cache", cache.url, "//...").stderr
+        second = _checkout(workspace, tmp_path / "two")
+        replayed = second.run("build", "--remote-cache", cache.url, "--explain", "//...").stderr
+    assert "calibrated on synthetic random inputs" in warned
+    assert set(_explained(replayed)) == {"remote cache hit"}
+    assert "calibrated on synthetic random inputs" in replayed

@@ -9,7 +9,8 @@ Builds a temporary workspace of tiny models (toolchain: host) and times (each a 
 comparison, graph regeneration; then, where the CLI has `--remote-cache`, a full build
 that populates an in-process HTTP cache and the build of a fresh copy at another path
 from that warm cache. With the example workspace (this repository's models/ and
-BUILD.yaml, toolchain auto), its full build too. Run it with PYTHONPATH pointing at
+BUILD.yaml, toolchain auto), its full build too, and (with a cache) the build of a fresh
+copy of it from a warm cache. Run it with PYTHONPATH pointing at
 another checkout to measure that one ("before"). Prints a markdown table.
 """
 
@@ -105,6 +106,15 @@ def main() -> None:
             shutil.copy(REPO / "BUILD.yaml", example / "BUILD.yaml")
             rows.append(("full build of the example workspace (toolchain auto, once)",
                          f"{_timed([*CLI, 'build', '//...'], example):.2f}"))
+            if _has_remote_cache(root):
+                with FaultyCache() as cache:
+                    _timed([*CLI, "build", "--remote-cache", cache.url, "//..."], example)
+                    fresh = Path(tmp) / "elsewhere" / "example"
+                    shutil.copytree(example, fresh, ignore=shutil.ignore_patterns("dnn64-out"))
+                    seconds = _timed([*CLI, "build", "--remote-cache", cache.url, "//..."],
+                                     fresh)
+                rows.append(("example workspace: fresh checkout at another path, warm cache "
+                             "(once)", f"{seconds:.2f}"))
     print(f"| measure ({args.models} tiny models, toolchain host; {os.cpu_count()} cores) "
           "| seconds |")
     print("|---|---|")
