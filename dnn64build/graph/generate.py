@@ -195,6 +195,7 @@ def index(workspace: Workspace, graph: BuildGraph) -> dict[str, Any]:
         }
     return {"workspace": workspace.name, "root": str(workspace.root), "env": graph.env,
             "unresolved": graph.unresolved, "regen_inputs": regeneration_inputs(workspace),
+            "remote_cache": dict(workspace.remote_cache),
             "targets": labels}
 
 

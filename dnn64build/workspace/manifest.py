@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import os
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,16 @@ _ROOT_SCHEMA = {
             "properties": {
                 "name": {"type": "string"},
                 "defaults": {"type": "object"},
+                "remote_cache": {  # docs/ci.md
+                    "type": "object",
+                    "properties": {
+                        "url": {"type": "string", "pattern": "^https?://"},
+                        "read_only": {"type": "boolean"},
+                        "timeout": {"type": "number", "exclusiveMinimum": 0},
+                    },
+                    "required": ["url"],
+                    "additionalProperties": False,
+                },
             },
             "additionalProperties": False,
         },
@@ -54,6 +64,7 @@ class Workspace:
     targets: Mapping[Label, Target]
     manifests: tuple[Path, ...]  # every BUILD.yaml read
     directories: tuple[Path, ...]  # every directory searched for packages
+    remote_cache: Mapping[str, Any] = field(default_factory=dict)  # workspace.remote_cache
 
     @property
     def output_base(self) -> Path:
@@ -72,7 +83,7 @@ def load_workspace(root: Path, rules: Mapping[str, Rule]) -> Workspace:
     targets: dict[Label, Target] = {}
     manifests: list[Path] = []
     directories: list[Path] = []
-    name, defaults = root.name, {}
+    name, defaults, remote_cache = root.name, {}, {}
     for directory, is_package in walk_packages(root):
         directories.append(directory)
         if not is_package:
@@ -90,6 +101,7 @@ def load_workspace(root: Path, rules: Mapping[str, Rule]) -> Workspace:
             workspace = data.get("workspace", {})
             name = workspace.get("name", name)
             defaults = workspace.get("defaults", {})
+            remote_cache = dict(workspace.get("remote_cache", {}))
             _check_defaults(defaults, rules, display)
         for entry in data.get("targets", []):
             target = _load_target(entry, package, display, rules, defaults)
@@ -101,7 +113,7 @@ def load_workspace(root: Path, rules: Mapping[str, Rule]) -> Workspace:
                     hint="target names must be unique within a package",
                 )
             targets[target.label] = target
-    return Workspace(root, name, targets, tuple(manifests), tuple(directories))
+    return Workspace(root, name, targets, tuple(manifests), tuple(directories), remote_cache)
 
 
 def _check_defaults(defaults: Mapping[str, Any], rules: Mapping[str, Rule], display: str) -> None:
