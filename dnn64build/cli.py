@@ -16,9 +16,9 @@ from dnn64build.errors import UserError
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
-    from dnn64build.commands.build import build, worker_options
+    from dnn64build.commands.build import CacheFlags, build
 
-    build(args.targets, jobs=args.jobs, verbose=args.verbose, worker=worker_options(
+    build(args.targets, jobs=args.jobs, verbose=args.verbose, cache=CacheFlags(
         args.remote_cache, args.remote_cache_read_only or None, args.remote_cache_timeout,
         args.explain,
     ))

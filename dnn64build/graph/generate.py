@@ -216,7 +216,8 @@ def index(workspace: Workspace, graph: BuildGraph) -> dict[str, Any]:
         }
     return {"workspace": workspace.name, "root": str(workspace.root), "env": graph.env,
             "kinds": list(workspace.kinds), "unresolved": graph.unresolved,
-            "regen_inputs": regeneration_inputs(workspace), "targets": labels}
+            "regen_inputs": regeneration_inputs(workspace),
+            "remote_cache": dict(workspace.remote_cache), "targets": labels}
 
 
 def _ninja_path(path: Path, output_base: Path) -> str:

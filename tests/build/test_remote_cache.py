@@ -106,3 +106,18 @@ def test_a_hit_replays_the_action_s_warnings(workspace: Workspace, tmp_path: Pat
     assert "calibrated on synthetic random inputs" in warned
     assert set(_explained(replayed)) == {"remote cache hit"}
     assert "calibrated on synthetic random inputs" in replayed
+
+
+def test_the_workspace_names_its_cache_and_the_environment_makes_it_read_only(
+    two_models: Workspace, tmp_path: Path
+) -> None:
+    with FaultyCache() as cache:
+        root = two_models.root / "BUILD.yaml"
+        root.write_text(root.read_text().replace(
+            "  name: testws\n", f"  name: testws\n  remote_cache: {{url: '{cache.url}'}}\n"))
+        reader = _checkout(two_models, tmp_path / "reader")
+        reader.run("build", "//...", env={"DNN64_REMOTE_CACHE_READ_ONLY": "1"})
+        assert cache.store == {} and cache.gets > 0  # asked, uploaded nothing
+        writer = _checkout(two_models, tmp_path / "writer")
+        writer.run("build", "//...")
+        assert cache.store  # the workspace's setting alone enables it
