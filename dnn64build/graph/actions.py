@@ -84,6 +84,8 @@ class BuildGraph:
         self.info: dict[Label, dict[str, Any]] = {}  # rule-provided data for commands
         self.env: dict[str, str | None] = {}  # environment variables the rules read
         self.unresolved = False  # a toolchain was not found: regenerate on every build
+        # Generated files beside the configs (path -> text): the toolchains' identities.
+        self.files: dict[str, str] = {}
 
     def add(self, action: AnyAction) -> None:
         if action.id in self.actions:

@@ -60,7 +60,7 @@ class ActionContext:
         self._graph = graph
         self._providers = providers
         self._dir = f"bin/{target.label.path}"
-        self._tools = ToolchainActions(graph, self._output_base)
+        self._tools = ToolchainActions(graph)
 
     def source(self, path: str, *, attr: str) -> str:
         self._check_writable(path, attr)

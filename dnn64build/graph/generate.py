@@ -55,6 +55,8 @@ def generate(root: Path) -> Workspace:
         for action in graph.actions.values():
             if isinstance(action, Action):
                 write_if_changed(out / action.config_path, config_bytes(action.config))
+        for path, text in graph.files.items():
+            write_text_if_changed(out / path, text)
         # Always rewritten: ninja must see build.ninja newer than what triggered its
         # regeneration.
         write_atomic(out / "build.ninja", ninja_text(workspace, graph).encode())

@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 
-from dnn64build.atomic_write import write_text_if_changed
 from dnn64build.errors import UserError
 from dnn64build.graph.actions import BuildGraph, CommandAction
 from dnn64build.toolchains import (
@@ -52,19 +51,20 @@ def _resolve(name: str, env: tuple[tuple[str, str | None], ...]) -> Toolchain | 
 
 
 class ToolchainActions:
-    """Declares command actions into ``graph``; writes each toolchain's identity file."""
+    """Declares command actions into ``graph``, and each toolchain's identity file (written
+    with the configs by the generator)."""
 
-    def __init__(self, graph: BuildGraph, output_base: Path) -> None:
+    def __init__(self, graph: BuildGraph) -> None:
         self._graph = graph
-        self._output_base = output_base
 
     def identity(self, toolchain: str) -> str:
         """Ninja path of ``toolchains/<name>.id``: compiler path and version (an input of
         every command of that toolchain, so another compiler rebuilds)."""
         path = f"toolchains/{toolchain}.id"
-        tc = resolve(toolchain)
-        text = f"missing: {tc}\n" if isinstance(tc, UserError) else identity_text(tc)
-        write_text_if_changed(self._output_base / path, text)
+        if path not in self._graph.files:
+            tc = resolve(toolchain)
+            self._graph.files[path] = (f"missing: {tc}\n" if isinstance(tc, UserError)
+                                       else identity_text(tc))
         return path
 
     def compile(

@@ -86,6 +86,7 @@ class Workspace:
             p.relative_to(base).as_posix(): p.read_bytes()
             for p in sorted(base.rglob("*"))
             if p.is_file() and "/config" not in p.as_posix() and not p.name.startswith(".")
+            and not p.relative_to(base).as_posix().startswith("toolchains/")
             and p.name not in {"build.ninja", "targets.json"}
         }
 

@@ -60,8 +60,8 @@ def test_a_source_named_with_dollars_spaces_and_colons_builds(workspace: Workspa
     workspace.add_model("we$ird na:me$ $$x", seed=1)
     workspace.write("models/BUILD.yaml",
                     MODEL.replace("src: a.onnx", "src: 'we$ird na:me$ $$x.onnx'"))
-    assert [m for m, _ in workspace.build("//...")] == [
-        "Import", "Quantize", "Plan", "Codegen", "Compile", "Runtime", "Pack"]
+    ran = {m for m, _ in workspace.build("//...")}
+    assert {"Import", "Quantize", "Plan", "Codegen", "Compile", "Link", "Pack"} <= ran
     assert workspace.build("//...") == []
 
 
@@ -170,13 +170,13 @@ def test_switching_the_compiler_directory_reruns_what_it_compiled(workspace: Wor
         wrapper.chmod(0o755)
     env = {"DNN64_HOST_BINDIR": str(bindir)}
     ran = workspace.run("build", "//...", env=env).stderr
-    assert {"Compile", "Runtime", "Pack"} <= set(re.findall(r"\] (\w+) ", ran))
+    assert {"Compile", "Archive", "Link", "Pack"} <= set(re.findall(r"\] (\w+) ", ran))
     assert {"Import", "Quantize", "Plan", "Codegen"}.isdisjoint(re.findall(r"\] (\w+) ", ran))
     assert set(log.read_text().split()) == {"cc", "ar"}
     assert "0 actions run" in workspace.run("build", "//...", env=env).stderr
     # Back to the compiler on PATH: rebuilt with it again.
     assert set(re.findall(r"\] (\w+) ", workspace.run("build", "//...").stderr)) == {
-        "Compile", "Runtime", "Pack"}
+        "Compile", "Archive", "Link", "Pack"}
 
 
 def test_a_bug_while_regenerating_says_internal_error_with_its_traceback(
