@@ -22,7 +22,11 @@ def main(argv: list[str]) -> int:
         print(f"usage: python -m dnn64build.stages {{{','.join(STAGES)}}} ...", file=sys.stderr)
         return 2
     module = importlib.import_module(STAGES[argv[0]].module)
-    args = parse_stage_args(argv[1:])
+    try:
+        args = parse_stage_args(argv[1:])
+    except UserError as e:  # a damaged config file
+        print(f"ERROR: {e}", file=sys.stderr)
+        return 1
     try:
         module.main(args)
     except UserError as e:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from dnn64build.atomic_write import write_if_changed
+from dnn64build.build_outputs import load_json
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,7 @@ class StageArgs:
         assert self.depfile is not None, "the stage's StageSpec must set depfile=True"
         targets = " ".join(_depfile_escape(str(p)) for p in sorted(self.outputs.values()))
         deps = " ".join(_depfile_escape(str(p)) for p in read)
+        self.depfile.parent.mkdir(parents=True, exist_ok=True)
         self.depfile.write_text(f"{targets}: {deps}\n")
 
 
@@ -55,7 +57,7 @@ def parse_stage_args(argv: list[str]) -> StageArgs:
     for flag in it:
         value = next(it)
         if flag == "--config":
-            config = json.loads(Path(value).read_text())
+            config = load_json(value)  # a damaged config is a clean error naming it
         elif flag == "--in":
             name, _, path = value.partition("=")
             inputs.setdefault(name, []).append(Path(path))
