@@ -21,6 +21,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +36,13 @@ CPU_HZ = 93.75e6
 KERNELS = ("cpu", "rsp", "auto")
 SECTION = "## int8 Conv on the RSP: CPU cycles per inference (N64, in cen64)"
 DOCS = ROOT / "docs" / "benchmarks.md"
+NOTES = """\
+Targets plan with `fusion: none`: a Conv in a fused group runs its CPU region kernel. The
+RSP's share of a layer is cheap (64 multiply-accumulates per 8 vector instructions); the
+CPU's is not: im2col packing of k x k inputs (reused once per output channel, so depthwise
+layers gain nothing) and decoding and requantising every output. A change of code size
+alone moves CPU-only figures by up to ~10% (I-cache layout).
+"""
 COLUMNS = ("model", "MACs", "kernels", "Convs on the RSP", "CPU cycles", "cycles/MAC",
            "ms at 93.75 MHz", "vs cpu", "vs the integer reference")
 
@@ -120,11 +128,13 @@ def main(argv: list[str] | None = None) -> int:
                          f"{base / cycles:.2f}x" if cycles and base else "-", r["verdict"])
                 rows.append(cells)
                 print(" | ".join(cells), flush=True)
-    text = (f"{SECTION}\n\n`python -m tools.bench.bench_rsp --models {args.models} --write`: "
-            "one int8 inference of each model, its Conv layers on the CPU (`kernels: cpu`), "
-            "on the RSP (`rsp`), or on the RSP where a group has at least 8 output channels "
-            "(`auto`); MACs of Conv/Gemm/MatMul. CPU cycles are CP0 Count x 2 in cen64 "
-            "(docs/rsp.md).\n\n" + table(rows) + "\n")
+    intro = textwrap.fill(
+        f"`python -m tools.bench.bench_rsp --models {args.models} --write`: one int8 "
+        "inference of each model, its Conv layers on the CPU (`kernels: cpu`), on the RSP "
+        "(`rsp`), or on the RSP where a group has at least 8 output channels (`auto`); MACs "
+        "of Conv/Gemm/MatMul. CPU cycles are CP0 Count x 2 in cen64 (docs/rsp.md).",
+        width=90, break_on_hyphens=False)
+    text = f"{SECTION}\n\n{intro}\n\n{table(rows)}\n\n{NOTES}"
     print(text)
     if args.write:
         write_section(text)
