@@ -51,7 +51,10 @@ static dnn64__span dnn64__inner_span(int32_t stride, int32_t pad, int32_t dil, i
 {
     dnn64__span r;
     const int32_t last = size - 1 + pad - (k - 1) * dil; /* largest o * stride allowed */
-    r.lo = (pad + stride - 1) / stride;
+    /* A negative begin pad (a region's window starting past its first row, see
+     * dnn64_region.c) puts every window start inside: C division truncates, so
+     * it must not reach the division. */
+    r.lo = pad > 0 ? (pad + stride - 1) / stride : 0;
     r.hi = last < 0 ? 0 : last / stride + 1;
     if (r.hi > out)
         r.hi = out;

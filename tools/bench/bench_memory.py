@@ -54,7 +54,11 @@ def default_setting() -> dict:
     return {"algorithm": "auto", "scheduler": "auto"}
 
 
-SETTINGS: dict[str, Callable[[], dict]] = {"default": default_setting}
+SETTINGS: dict[str, Callable[[], dict]] = {
+    "default": default_setting,  # fusion: auto (docs/planner.md, "Fused groups")
+    "no fusion": lambda: {**default_setting(), "fusion": "none"},
+    "patch": lambda: {**default_setting(), "fusion": "patch"},
+}
 
 
 def write_workspace(root: Path, models: list[str], settings: list[str]) -> None:
@@ -76,7 +80,7 @@ def write_workspace(root: Path, models: list[str], settings: list[str]) -> None:
 
 
 def target(name: str, mode: str, setting: str) -> str:
-    return f"{name}_{mode.replace(' ', '_')}_{setting}"
+    return f"{name}_{mode.replace(' ', '_')}_{setting.replace(' ', '_')}"
 
 
 def plan(root: Path, name: str) -> dict:
