@@ -75,6 +75,7 @@ def write_workspace(root: Path, models: list[str], settings: list[str]) -> None:
                     f"    quantize: {json.dumps(quantize)}",
                     f"    planner: {json.dumps(SETTINGS[setting]())}",
                     "    memory: 512MiB",
+                    "    title: bench_memory",  # target names pass the 20-character title
                 ]
     (root / "BUILD.yaml").write_text("\n".join(lines) + "\n")
 
