@@ -16,9 +16,12 @@ from dnn64build.errors import UserError
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
-    from dnn64build.commands.build import build
+    from dnn64build.commands.build import CacheFlags, build
 
-    build(args.targets, jobs=args.jobs, verbose=args.verbose)
+    build(args.targets, jobs=args.jobs, verbose=args.verbose, cache=CacheFlags(
+        args.remote_cache, args.remote_cache_read_only or None, args.remote_cache_timeout,
+        args.explain,
+    ))
     return 0
 
 
@@ -96,6 +99,16 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("targets", nargs="+", metavar="LABEL_OR_PATTERN")
     b.add_argument("-j", "--jobs", type=int, help="parallel actions (default: ninja's)")
     b.add_argument("-v", "--verbose", action="store_true", help="show every command")
+    b.add_argument("--remote-cache", metavar="URL",
+                   help="share action results through this Bazel-protocol HTTP cache "
+                   "(default: $DNN64_REMOTE_CACHE)")
+    b.add_argument("--remote-cache-read-only", action="store_true",
+                   help="use the cache's results but upload nothing "
+                   "(default: $DNN64_REMOTE_CACHE_READ_ONLY)")
+    b.add_argument("--remote-cache-timeout", type=float, metavar="SECONDS",
+                   help="give up on a cache request after this long (default 10)")
+    b.add_argument("--explain", action="store_true",
+                   help="say why each action ran (what changed; remote cache hit or miss)")
     b.set_defaults(func=_cmd_build)
 
     q = sub.add_parser("query", help="list targets: //..., deps(X), rdeps(X), kind(RULE, X)")
@@ -118,7 +131,7 @@ def parser() -> argparse.ArgumentParser:
     pb.add_argument("-o", "--output", type=Path, help="where to write the CSV with offsets "
                     "(default: PROBLEM with .out.csv)")
     pb.add_argument("--budget", type=int, help="work units for the exact search (exact, auto; "
-                    "default 10000000, about a second); the result depends only on it")
+                    "default 6000000, under a second); the result depends only on it")
     pb.add_argument("--timeout", type=float, default=60.0, help="seconds before the exact "
                     "search stops with the best plan found (default 60)")
     pb.set_defaults(func=_cmd_plan_buffers)

@@ -6,6 +6,7 @@ models into one. Both declare the same actions through ``declare_rom``.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -156,42 +157,49 @@ def declare_rom(
     _check_symbols(ctx, models)
     built: dict[str, list[str]] = {}
     ipl3 = {"ipl3": ctx.source(ctx.attrs["ipl3"], attr="ipl3")} if "ipl3" in ctx.attrs else {}
+    headers = [m.header for m in models]
+    main_c = ctx.action(
+        "program",
+        inputs={"metas": [m.meta for m in models], "headers": headers},
+        outputs={"source": "program/main.c"},
+        config={"models": [str(m.label) for m in models]},
+        progress=str(ctx.label),
+    )["source"]
+    memory = max(m.memory for m in models)
     for tc in sorted({toolchain, HOST}):
-        runtime = ctx.shared_action(
-            "runtime",
-            key=f"runtime-{tc}",
-            inputs={},
-            outputs={"library": "libdnn64.a"},
-            config=toolchain_config(ctx, tc),
-            progress=f"runtime library ({tc})",
+        library, platform = ctx.runtime(tc)
+        main_o = ctx.compile(
+            tc, main_c, f"program/{tc}/main.o",
+            include_dirs=sorted({posixpath.dirname(h) for h in headers}), headers=headers,
+            progress=f"{ctx.label} ({tc})",
         )
-        outputs = (
-            {"program": f"{HOST}/{ctx.label.name}", "image": f"{HOST}/{ctx.label.name}.img"}
-            if tc == HOST
-            else {"rom": f"{ctx.label.name}.z64"}
+        linked, program = ctx.link(
+            tc, [main_o, *platform, *(m.objects[tc] for m in models), library],
+            f"{HOST}/{ctx.label.name}" if tc == HOST else f"program/{tc}/program.bin",
+            memory=memory, progress=f"{ctx.label} ({tc})",
         )
+        boot = (ipl3 or {"boot": ctx.boot_stub()}) if tc == "bare" else {}
         packed = ctx.action(
             "pack",
             key=tc,
             inputs={
-                **(ipl3 if tc == "bare" else {}),
-                "objects": [m.objects[tc] for m in models],
-                "headers": [m.header for m in models],
-                "plans": [m.plan for m in models],
+                **boot,
+                **({"program": program} if tc != HOST else {}),
+                **({"linked": linked} if tc != HOST and linked != program else {}),
                 "metas": [m.meta for m in models],
                 "weights": [m.weights[endianness(tc)] for m in models],
-                "runtime": runtime["library"],
             },
-            outputs=outputs,
+            outputs={"image": f"{HOST}/{ctx.label.name}.img"} if tc == HOST
+            else {"rom": f"{ctx.label.name}.z64"},
             config={
                 **toolchain_config(ctx, tc),
                 "title": title,
-                "memory": max(m.memory for m in models),
+                "memory": memory,
                 "models": [{"label": str(m.label), "symbol": m.symbol} for m in models],
             },
             progress=f"{ctx.label} ({tc})",
         )
-        built[tc] = sorted(packed.values())
+        built[tc] = sorted([*packed.values(), *([program] if tc == HOST else [])])
     ctx.add_group(None, built[toolchain])
     ctx.add_group(HOST, built[HOST])
     ctx.add_group(MODELS_GROUP, [m.meta for m in models])

@@ -119,6 +119,31 @@ class RuleContext(Protocol):
         outputs live under ``shared/<key>/``, such as the kernel library of one toolchain."""
         ...
 
+    def compile(
+        self, toolchain: str, source: str, output: str, *, include_dirs: list[str],
+        headers: list[str], progress: str,
+    ) -> str:
+        """Compile the C file ``source`` (a ninja path) to ``output`` (relative to this
+        target's output directory) with ``toolchain``, as one ninja command whose header
+        dependencies are tracked exactly; ``headers`` are the generated headers it may
+        include. Returns the object's ninja path."""
+        ...
+
+    def link(self, toolchain: str, objects: list[str], output: str, *, memory: int,
+             progress: str) -> str:
+        """Link ``objects`` into the program ``output`` (target-relative; for ``bare`` a raw
+        image for ``memory`` bytes of RDRAM). Returns its ninja path."""
+        ...
+
+    def runtime(self, toolchain: str) -> tuple[str, list[str]]:
+        """The kernel library and the platform layer's objects of ``toolchain``, declared
+        once for the whole workspace."""
+        ...
+
+    def boot_stub(self) -> str:
+        """The bare toolchain's raw boot stub (IPL3 slot), declared once."""
+        ...
+
     def env(self, name: str) -> str | None:
         """An environment variable the graph depends on: the graph is regenerated when its
         value changes."""

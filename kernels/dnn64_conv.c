@@ -5,7 +5,7 @@
  * loads and D-cache misses cost more than the multiplies (8 KiB, direct-mapped,
  * 16-byte lines: the planes of different channels often map to the same
  * lines), and there is no multiply-add.
- * - 1x1 (stride 1, no pad, group 1): the input is copied DNN64__STRIP pixels
+ * - 1x1 (stride 1, no pad, any group): the input is copied DNN64__STRIP pixels
  *   at a time into a pixel-major strip on the stack; DNN64__OCB output
  *   channels x DNN64__PXB pixels of sums then stay in registers while the
  *   strip and the weights stream past, each input value serving DNN64__OCB
@@ -51,9 +51,8 @@ static dnn64__span dnn64__inner_span(int32_t stride, int32_t pad, int32_t dil, i
 {
     dnn64__span r;
     const int32_t last = size - 1 + pad - (k - 1) * dil; /* largest o * stride allowed */
-    /* A negative begin pad (a region's window starting past its first row, see
-     * dnn64_region.c) puts every window start inside: C division truncates, so
-     * it must not reach the division. */
+    /* ceil(pad / stride), and 0 for a negative pad (a region's sub-problem, see
+     * dnn64_region.c, starts inside the tensor): division truncates toward zero. */
     r.lo = pad > 0 ? (pad + stride - 1) / stride : 0;
     r.hi = last < 0 ? 0 : last / stride + 1;
     if (r.hi > out)
@@ -71,8 +70,7 @@ static dnn64__span dnn64__inner_span(int32_t stride, int32_t pad, int32_t dil, i
 static int dnn64__is_1x1(const dnn64_conv_geom *g)
 {
     return g->k_h == 1 && g->k_w == 1 && g->stride_h == 1 && g->stride_w == 1 &&
-           g->pad_top == 0 && g->pad_left == 0 && g->group == 1 && g->h_out == g->h_in &&
-           g->w_out == g->w_in;
+           g->pad_top == 0 && g->pad_left == 0 && g->h_out == g->h_in && g->w_out == g->w_in;
 }
 
 /* ---- fp32 ---- */
@@ -249,49 +247,64 @@ static DNN64__ALWAYS_INLINE void dnn64__pw_in_place_f32(const float *xn, int32_t
         dnn64__pw_block_f32(xn + p, 1, plane, c_in, w, b, ocb, 1, act, plane, y + p);
 }
 
-/* 1x1 fp32, read in pixel-major strips as the int8 version below. */
+/* 1x1 fp32 of one image and one group, read in pixel-major strips as the
+ * int8 version below: x [c_in][plane], w [oc_count][c_in], b NULL or
+ * [oc_count], y [oc_count][plane]. */
+static void dnn64__pw_f32(const float *xn, int32_t c_in, int32_t plane, const float *w_tile,
+                          const float *b_tile, int32_t oc_count, const dnn64_act_f32 *act,
+                          float *yn)
+{
+    float xs[DNN64__STRIP_BYTES / sizeof(float)];
+    int32_t strip = (int32_t)(DNN64__STRIP_BYTES / sizeof(float)) / c_in;
+    int32_t t, p0, count, ic, p;
+    int ocb;
+    if (strip > DNN64__STRIP)
+        strip = DNN64__STRIP;
+    if (strip < DNN64__STRIP_MIN_F32) {
+        for (t = 0; t < oc_count; t += ocb) {
+            const float *w = w_tile + t * c_in, *b = b_tile ? b_tile + t : 0;
+            ocb = oc_count - t >= DNN64__OCB_F32 ? DNN64__OCB_F32 : 1;
+            if (ocb == DNN64__OCB_F32)
+                dnn64__pw_in_place_f32(xn, c_in, plane, w, b, DNN64__OCB_F32, act,
+                                       yn + t * plane);
+            else
+                dnn64__pw_in_place_f32(xn, c_in, plane, w, b, 1, act, yn + t * plane);
+        }
+        return;
+    }
+    for (p0 = 0; p0 < plane; p0 += count) {
+        count = plane - p0 < strip ? plane - p0 : strip;
+        for (ic = 0; ic < c_in; ++ic)
+            for (p = 0; p < count; ++p)
+                xs[p * c_in + ic] = xn[ic * plane + p0 + p];
+        for (t = 0; t < oc_count; t += ocb) {
+            const float *w = w_tile + t * c_in, *b = b_tile ? b_tile + t : 0;
+            float *yt = yn + t * plane + p0;
+            ocb = oc_count - t >= DNN64__OCB_F32 ? DNN64__OCB_F32 : 1;
+            if (ocb == DNN64__OCB_F32)
+                dnn64__pw_strip_f32(xs, count, c_in, w, b, DNN64__OCB_F32, act, plane, yt);
+            else
+                dnn64__pw_strip_f32(xs, count, c_in, w, b, 1, act, plane, yt);
+        }
+    }
+}
+
+/* 1x1, stride 1, no pad, any group: per image, the tile's run of channels in
+ * each group. */
 static void dnn64__conv_1x1_f32(const dnn64_conv_geom *g, const float *x, const float *w_tile,
                                 const float *b_tile, int32_t oc_begin, int32_t oc_count,
                                 const dnn64_act_f32 *act, float *y)
 {
-    const int32_t plane = g->h_in * g->w_in, c_in = g->c_in;
-    float xs[DNN64__STRIP_BYTES / sizeof(float)];
-    int32_t strip = (int32_t)(DNN64__STRIP_BYTES / sizeof(float)) / c_in;
-    int32_t n, t, p0, count, ic, p;
-    int ocb;
-    if (strip > DNN64__STRIP)
-        strip = DNN64__STRIP;
-    for (n = 0; n < g->n; ++n) {
-        const float *xn = x + n * c_in * plane;
-        float *yn = y + (n * g->c_out + oc_begin) * plane;
-        if (strip < DNN64__STRIP_MIN_F32) {
-            for (t = 0; t < oc_count; t += ocb) {
-                const float *w = w_tile + t * c_in, *b = b_tile ? b_tile + t : 0;
-                ocb = oc_count - t >= DNN64__OCB_F32 ? DNN64__OCB_F32 : 1;
-                if (ocb == DNN64__OCB_F32)
-                    dnn64__pw_in_place_f32(xn, c_in, plane, w, b, DNN64__OCB_F32, act,
-                                           yn + t * plane);
-                else
-                    dnn64__pw_in_place_f32(xn, c_in, plane, w, b, 1, act, yn + t * plane);
-            }
-            continue;
+    const int32_t plane = g->h_in * g->w_in, icpg = g->c_in / g->group;
+    const int32_t ocpg = g->c_out / g->group;
+    int32_t n, t, run;
+    for (n = 0; n < g->n; ++n)
+        for (t = 0; t < oc_count; t += run) {
+            const int32_t oc = oc_begin + t, gi = oc / ocpg;
+            run = (gi + 1) * ocpg - oc < oc_count - t ? (gi + 1) * ocpg - oc : oc_count - t;
+            dnn64__pw_f32(x + (n * g->c_in + gi * icpg) * plane, icpg, plane, w_tile + t * icpg,
+                          b_tile ? b_tile + t : 0, run, act, y + (n * g->c_out + oc) * plane);
         }
-        for (p0 = 0; p0 < plane; p0 += count) {
-            count = plane - p0 < strip ? plane - p0 : strip;
-            for (ic = 0; ic < c_in; ++ic)
-                for (p = 0; p < count; ++p)
-                    xs[p * c_in + ic] = xn[ic * plane + p0 + p];
-            for (t = 0; t < oc_count; t += ocb) {
-                const float *w = w_tile + t * c_in, *b = b_tile ? b_tile + t : 0;
-                float *yt = yn + t * plane + p0;
-                ocb = oc_count - t >= DNN64__OCB_F32 ? DNN64__OCB_F32 : 1;
-                if (ocb == DNN64__OCB_F32)
-                    dnn64__pw_strip_f32(xs, count, c_in, w, b, DNN64__OCB_F32, act, plane, yt);
-                else
-                    dnn64__pw_strip_f32(xs, count, c_in, w, b, 1, act, plane, yt);
-            }
-        }
-    }
 }
 
 void dnn64_conv_f32(const dnn64_conv_geom *g, const float *x, const float *w_tile,
@@ -341,14 +354,17 @@ static int32_t dnn64__border_s8(const dnn64_conv_geom *g, const int8_t *xg, int3
  * D-cache (the planes of different channels often map to the same lines).
  * x0: the first window's top-left input of the group's first channel, the
  * windows `stride_w` apart; base: bias - zp * sum of the weights (the zero
- * point folded out). 3x3 undilated is unrolled, its weights in registers. */
+ * point folded out). 3x3 undilated is unrolled, its weights in registers;
+ * 5x5 undilated unrolled. */
 static void dnn64__inner_row_s8(const dnn64_conv_geom *g, const int8_t *x0, const int8_t *wt,
                                 int32_t icpg, int32_t count, int32_t base, int32_t mult,
                                 int32_t shift, const dnn64_q8_out *q, int8_t *y)
 {
     const int32_t in_plane = g->h_in * g->w_in, ksize = g->k_h * g->k_w, w_in = g->w_in;
-    const int32_t stride = g->stride_w;
-    const int k3 = g->k_h == 3 && g->k_w == 3 && g->dil_h == 1 && g->dil_w == 1;
+    const int32_t stride = g->stride_w, k_h = g->k_h, k_w = g->k_w, dil_h = g->dil_h;
+    const int32_t dil_w = g->dil_w;
+    const int undilated = dil_h == 1 && dil_w == 1;
+    const int k3 = k_h == 3 && k_w == 3 && undilated, k5 = k_h == 5 && k_w == 5 && undilated;
     int32_t acc[DNN64__ROW];
     int32_t c0, len, i, ic, ky, kx;
     for (c0 = 0; c0 < count; c0 += len) {
@@ -367,12 +383,24 @@ static void dnn64__inner_row_s8(const dnn64_conv_geom *g, const int8_t *x0, cons
                 }
                 continue;
             }
+            if (k5) {
+                for (i = 0; i < len; ++i, xc += stride) {
+                    int32_t sum = 0;
+                    DNN64__UNROLL
+                    for (ky = 0; ky < 5; ++ky)
+                        DNN64__UNROLL
+                        for (kx = 0; kx < 5; ++kx)
+                            sum += xc[ky * w_in + kx] * w[ky * 5 + kx];
+                    acc[i] += sum;
+                }
+                continue;
+            }
             for (i = 0; i < len; ++i, xc += stride) {
                 int32_t sum = 0;
-                for (ky = 0; ky < g->k_h; ++ky) {
-                    const int8_t *xr = xc + ky * g->dil_h * w_in, *wr = w + ky * g->k_w;
-                    for (kx = 0; kx < g->k_w; ++kx)
-                        sum += xr[kx * g->dil_w] * wr[kx];
+                for (ky = 0; ky < k_h; ++ky) {
+                    const int8_t *xr = xc + ky * dil_h * w_in, *wr = w + ky * k_w;
+                    for (kx = 0; kx < k_w; ++kx, xr += dil_w)
+                        sum += *xr * wr[kx];
                 }
                 acc[i] += sum;
             }
@@ -485,48 +513,65 @@ static DNN64__ALWAYS_INLINE void dnn64__pw_strip_s8(const int8_t *xs, int32_t co
  * plane through the direct-mapped D-cache; every output-channel block then
  * reuses the strip. */
 
+/* Output channels [0, oc_count) of one image and one group: x [c_in][plane],
+ * w [oc_count][c_in], y [oc_count][plane]; bias NULL for none. */
+static void dnn64__pw_s8(const int8_t *xn, int32_t c_in, int32_t plane, int32_t x_zp,
+                         const int8_t *w_tile, const int32_t *bias_tile,
+                         const int32_t *mult_tile, const int32_t *shift_tile, int32_t oc_count,
+                         const dnn64_q8_out *q, int8_t *yn)
+{
+    int8_t xs[DNN64__STRIP_BYTES];
+    int32_t base[DNN64__OCB];
+    int32_t strip = DNN64__STRIP_BYTES / c_in;
+    int32_t t, j, p0, count, ic, p;
+    int ocb;
+    if (strip > DNN64__STRIP)
+        strip = DNN64__STRIP;
+    /* strip == 0 (c_in > DNN64__STRIP_BYTES): one pixel at a time, read in place */
+    for (p0 = 0; p0 < plane; p0 += strip ? count : 1) {
+        count = plane - p0 < strip ? plane - p0 : strip;
+        for (ic = 0; ic < c_in; ++ic)
+            for (p = 0; p < count; ++p)
+                xs[p * c_in + ic] = xn[ic * plane + p0 + p];
+        for (t = 0; t < oc_count; t += ocb) {
+            const int8_t *w = w_tile + t * c_in;
+            int8_t *yt = yn + t * plane + p0;
+            ocb = strip && oc_count - t >= DNN64__OCB ? DNN64__OCB : 1;
+            for (j = 0; j < ocb; ++j)
+                base[j] = (bias_tile ? bias_tile[t + j] : 0) -
+                          x_zp * dnn64__sum_s8(w + j * c_in, c_in);
+            if (!strip)
+                dnn64__pw_block_s8(xn + p0, 1, plane, c_in, w, base, mult_tile + t,
+                                   shift_tile + t, 1, 1, q, plane, yt);
+            else if (ocb == DNN64__OCB)
+                dnn64__pw_strip_s8(xs, count, c_in, w, base, mult_tile + t, shift_tile + t,
+                                   DNN64__OCB, q, plane, yt);
+            else
+                dnn64__pw_strip_s8(xs, count, c_in, w, base, mult_tile + t, shift_tile + t, 1,
+                                   q, plane, yt);
+        }
+    }
+}
+
+/* 1x1, stride 1, no pad, any group: per image, the tile's run of channels in
+ * each group. */
 static void dnn64__conv_1x1_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zp,
                                const int8_t *w_tile, const int32_t *bias_tile,
                                const int32_t *mult_tile, const int32_t *shift_tile,
                                int32_t oc_begin, int32_t oc_count, const dnn64_q8_out *q,
                                int8_t *y)
 {
-    const int32_t plane = g->h_in * g->w_in, c_in = g->c_in;
-    int8_t xs[DNN64__STRIP_BYTES];
-    int32_t base[DNN64__OCB];
-    int32_t strip = DNN64__STRIP_BYTES / c_in;
-    int32_t n, t, j, p0, count, ic, p;
-    int ocb;
-    if (strip > DNN64__STRIP)
-        strip = DNN64__STRIP;
-    for (n = 0; n < g->n; ++n) {
-        const int8_t *xn = x + n * c_in * plane;
-        int8_t *yn = y + (n * g->c_out + oc_begin) * plane;
-        /* strip == 0 (c_in > DNN64__STRIP_BYTES): one pixel at a time, read in place */
-        for (p0 = 0; p0 < plane; p0 += strip ? count : 1) {
-            count = plane - p0 < strip ? plane - p0 : strip;
-            for (ic = 0; ic < c_in; ++ic)
-                for (p = 0; p < count; ++p)
-                    xs[p * c_in + ic] = xn[ic * plane + p0 + p];
-            for (t = 0; t < oc_count; t += ocb) {
-                const int8_t *w = w_tile + t * c_in;
-                int8_t *yt = yn + t * plane + p0;
-                ocb = strip && oc_count - t >= DNN64__OCB ? DNN64__OCB : 1;
-                for (j = 0; j < ocb; ++j)
-                    base[j] = (bias_tile ? bias_tile[t + j] : 0) -
-                              x_zp * dnn64__sum_s8(w + j * c_in, c_in);
-                if (!strip)
-                    dnn64__pw_block_s8(xn + p0, 1, plane, c_in, w, base, mult_tile + t,
-                                       shift_tile + t, 1, 1, q, plane, yt);
-                else if (ocb == DNN64__OCB)
-                    dnn64__pw_strip_s8(xs, count, c_in, w, base, mult_tile + t, shift_tile + t,
-                                       DNN64__OCB, q, plane, yt);
-                else
-                    dnn64__pw_strip_s8(xs, count, c_in, w, base, mult_tile + t, shift_tile + t,
-                                       1, q, plane, yt);
-            }
+    const int32_t plane = g->h_in * g->w_in, icpg = g->c_in / g->group;
+    const int32_t ocpg = g->c_out / g->group;
+    int32_t n, t, run;
+    for (n = 0; n < g->n; ++n)
+        for (t = 0; t < oc_count; t += run) {
+            const int32_t oc = oc_begin + t, gi = oc / ocpg;
+            run = (gi + 1) * ocpg - oc < oc_count - t ? (gi + 1) * ocpg - oc : oc_count - t;
+            dnn64__pw_s8(x + (n * g->c_in + gi * icpg) * plane, icpg, plane, x_zp,
+                         w_tile + t * icpg, bias_tile ? bias_tile + t : 0, mult_tile + t,
+                         shift_tile + t, run, q, y + (n * g->c_out + oc) * plane);
         }
-    }
 }
 
 void dnn64_conv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero_point,

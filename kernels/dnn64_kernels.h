@@ -155,7 +155,7 @@ typedef struct {
  *   b_tile: in,  oc_count floats (bias of the tile), or NULL for no bias.
  *   act:    in,  fused activation, or NULL for none.
  *   y:      out, [n, c_out, h_out, w_out] floats; only the tile's channels written.
- * Fast paths (same results): 1x1 (kernel 1x1, stride 1, no pad, group 1)
+ * Fast paths (same results): 1x1 (kernel 1x1, stride 1, no pad, any group)
  * register-blocked, and outputs whose window lies inside the input. Every
  * path accumulates in the order bias, then input channel, ky, kx ascending.
  * Uses up to 2 KiB of stack. */

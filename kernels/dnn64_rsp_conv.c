@@ -9,10 +9,10 @@
  * dnn64_conv_s8's bias + sum_k (x - x_zero_point) * W exactly.
  *
  * A job (DMEM layout in matmul_s8.rsp) covers `rows` channels x `blocks` * 8
- * positions x 8 * kgroups taps; the CPU sums the jobs along k in int32. The CPU packs
- * job j + 1 into the other of two RDRAM images while the RSP computes job j; when the
- * taps fit one job, the weights go to DMEM once per group of rows and each job only
- * moves its inputs. */
+ * positions x 8 * kgroups taps; the CPU sums the jobs along k in int32. While the RSP
+ * computes job j the CPU packs job j + 1 into the other of two RDRAM images and
+ * requantises the result of job j - 1. When the taps fit one job, the weights go to
+ * DMEM once per group of rows and each job only moves its inputs. */
 #include "dnn64_internal.h"
 #include "dnn64_rsp.h"
 #include "platform/dnn64_platform.h"
@@ -236,38 +236,47 @@ void dnn64_rsp_conv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero
             pack_weights(images[0], &s, w_rows, k, 0);
             if (!rows_layout)
                 pack_inputs(images[0], &s, g, xg, x_zero_point, k, 0, 0);
-            for (j = 0; j < jobs; ++j) {
-                const int32_t s0 = (j / k_jobs) * cols, kj = j % k_jobs;
-                uint8_t *image = images[j & 1], *next = images[(j + 1) & 1];
-                if (k_jobs > 1 || j == 0) /* else the weights are in DMEM already */
-                    dnn64_rsp_write(0, image, s.b_offset);
-                if (rows_layout) /* taps past k meet zero weights: any bytes will do */
-                    dnn64_rsp_write_rows(s.b_offset, xg + kj * kc * positions + s0,
-                                         (uint32_t)cols,
-                                         (uint32_t)(k - kj * kc < kc ? k - kj * kc : kc),
-                                         (uint32_t)positions);
-                else
-                    dnn64_rsp_write(s.b_offset, image + s.b_offset, s.c_offset - s.b_offset);
-                dnn64_rsp_start();
-                if (j + 1 < jobs) {
-                    const int32_t next_k0 = ((j + 1) % k_jobs) * kc;
-                    if (k_jobs > 1)
-                        pack_weights(next, &s, w_rows, k, next_k0);
-                    if (!rows_layout)
-                        pack_inputs(next, &s, g, xg, x_zero_point, k, next_k0,
-                                    ((j + 1) / k_jobs) * cols);
-                }
-                dnn64_rsp_wait();
-                dnn64_rsp_read(result, s.c_offset, (uint32_t)(s.rows * s.blocks * 32));
-                take_result(&s, kj == 0);
-                if (kj == k_jobs - 1)
-                    for (r = 0; r < s.rows; ++r) {
-                        const int32_t t = t0 + r;
-                        int8_t *yr = y + c.y + r * positions + s0;
-                        for (col = 0; col < cols && s0 + col < positions; ++col)
-                            yr[col] = dnn64__out_s8(wsums[r] + sums[r * cols + col],
-                                                    mult_tile[t], shift_tile[t], q);
+            for (j = 0; j <= jobs; ++j) {
+                const int32_t kj = (j - 1) % k_jobs; /* of job j - 1 */
+                if (j < jobs) {
+                    const int32_t s0 = (j / k_jobs) * cols, k0 = (j % k_jobs) * kc;
+                    uint8_t *image = images[j & 1], *next = images[(j + 1) & 1];
+                    if (k_jobs > 1 || j == 0) /* else the weights are in DMEM already */
+                        dnn64_rsp_write(0, image, s.b_offset);
+                    if (rows_layout) /* taps past k meet zero weights: any bytes will do */
+                        dnn64_rsp_write_rows(s.b_offset, xg + k0 * positions + s0,
+                                             (uint32_t)cols,
+                                             (uint32_t)(k - k0 < kc ? k - k0 : kc),
+                                             (uint32_t)positions);
+                    else
+                        dnn64_rsp_write(s.b_offset, image + s.b_offset,
+                                        s.c_offset - s.b_offset);
+                    dnn64_rsp_start();
+                    if (j + 1 < jobs) { /* pack job j + 1 while the RSP runs job j */
+                        const int32_t next_k0 = ((j + 1) % k_jobs) * kc;
+                        if (k_jobs > 1)
+                            pack_weights(next, &s, w_rows, k, next_k0);
+                        if (!rows_layout)
+                            pack_inputs(next, &s, g, xg, x_zero_point, k, next_k0,
+                                        ((j + 1) / k_jobs) * cols);
                     }
+                }
+                if (j > 0) { /* and finish job j - 1 (its result is in `result`) */
+                    const int32_t s0 = ((j - 1) / k_jobs) * cols;
+                    take_result(&s, kj == 0);
+                    if (kj == k_jobs - 1)
+                        for (r = 0; r < s.rows; ++r) {
+                            const int32_t t = t0 + r;
+                            int8_t *yr = y + c.y + r * positions + s0;
+                            for (col = 0; col < cols && s0 + col < positions; ++col)
+                                yr[col] = dnn64__out_s8(wsums[r] + sums[r * cols + col],
+                                                        mult_tile[t], shift_tile[t], q);
+                        }
+                }
+                if (j < jobs) {
+                    dnn64_rsp_wait();
+                    dnn64_rsp_read(result, s.c_offset, (uint32_t)(s.rows * s.blocks * 32));
+                }
             }
             t0 += s.rows;
         }

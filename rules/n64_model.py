@@ -7,6 +7,8 @@ host program for ``toolchain: host``); ``dnn64build plan`` stops after plan.
 
 from __future__ import annotations
 
+import posixpath
+
 from dnn64build.errors import UserError
 from dnn64build.rule_helpers import (
     HOST,
@@ -19,7 +21,6 @@ from dnn64build.rule_helpers import (
     endianness,
     memory_bytes,
     resolve_toolchain,
-    toolchain_config,
 )
 from dnn64build.rules_api import Attr, Rule, RuleContext
 
@@ -84,14 +85,11 @@ def _implementation(ctx: RuleContext) -> ModelInfo:
         progress=label,
     )
     objects = {
-        tc: ctx.action(
-            "compile",
-            key=tc,
-            inputs={"source": code["source"], "header": code["header"]},
-            outputs={"object": f"compile/{tc}/{symbol}.o"},
-            config=toolchain_config(ctx, tc),
+        tc: ctx.compile(
+            tc, code["source"], f"compile/{tc}/{symbol}.o",
+            include_dirs=[posixpath.dirname(code["source"])], headers=[code["header"]],
             progress=f"{label} ({tc})",
-        )["object"]
+        )
         for tc in sorted({toolchain, HOST})
     }
     model = ModelInfo(

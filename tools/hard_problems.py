@@ -18,7 +18,7 @@ Two families:
 buffers (in time at the same offset, or in two stacked halves) and grows
 lifetimes and sizes into bytes the packing leaves free.
 
-    python tools/hard_problems.py OUT_DIR [--count 8] [--buffers 100 500] [--seed 0]
+    python tools/hard_problems.py OUT_DIR [--count 8] [--buffers 100 500] [--seed 0] [--drop 0.3]
 
 writes ``<family>-<n>-<seed>.<capacity>.csv`` files (id,lower,upper,size,alignment).
 """
@@ -99,14 +99,14 @@ def skyline(rng: random.Random, count: int, capacity: int) -> tuple[list[Block],
     return blocks, step
 
 
-def planted_random(seed: int, count: int, capacity: int = 1 << 20, drop: float = 0.15) -> Planted:
+def planted_random(seed: int, count: int, capacity: int = 1 << 20, drop: float = 0.3) -> Planted:
     """A random skyline of about ``count`` buffers, a fraction ``drop`` of those
     not live at the witness step removed, then perturbed."""
     rng = random.Random(seed)
     blocks, steps = skyline(rng, int(count * 0.8), capacity)
     witness = rng.randrange(steps)
     blocks = [b for b in blocks if b[0] <= witness < b[1] or rng.random() >= drop]
-    return _instance(f"random-{count}-{seed}", perturb(rng, blocks, count))
+    return _instance(f"random{round(100 * drop)}-{count}-{seed}", perturb(rng, blocks, count))
 
 
 def merged_traces(seed: int, traces: Sequence[Planted], count: int) -> Planted:
@@ -179,11 +179,13 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=8, help="instances per size")
     parser.add_argument("--buffers", type=int, nargs="+", default=[100, 500])
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--drop", type=float, default=0.3,
+                        help="fraction of the buffers away from the witness step removed")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     for n in args.buffers:
         for k in range(args.count):
-            planted = planted_random(args.seed + k, n)
+            planted = planted_random(args.seed + k, n, drop=args.drop)
             write_csv(args.out / f"{planted.name}.{planted.optimum}.csv", planted)
 
 

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from dnn64build.errors import UserError
 from dnn64build.graph.runner import NinjaResult, refresh_graph, run_ninja, workspace_lock
+from dnn64build.worker.launch import WorkerOptions
 from dnn64build.workspace.query import select
 from dnn64build.workspace.root import find_root
 
@@ -30,6 +33,7 @@ def build(
     verbose: bool = False,
     quiet_summary: bool = False,
     one_for: str | None = None,
+    cache: CacheFlags | None = None,
 ) -> BuildOutcome:
     """Build the targets matching ``patterns`` (their ``group`` outputs); raise on failure.
     ``one_for`` names a command that takes exactly one target: checked before building."""
@@ -50,12 +54,44 @@ def build(
                             if group else None)
         needed = set().union(*(targets[t]["actions"][group] for t in labels
                                if group in targets[t]["groups"]))
-        result = run_ninja(root, phony, jobs=jobs, verbose=verbose)
+        worker = worker_options(cache or CacheFlags(), index.get("remote_cache") or {})
+        result = run_ninja(root, phony, jobs=jobs, verbose=verbose, worker=worker)
     if not quiet_summary or not result.ok:
         _summary(len(phony), len(needed), result)
     if not result.ok:
         raise UserError("build failed (see the error above)")
     return BuildOutcome(root, index, labels, result)
+
+
+@dataclass(frozen=True)
+class CacheFlags:
+    """The command line's remote cache flags; None where not given."""
+
+    remote_cache: str | None = None
+    read_only: bool | None = None
+    timeout: float | None = None
+    explain: bool = False
+
+
+def worker_options(flags: CacheFlags, workspace: Mapping[str, Any]) -> WorkerOptions:
+    """Each setting from the flags, else the environment ($DNN64_REMOTE_CACHE,
+    $DNN64_REMOTE_CACHE_READ_ONLY, $DNN64_REMOTE_CACHE_TIMEOUT: how a CI job switches every
+    build), else the workspace's ``remote_cache:`` block."""
+    env_read_only = os.environ.get("DNN64_REMOTE_CACHE_READ_ONLY")
+    env_timeout = os.environ.get("DNN64_REMOTE_CACHE_TIMEOUT")
+    return WorkerOptions(
+        remote_cache=(flags.remote_cache or os.environ.get("DNN64_REMOTE_CACHE")
+                      or workspace.get("url")),
+        read_only=next(v for v in (
+            flags.read_only,
+            None if env_read_only in (None, "") else env_read_only != "0",
+            workspace.get("read_only"),
+            False,
+        ) if v is not None),
+        timeout=flags.timeout or (float(env_timeout) if env_timeout else None)
+        or workspace.get("timeout") or 10.0,
+        explain=flags.explain,
+    )
 
 
 def _summary(n_targets: int, n_actions: int, result: NinjaResult) -> None:

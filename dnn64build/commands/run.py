@@ -89,8 +89,8 @@ def test_command(patterns: list[str], *, platform: str, timeout: float) -> int:
                  test["files"].items()}
         labels = _test_labels(label, test["labels"], files["inputs"], root)
         expected = read_npz(files["outputs"]) if "outputs" in files else None
-        _, runs, _ = run_target(label, platform=platform, input_path=files["inputs"],
-                                timeout=timeout, quiet=True)
+        _, runs, tickrate = run_target(label, platform=platform, input_path=files["inputs"],
+                                       timeout=timeout, quiet=True)
         verdicts = []
         for run in runs:
             verdicts.append(("reference executor", _compare_reference(run)))
@@ -100,6 +100,8 @@ def test_command(patterns: list[str], *, platform: str, timeout: float) -> int:
         ok = all(v.startswith("match") for _, v in verdicts)
         failures += not ok
         details = "; ".join(f"{what}: {verdict}" for what, verdict in verdicts)
+        if platform == CEN64:
+            details += "; " + "; ".join(_timing(run, tickrate, platform) for run in runs)
         if labels is not None:
             details += f"; top-1 accuracy {_accuracy(runs[0], labels):.2%}"
         print(f"{'PASSED' if ok else 'FAILED'} {label} ({platform}): {details}")
@@ -286,19 +288,24 @@ def _accuracy(run: ModelRun, labels: np.ndarray) -> float:
     return float((predicted == np.asarray(labels).reshape(-1)[: len(predicted)]).mean())
 
 
-def _print_run(run: ModelRun, tickrate: int, platform: str) -> None:
+def _timing(run: ModelRun, tickrate: int, platform: str) -> str:
+    """The mean time of one inference, in the unit the platform can tell."""
     per_sample = float(np.mean(run.ticks)) if run.ticks else 0.0
     ms = per_sample / tickrate * 1e3
     if platform == CEN64:
         from dnn64build.emulator.cen64 import CPU_HZ, cycles
 
-        timing = (f"{cycles(per_sample):.0f} CPU cycles (CP0 Count x 2) per inference "
-                  f"({ms:.3f} ms at {CPU_HZ / 1e6:g} MHz)")
-    elif platform == HOST:
-        timing = f"{per_sample:.0f} ns per inference ({ms:.3f} ms on this machine)"
-    else:  # mupen64plus advances Count by 2 per instruction: no time can be read from it
-        timing = (f"{per_sample:.0f} ticks (CP0 Count) per inference = {per_sample / 2:.0f} "
-                  "instructions in mupen64plus, not cycles (--platform cen64 counts cycles)")
+        return (f"{cycles(per_sample):.0f} CPU cycles (CP0 Count x 2) per inference "
+                f"({ms:.3f} ms at {CPU_HZ / 1e6:g} MHz)")
+    if platform == HOST:
+        return f"{per_sample:.0f} ns per inference ({ms:.3f} ms on this machine)"
+    # mupen64plus advances Count by 2 per instruction: no time can be read from it
+    return (f"{per_sample:.0f} ticks (CP0 Count) per inference = {per_sample / 2:.0f} "
+            "instructions in mupen64plus, not cycles (--platform cen64 counts cycles)")
+
+
+def _print_run(run: ModelRun, tickrate: int, platform: str) -> None:
+    timing = _timing(run, tickrate, platform)
     print(f"{run.label}: {len(run.outputs)} sample(s), {timing}")
     last = run.outputs[-1]
     for name, value in last.items():

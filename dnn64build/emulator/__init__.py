@@ -1,5 +1,6 @@
-"""Run built programs: ROMs in mupen64plus, host builds natively."""
+"""Run built programs: ROMs in mupen64plus or cen64, host builds natively."""
 
+from dnn64build.emulator.cen64 import run_rom_cen64
 from dnn64build.emulator.host import run_host
 from dnn64build.emulator.mupen64plus import emulator_argv, run_rom
 from dnn64build.emulator.output import DONE_LINE, FAIL_PREFIX, RunResult, parse_hex_dump
@@ -12,4 +13,5 @@ __all__ = [
     "parse_hex_dump",
     "run_host",
     "run_rom",
+    "run_rom_cen64",
 ]

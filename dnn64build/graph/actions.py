@@ -44,15 +44,48 @@ class Action:
         return sorted({p for paths in self.inputs.values() for p in paths})
 
 
+@dataclass(frozen=True)
+class CommandAction:
+    """One toolchain command (compile, archive, link, objcopy) that ninja runs directly.
+
+    ``argv`` writes each output ``OUT`` as ``OUT.tmp`` (see dnn64build/worker/client.py);
+    ``depfile``: the command writes gcc's dependency list to ``OUT.d`` (``deps = gcc``), so
+    ninja tracks exactly the headers it included. ``key_inputs`` are files a remote cache
+    key must also hash (every header the command could include); ``tool`` is the
+    toolchain's identity file (compiler path and version), an input of every command.
+    """
+
+    kind: str  # compile, archive, link, objcopy
+    name: str  # unique: the first output's path
+    inputs: tuple[str, ...]
+    outputs: Mapping[str, str]
+    argv: tuple[str, ...]
+    progress: str
+    tool: str
+    depfile: bool = False
+    key_inputs: tuple[str, ...] = ()
+
+    @property
+    def id(self) -> str:
+        return f"{self.kind}:{self.name}"
+
+    def all_inputs(self) -> list[str]:
+        return sorted(set(self.inputs))
+
+
+AnyAction = Action | CommandAction
+
+
 class BuildGraph:
     def __init__(self) -> None:
-        self.actions: dict[str, Action] = {}
+        self.actions: dict[str, AnyAction] = {}
         self._producer: dict[str, str] = {}  # output path -> action id
         self.groups: dict[str, list[str]] = {}  # phony name -> outputs it builds
         self.info: dict[Label, dict[str, Any]] = {}  # rule-provided data for commands
         self.env: dict[str, str | None] = {}  # environment variables the rules read
+        self.unresolved = False  # a toolchain was not found: regenerate on every build
 
-    def add(self, action: Action) -> None:
+    def add(self, action: AnyAction) -> None:
         if action.id in self.actions:
             if self.actions[action.id] == action:  # a shared action asked for again
                 return

@@ -18,8 +18,10 @@ from dnn64build import TOOL_ROOT
 from dnn64build.errors import UserError
 from dnn64build.graph.actions import Action, BuildGraph
 from dnn64build.graph.ninja_escape import unwritable
+from dnn64build.graph.toolchain_actions import ToolchainActions
 from dnn64build.rules_api import Target
 from dnn64build.stages.registry import STAGES
+from dnn64build.toolchains import toolchain_variables
 from dnn64build.workspace.labels import Label, parse_label
 from dnn64build.workspace.root import OUTPUT_BASE
 
@@ -58,6 +60,7 @@ class ActionContext:
         self._graph = graph
         self._providers = providers
         self._dir = f"bin/{target.label.path}"
+        self._tools = ToolchainActions(graph, self._output_base)
 
     def source(self, path: str, *, attr: str) -> str:
         self._check_writable(path, attr)
@@ -123,6 +126,37 @@ class ActionContext:
             stage, None, key, inputs, {n: f"{directory}/{p}" for n, p in outputs.items()},
             f"{directory}/config.json", config, progress,
         )
+
+    def compile(
+        self, toolchain: str, source: str, output: str, *, include_dirs: list[str],
+        headers: list[str], progress: str,
+    ) -> str:
+        self._track_toolchain(toolchain)
+        return self._tools.compile(
+            toolchain, source, f"{self._dir}/{output}", include_dirs=include_dirs,
+            headers=headers, progress=progress,
+        )
+
+    def link(self, toolchain: str, objects: list[str], output: str, *, memory: int,
+             progress: str) -> tuple[str, str]:
+        """(the linked file, the program): see ToolchainActions.link."""
+        self._track_toolchain(toolchain)
+        return self._tools.link(toolchain, objects, f"{self._dir}/{output}", memory=memory,
+                                progress=progress)
+
+    def runtime(self, toolchain: str) -> tuple[str, list[str]]:
+        self._track_toolchain(toolchain)
+        return self._tools.runtime(toolchain)
+
+    def boot_stub(self) -> str:
+        self._track_toolchain("bare")
+        return self._tools.boot_stub()
+
+    def _track_toolchain(self, toolchain: str) -> None:
+        """Read the variables that decide which executables ``toolchain`` runs through
+        ``env``, so that changing one regenerates the graph (and its identity file)."""
+        for name in toolchain_variables(toolchain):
+            self.env(name)
 
     def env(self, name: str) -> str | None:
         value = os.environ.get(name)

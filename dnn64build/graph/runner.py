@@ -19,6 +19,7 @@ from typing import Any
 
 from dnn64build.build_outputs import DAMAGE
 from dnn64build.errors import UserError
+from dnn64build.worker.launch import WorkerOptions, stage_worker
 from dnn64build.workspace.root import OUTPUT_BASE, TARGET_INDEX, find_root, output_base_problem
 
 _STATUS = re.compile(r"^\[(\d+)/(\d+)\] ")
@@ -83,7 +84,8 @@ def refresh_graph(root: Path) -> dict[str, Any]:
                                 hint=f"make it a writable directory (or remove it: "
                                 f"dnn64build creates {OUTPUT_BASE}/); query works without writing")
     fresh = (out / "build.ninja").exists() and (out / TARGET_INDEX).exists()
-    if fresh:
+    index = _read_index(out) if fresh else None
+    if index is not None and not _inputs_older(out, index):
         proc = subprocess.run(
             [ninja_binary(), "build.ninja"], cwd=out, capture_output=True, text=True
         )
@@ -99,8 +101,9 @@ def refresh_graph(root: Path) -> dict[str, Any]:
             if any("internal error" in line for line in ours):
                 ours = output  # a bug: its traceback is the point
             raise UserError("\n".join(ours or output))
-    index = _read_index(out) if fresh else None
-    if index is None or any(os.environ.get(k) != v for k, v in index["env"].items()):
+        index = _read_index(out) if fresh else None
+    if (index is None or index.get("unresolved")
+            or any(os.environ.get(k) != v for k, v in index["env"].items())):
         from dnn64build.graph.generate import generate  # heavy imports: only when needed
 
         generate(root)
@@ -110,6 +113,19 @@ def refresh_graph(root: Path) -> dict[str, Any]:
 
 class OutputNotWritable(UserError):
     """dnn64-out/ cannot be written: read-only, a file, or a dangling link."""
+
+
+def _inputs_older(out: Path, index: dict[str, Any]) -> bool:
+    """Whether every file build.ninja was generated from is older than it: then asking
+    ninja (one more process start on every build) would find nothing to regenerate."""
+    inputs = index.get("regen_inputs")
+    if inputs is None:
+        return False
+    try:
+        generated = (out / "build.ninja").stat().st_mtime_ns
+        return all((out / path).stat().st_mtime_ns <= generated for path in inputs)
+    except OSError:  # a deleted input: let ninja (and then the generator) deal with it
+        return False
 
 
 def current_index(start: Path) -> tuple[Path, dict[str, Any]]:
@@ -134,21 +150,25 @@ class NinjaResult:
 
 
 def run_ninja(
-    root: Path, phony: Sequence[str], *, jobs: int | None = None, verbose: bool = False
+    root: Path, phony: Sequence[str], *, jobs: int | None = None, verbose: bool = False,
+    worker: WorkerOptions | None = None,
 ) -> NinjaResult:
     """Build ``phony`` targets, streaming ninja's progress lines. Call with the lock held."""
+    worker = worker or WorkerOptions()
     argv = [ninja_binary()]
     if jobs:
         argv += ["-j", str(jobs)]
     if verbose:
         argv.append("-v")
-    env = {**os.environ, "NINJA_STATUS": "[%f/%t] "}
+    if worker.explain:
+        argv += ["-d", "explain"]
     start = time.monotonic()
     ran = needed = 0
     skip_command = False
-    with subprocess.Popen(
+    with stage_worker(worker) as handle, subprocess.Popen(
         [*argv, *phony], cwd=root / OUTPUT_BASE, stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, text=True, env=env, bufsize=1,
+        stderr=subprocess.STDOUT, text=True, bufsize=1, pass_fds=handle.pass_fds,
+        env={**os.environ, **handle.env, "NINJA_STATUS": "[%f/%t] "},
     ) as proc:
         assert proc.stdout
         try:
@@ -166,6 +186,8 @@ def run_ninja(
         except BaseException:  # interrupted or terminated: ninja stops its actions too
             proc.terminate()
             raise
+        if os.path.exists(handle.log):  # the worker's own failure, if it had one
+            sys.stderr.write(Path(handle.log).read_text())
     return NinjaResult(ran, needed, time.monotonic() - start, proc.returncode == 0)
 
 

@@ -161,10 +161,16 @@ def plan_buffers_csv(
     allocation = allocate(problem, algorithm, capacity=capacity, exact_params=params,
                           deadline_s=deadline_s)
     if allocation.offsets is None:
+        hint = "try --algorithm auto or exact, or raise the capacity"
+        if algorithm in ("exact", "auto"):  # the outcome is the exact search's
+            hint = {
+                "budget_exhausted": "the search stopped short of an answer: raise --budget",
+                "deadline_exceeded": "the search stopped short of an answer: raise --timeout",
+                "infeasible": "proven: no plan fits; raise the capacity",
+            }[allocation.outcome]
         raise UserError(
             f"{algorithm} found no plan within {capacity} bytes ({allocation.outcome})",
-            where=str(in_path),
-            hint="try --algorithm auto or exact, or raise the capacity",
+            where=str(in_path), hint=hint,
         )
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")

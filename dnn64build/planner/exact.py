@@ -2,8 +2,9 @@
 
 The core is a *decision* search: place every buffer with its footprint under a
 capacity, or prove that no placement does. Minimising the arena is a sequence
-of such probes (first at the live-bytes lower bound, where success is a proof
-of optimality, then a bisection up to the best plan known).
+of such probes: at the capacity, if one is given and no plan fits it yet; at
+the live-bytes lower bound, where success is a proof of optimality; then a
+bisection between the proven bound and the best plan known.
 
 Search space. Pushing buffers down until none can move to a lower free spot
 never grows the arena, so some solution has every buffer at its *floor*: the
@@ -34,6 +35,10 @@ tested against brute force):
 - ``decomposition``: when no unplaced buffer spans the boundary between two
   sections, the two sides are independent sub-problems, solved one after the
   other (a failure in the second no longer re-enumerates the first);
+- ``unplaced_floor``: the unplaced buffers of a section all go at or above the
+  lowest of their floors: prune when they cannot fit above it;
+- ``restarts``: preorders take turns under doubling node limits, so one bad
+  early choice does not eat the budget (the order changes, not the answer);
 - ``heuristic_incumbent``: start from best_fit's plan.
 
 The search is bounded by *work*, so a given problem and budget give the same
@@ -52,6 +57,8 @@ from __future__ import annotations
 
 import bisect
 import enum
+import itertools
+import random
 import sys
 import time
 from collections.abc import Iterator, Mapping
@@ -69,9 +76,9 @@ from dnn64build.planner.problem import (
     lower_bound,
 )
 
-# Units of work (see above). On the reference machine (2 shared cores) a unit
-# takes about 0.1 microseconds: the default budget is about 1 s.
-WORK_BUDGET = 10_000_000
+# Units of work (see above): a unit is a few hundred bytecodes' worth, so the
+# default budget is about a second on an idle machine (more under load).
+WORK_BUDGET = 6_000_000
 NODE_OVERHEAD = 256  # a node's fixed cost (candidates, place, check, unplace), in units
 # Preorders tried in turn by ``restarts`` (see ``_Search.use_preorder``).
 PREORDERS = ("TWA", "WAT", "TAW")
@@ -145,8 +152,8 @@ def maximal_cliques(lowers: list[int], uppers: list[int]) -> tuple[list[int], li
 class _Search:
     """Decision search under ``capacity``. State, kept by ``place``/``unplace``
     pairs: ``floor[i]`` is the aligned top of the placed buffers conflicting
-    with unplaced i; ``height[k]`` / ``remaining[k]`` are the highest placed top
-    and the unplaced footprint bytes of section k; ``cuts[k]`` counts unplaced
+    with unplaced i; ``remaining[k]`` / ``unplaced_in[k]`` are the unplaced
+    footprint bytes and buffers of section k; ``cuts[k]`` counts unplaced
     buffers living in both sections k and k + 1."""
 
     def __init__(self, problem: Problem, params: ExactParams, deadline: float | None):
@@ -185,12 +192,11 @@ class _Search:
         self.units = 0
         self.round_end = sys.maxsize  # the node count where a restart round ends
         self.sections = sections
-        self.offset: list[Offset | None] = [None] * n
         self.reset()
 
     def reset(self) -> None:
         n = len(self.footprint)
-        self.offset = [None] * n
+        self.offset: list[Offset | None] = [None] * n
         self.floor = [0] * n
         self.remaining = list(self.total)
         self.unplaced_in = [list(m) for m in self.members]
@@ -200,11 +206,18 @@ class _Search:
                 self.cuts[k] += 1
         self.history: list[tuple[int, list[int]]] = []
 
-    def use_preorder(self, letters: str) -> None:
+    def use_preorder(self, letters: str, shuffle: int | None = None) -> None:
         """Rank buffers by the keys named in ``letters``, each largest first
-        (T busiest section's bytes, W lifetime, A lifetime x footprint)."""
+        (T busiest section's bytes, W lifetime, A lifetime x footprint). With
+        ``shuffle`` (a seed), every buffer's keys are scaled by a random factor
+        within 2**±0.5 first, so that near-ties fall differently."""
         keys = [self.keys[c] for c in letters]
-        self.order = sorted(range(len(self.rank)), key=lambda i: [-k[i] for k in keys] + [i])
+        scale = [1.0] * len(self.rank)
+        if shuffle is not None:
+            rng = random.Random(shuffle)
+            scale = [2 ** rng.uniform(-0.5, 0.5) for _ in scale]
+        self.order = sorted(range(len(self.rank)),
+                            key=lambda i: [-k[i] * scale[i] for k in keys] + [i])
         for r, i in enumerate(self.order):
             self.rank[i] = r
         self.twin = self._twins() if self.params.symmetric_buffers else [None] * len(self.rank)
@@ -267,16 +280,19 @@ class _Search:
 
     def probe(self, capacity: int) -> bool:
         """Whether every buffer fits under ``capacity`` (on True they stay
-        placed). With ``restarts``, the preorders take turns with node limits
-        that double each round (a bad early choice costs one round, not the
-        whole budget); a round that ends without running out proves the answer."""
+        placed). With ``restarts``, preorders take turns with node limits that
+        double each round (a bad early choice costs one round, not the whole
+        budget): the plain ``PREORDERS``, and from the second round on also
+        shuffled ones (seeded by the round, so the search stays deterministic).
+        A round that ends without running out of nodes proves the answer."""
         if not self.params.restarts:
             self.reset()
             return self.solve(list(self.order), capacity)
         limit = 2 * len(self.rank)
-        while True:
-            for letters in PREORDERS:
-                self.use_preorder(letters)
+        for round_ in itertools.count():
+            shuffles = [None] if round_ == 0 else [None, round_]
+            for shuffle, letters in itertools.product(shuffles, PREORDERS):
+                self.use_preorder(letters, shuffle)
                 self.reset()
                 self.round_end = self.nodes + limit
                 try:
@@ -286,12 +302,12 @@ class _Search:
                 finally:
                     self.round_end = sys.maxsize
             limit *= 2
+        raise AssertionError("unreachable")
 
     def solve(self, part: list[int], capacity: int) -> bool:
         """Place every buffer of ``part`` (rank order, all unplaced) under
         ``capacity``; on success they stay placed."""
-        lo = min(self.first[i] for i in part)
-        hi = max(self.last[i] for i in part)
+        lo, hi = self._span(part)
         if self.params.decomposition and any(not self.cuts[k] for k in range(lo, hi - 1)):
             return self._solve_pieces(part, lo, hi, capacity)
         return self._search(part, lo, hi, capacity, 0, -1)
@@ -306,17 +322,14 @@ class _Search:
                 pieces[bisect.bisect_right(starts, self.first[i])].append(i)
         depth = len(self.history)
         for piece in pieces:
-            if piece and not self._search(piece, self.first_of(piece), self.last_of(piece),
-                                          capacity, 0, -1):
+            if piece and not self._search(piece, *self._span(piece), capacity, 0, -1):
                 self.rollback(depth)
                 return False
         return True
 
-    def first_of(self, piece: list[int]) -> int:
-        return min(self.first[i] for i in piece)
-
-    def last_of(self, piece: list[int]) -> int:
-        return max(self.last[i] for i in piece)
+    def _span(self, piece: list[int]) -> tuple[int, int]:
+        """The range of sections the buffers of ``piece`` live in."""
+        return min(self.first[i] for i in piece), max(self.last[i] for i in piece)
 
     def _tick(self, units: int) -> None:
         self.nodes += 1

@@ -88,9 +88,11 @@ def report(plan: dict, model: str, memory: int) -> str:
         f"schedule: {plan['scheduler']['method']} order, {len(plan['schedule'])} steps; "
         f"allocation: {plan['algorithm']} ({plan['outcome']})",
         *fusion_lines(plan),
-        "",
-        "algorithm              arena bytes  outcome",
     ]
+    if plan["outcome"] == "budget_exhausted":
+        lines.append("not proven optimal: the exact search spent its work budget "
+                     "(raise planner.work_budget to search further)")
+    lines += ["", "algorithm              arena bytes  outcome"]
     for trial in plan["trials"]:
         arena = "-" if trial["arena_bytes"] is None else str(trial["arena_bytes"])
         lines.append(f"  {trial['algorithm']:<20} {arena:>11}  {trial['outcome']}")

@@ -49,19 +49,13 @@ STAGES: dict[str, StageSpec] = {
             _COMMON + ("dnn64build/stages/codegen.py", "dnn64build/codegen", "dnn64build/ir"),
         ),
         StageSpec(
-            "compile", "dnn64build.stages.compile", "Compile",
-            _COMMON + ("dnn64build/stages/compile.py", "dnn64build/toolchains", "third_party",
-                       "kernels"),
-        ),
-        StageSpec(
-            "runtime", "dnn64build.stages.runtime", "Runtime",
-            _COMMON + ("dnn64build/stages/runtime.py", "dnn64build/toolchains", "third_party",
-                       "kernels"),
+            "program", "dnn64build.stages.program", "Program",
+            _COMMON + ("dnn64build/stages/program.py", "dnn64build/codegen"),
         ),
         StageSpec(
             "pack", "dnn64build.stages.pack", "Pack",
-            _COMMON + ("dnn64build/stages/pack.py", "dnn64build/codegen", "dnn64build/rom",
-                       "dnn64build/toolchains", "third_party", "kernels"),
+            _COMMON + ("dnn64build/stages/pack.py", "dnn64build/rom",
+                       "dnn64build/toolchains", "third_party"),
         ),
     )
 }

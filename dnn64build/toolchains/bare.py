@@ -46,6 +46,8 @@ LDFLAGS = (*ARCH_FLAGS, "-nostdlib", "-static", "-no-pie", "-Wl,--build-id=none"
 IMAGE_SECTIONS = ("-j", ".text", "-j", ".rodata", "-j", ".data")
 
 
+KSEG0 = 0x80000000  # the cached window of RDRAM where programs run
+
 class BareToolchain(Toolchain):
     name = "bare"
     tools = "mips-linux-gnu-gcc"  # its third_party descriptor

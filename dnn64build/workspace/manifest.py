@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,16 @@ _ROOT_SCHEMA = {
             "properties": {
                 "name": {"type": "string"},
                 "defaults": {"type": "object"},
+                "remote_cache": {  # docs/ci.md
+                    "type": "object",
+                    "properties": {
+                        "url": {"type": "string", "pattern": "^https?://"},
+                        "read_only": {"type": "boolean"},
+                        "timeout": {"type": "number", "exclusiveMinimum": 0},
+                    },
+                    "required": ["url"],
+                    "additionalProperties": False,
+                },
             },
             "additionalProperties": False,
         },
@@ -55,6 +65,7 @@ class Workspace:
     manifests: tuple[Path, ...]  # every BUILD.yaml read
     directories: tuple[Path, ...]  # every directory searched for packages
     kinds: tuple[str, ...] = ()  # every rule kind, used or not
+    remote_cache: Mapping[str, Any] = field(default_factory=dict)  # workspace.remote_cache
 
     @property
     def output_base(self) -> Path:
@@ -73,7 +84,7 @@ def load_workspace(root: Path, rules: Mapping[str, Rule]) -> Workspace:
     targets: dict[Label, Target] = {}
     manifests: list[Path] = []
     directories: list[Path] = []
-    name, defaults = root.name, {}
+    name, defaults, remote_cache = root.name, {}, {}
     for directory, is_package in walk_packages(root):
         package = directory.relative_to(root).as_posix()
         package = "" if package == "." else package
@@ -101,6 +112,7 @@ def load_workspace(root: Path, rules: Mapping[str, Rule]) -> Workspace:
             workspace = data.get("workspace", {})
             name = workspace.get("name", name)
             defaults = workspace.get("defaults", {})
+            remote_cache = dict(workspace.get("remote_cache", {}))
             _check_defaults(defaults, rules, display)
         for entry in data.get("targets", []):
             target = _load_target(entry, package, display, rules, defaults)
@@ -113,7 +125,7 @@ def load_workspace(root: Path, rules: Mapping[str, Rule]) -> Workspace:
                 )
             targets[target.label] = target
     return Workspace(root, name, targets, tuple(manifests), tuple(directories),
-                     tuple(sorted(rules)))
+                     tuple(sorted(rules)), remote_cache)
 
 
 def _check_defaults(defaults: Mapping[str, Any], rules: Mapping[str, Rule], display: str) -> None:

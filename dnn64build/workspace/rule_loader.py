@@ -21,10 +21,15 @@ def rule_files(workspace_root: Path) -> list[Path]:
     dirs = [TOOL_ROOT / "rules"]
     if (workspace_root / "rules").resolve() != dirs[0].resolve():
         dirs.append(workspace_root / "rules")
-    return [
+    files = [
         f for d in dirs if d.is_dir() for f in sorted(d.glob("*.py"))
         if not f.name.startswith("_")
     ]
+    for f in files:
+        if not f.stem.isidentifier():  # it names a module, and build.ninja names the file
+            raise UserError(f"rule module {f.name!r} is not named like a Python module",
+                            where=repr(str(f)), hint="rename it: letters, digits and _")
+    return files
 
 
 def load_rules(workspace_root: Path) -> dict[str, Rule]:

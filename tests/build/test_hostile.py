@@ -193,3 +193,14 @@ def test_a_bug_while_regenerating_says_internal_error_with_its_traceback(
     assert proc.returncode != 0
     assert "internal error" in proc.stderr
     assert "Traceback" in proc.stderr and "ZeroDivisionError" in proc.stderr
+
+
+def test_a_rule_module_named_unlike_a_module_is_refused(two_models: Workspace) -> None:
+    two_models.write("rules/a|b.py", """\
+        from dnn64build.rules_api import Rule
+
+        RULE = Rule(kind="ab", doc="", implementation=lambda ctx: None, attrs={})
+        """)
+    for _ in range(2):  # the second one would read back a build.ninja naming the file
+        assert "rule module 'a|b.py' is not named like a Python module" in _fails(
+            two_models, "query", "//...")

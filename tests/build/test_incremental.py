@@ -9,7 +9,7 @@ import time
 
 from tests.build.conftest import Workspace
 
-MODEL_STAGES = {"Import", "Quantize", "Plan", "Codegen", "Compile", "Pack"}
+MODEL_STAGES = {"Import", "Quantize", "Plan", "Codegen", "Compile", "Program", "Link", "Pack"}
 
 
 def _ran(actions: list[tuple[str, str]], label: str) -> set[str]:

@@ -61,6 +61,17 @@ def test_the_pif_rom_disassembles_to_the_ipl2_recipe(bare, tmp_path: Path) -> No
     assert [" ".join(f.split()) for f in found] == PIF_LISTING.splitlines()
 
 
+@pytest.fixture(scope="module")
+def models_ws(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
+    """A copy of the repository's models (small_cnn, digits) with two random samples."""
+    ws = Workspace(tmp_path_factory.mktemp("cen64") / "ws")
+    shutil.copytree(REPO / "models", ws.root / "models")
+    shutil.copy(REPO / "BUILD.yaml", ws.root / "BUILD.yaml")
+    rng = np.random.default_rng(5)
+    np.savez(ws.root / "in.npz", input=rng.standard_normal((2, 1, 1, 16, 16)).astype(np.float32))
+    return ws
+
+
 def _outputs(ws: Workspace, target: str, platform: str) -> tuple[dict[str, np.ndarray], str]:
     out = ws.root / f"{target.rsplit(':', 1)[1]}-{platform}.npz"
     proc = ws.run("run", target, "--platform", platform, "--input", "in.npz", "--output",
@@ -71,14 +82,9 @@ def _outputs(ws: Workspace, target: str, platform: str) -> tuple[dict[str, np.nd
 
 @pytest.mark.parametrize("target", ["//models:small_cnn", "//models:small_cnn_fp32"])
 def test_a_model_in_cen64_equals_the_host_build_and_the_reference(
-        bare, cen64, tmp_path: Path, target: str) -> None:
-    ws = Workspace(tmp_path / "ws")
-    shutil.copytree(REPO / "models", ws.root / "models")
-    shutil.copy(REPO / "BUILD.yaml", ws.root / "BUILD.yaml")
-    rng = np.random.default_rng(5)
-    np.savez(ws.root / "in.npz", input=rng.standard_normal((2, 1, 1, 16, 16)).astype(np.float32))
-    rom, stdout = _outputs(ws, target, "cen64")
-    host, _ = _outputs(ws, target, "host")
+        bare, cen64, models_ws: Workspace, target: str) -> None:
+    rom, stdout = _outputs(models_ws, target, "cen64")
+    host, _ = _outputs(models_ws, target, "host")
     assert rom.keys() == host.keys() and rom
     for name in rom:
         assert rom[name].shape[0] == 2
@@ -127,3 +133,14 @@ def test_missing_cen64_names_the_debian_packages(tmp_path: Path) -> None:
     with pytest.raises(UserError) as err:
         run_rom_cen64(rom, env={"PATH": str(tmp_path), "DNN64_CEN64_BINDIR": str(tmp_path)})
     assert "apt-get install cen64 xvfb xauth" in str(err.value)
+
+
+def test_digits_test_set_in_cen64_matches_the_host(bare, cen64, models_ws: Workspace) -> None:
+    lines = {}
+    for platform in ("cen64", "host"):
+        out = models_ws.run("test", "//models:digits", "--platform", platform).stdout
+        (lines[platform],) = [x for x in out.splitlines() if x.startswith(("PASSED", "FAILED"))]
+        assert lines[platform].startswith("PASSED") and "bit-exact" in lines[platform]
+    assert (lines["cen64"].rsplit("top-1 accuracy ", 1)[1]
+            == lines["host"].rsplit("top-1 accuracy ", 1)[1])
+    assert re.search(r"; \d+ CPU cycles \(CP0 Count x 2\) per inference", lines["cen64"])

@@ -20,7 +20,8 @@ FREESTANDING = ("-std=c99", "-march=vr4300", "-mabi=32", "-mno-abicalls", "-fno-
 # What the platform layer provides to the kernels: gcc may emit calls to memcpy/memset for
 # copy loops; the RSP kernels reference the RSP job runner weakly (bare defines it).
 PLATFORM_SYMBOLS = {"memcpy", "memset", "dnn64_rsp_available", "dnn64_rsp_write",
-                    "dnn64_rsp_start", "dnn64_rsp_wait", "dnn64_rsp_read"}
+                    "dnn64_rsp_write_rows", "dnn64_rsp_start", "dnn64_rsp_wait",
+                    "dnn64_rsp_read"}
 
 needs_cross = pytest.mark.skipif(shutil.which(CROSS) is None, reason=f"{CROSS} not installed")
 

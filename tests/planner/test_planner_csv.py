@@ -128,3 +128,22 @@ def test_budget_and_search_report(tmp_path: Path):
 def _rows_of(text: str):
     return [(r["id"], int(r["lower"]), int(r["upper"]), int(r["size"]), int(r["alignment"]),
              int(r["offset"])) for r in csv.DictReader(text.splitlines())]
+
+
+def test_exact_stopped_or_refuted_says_which(tmp_path: Path):
+    # test_planner_exact.py's GAP: bound 96, optimum 112 (brute force there).
+    gap = "id,lower,upper,size\n" + "".join(
+        f"g{i},{lo},{up},{16 * units}\n"
+        for i, (lo, up, units) in enumerate(
+            [(3, 7, 1), (1, 2, 4), (2, 5, 2), (5, 9, 4), (2, 3, 2), (0, 4, 2), (4, 5, 3),
+             (5, 9, 1)]
+        )
+    )
+    path = _write(tmp_path, gap)
+    with pytest.raises(UserError) as info:
+        plan_buffers_csv(path, None, "exact", capacity=111)
+    assert "(infeasible)" in info.value.message and "proven" in info.value.hint
+    with pytest.raises(UserError) as info:
+        plan_buffers_csv(path, None, "exact", capacity=111, work_budget=1)
+    assert "(budget_exhausted)" in info.value.message and "--budget" in info.value.hint
+    assert plan_buffers_csv(path, None, "exact", capacity=112).arena_bytes == 112

@@ -54,3 +54,21 @@ def test_svg_is_wellformed_with_one_box_per_buffer():
     plot_w, plot_h = 800 - 70 - 10, 480 - 40 - 30
     assert abs(x - (70 + plot_w / 3)) < 0.2 and abs(w - plot_w * 2 / 3) < 0.2
     assert abs(y - 30) < 0.2 and abs(h - plot_h / 2) < 0.2
+
+
+def test_model_report_says_when_auto_stopped_short_of_a_proof():
+    # The determinism DAG: every heuristic misses the optimum the exact search finds.
+    from test_planner_determinism import DAG
+
+    from dnn64build.planner.dagplan import plan_dag
+    from dnn64build.planner.exact import ExactParams
+    from dnn64build.stages.plan import report
+
+    texts = {}
+    for budget in (1, 10**7):
+        plan = plan_dag(DAG, exact_params=ExactParams(work_budget=budget), timings=False)
+        plan["staging"] = {"offset": plan["arena_bytes"], "bytes": 0}
+        texts[plan["outcome"]] = report(plan, "//m:m", 4 << 20)
+    assert set(texts) == {"budget_exhausted", "optimal"}
+    assert "not proven optimal" in texts["budget_exhausted"]
+    assert "not proven optimal" not in texts["optimal"]

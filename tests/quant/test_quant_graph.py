@@ -14,6 +14,7 @@ from dnn64build.ir.graph import Graph, Node, Tensor
 from dnn64build.ir.reference import run
 from dnn64build.quant import load_calibration, quantize_graph, run_int8
 from dnn64build.quant.calibrate import collect_ranges, synthetic_samples
+from dnn64build.quant.execute import dequantize_outputs, quantize_inputs
 from dnn64build.quant.intmath import quantize_multiplier
 from dnn64build.quant.qparams import activation_qparams, quantize_values
 
@@ -286,3 +287,28 @@ def test_load_calibration_errors(tmp_path, setup, names: list[str], message: str
     path = next(iter(sorted(tmp_path.glob("c.*"))), tmp_path / "c.npz")
     with pytest.raises(UserError, match=message):
         load_calibration(path, names)
+
+
+def test_io_int8_makes_the_boundary_int8_around_fp32_nodes_too() -> None:
+    """`io: int8`: an int8 input read by an fp32 node (Floor) is dequantised for it, and an
+    output produced by that fp32 node is quantised into the int8 output, which keeps its
+    name; dequantised, both outputs track the fp32 reference within rounding."""
+    tensors = {"x": Tensor([1, 8], "float32", "input"), "f": Tensor([1, 8], "float32", "output"),
+               "r": Tensor([1, 8], "float32", "output")}
+    graph = Graph("io", ["x"], ["f", "r"], tensors,
+                  [Node("floor", "Floor", ["x"], ["f"], {}),
+                   Node("relu", "Relu", ["f"], ["r"], {})])
+    samples = [{"x": np.linspace(-3, 3, 8, dtype=np.float32).reshape(1, 8)}]
+    quantized, report = quantize_graph(graph, samples, io="int8")
+    assert quantized.inputs == ["x"] and quantized.outputs == ["f", "r"]
+    for name in ("x", "f", "r"):
+        assert quantized.tensors[name].dtype == "int8" and quantized.tensors[name].quant
+    got = dequantize_outputs(quantized, run_int8(quantized, quantize_inputs(quantized,
+                                                                            samples[0])))
+    want = run(graph, samples[0])
+    for name in ("f", "r"):
+        step = quantized.tensors[name].quant["scale"] + quantized.tensors["x"].quant["scale"]
+        np.testing.assert_allclose(got[name], want[name], atol=step)
+    assert report["io"] == "int8"
+    with pytest.raises(UserError, match="unknown io type"):
+        quantize_graph(graph, samples, io="int16")

@@ -8,7 +8,12 @@ optimum (no capacity: what they reach). Every plan is validated by the
 independent checker. Prints a markdown table and a summary.
 
     python tools/bench/bench_exact_hard.py [--sizes 100 300 500] [--seeds 2] [--timeout 60]
-        [--families random models]
+        [--families random models] [--drops 0.3 0.5] [--csv NAME.CAPACITY.csv ...]
+
+``--csv`` adds problem files named ``<name>.<capacity>.csv`` (the naming of
+tools/hard_problems.py and of MiniMalloc's benchmarks/challenging set), solved
+at that capacity; with ``--families`` empty only those run. Their optimum is
+not known: the heuristics' column is then relative to the capacity.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from dnn64build.planner.allocate import allocate  # noqa: E402
 from dnn64build.planner.checker import check_intervals  # noqa: E402
+from dnn64build.planner.csvio import read_problem_csv  # noqa: E402
 from dnn64build.planner.dagplan import order_problem  # noqa: E402
 from dnn64build.planner.exact import ExactParams  # noqa: E402
 from dnn64build.planner.graph_plan import dag_from_graph  # noqa: E402
@@ -34,7 +40,6 @@ from tools.hard_problems import Planted, merged_traces, planted_random  # noqa: 
 TRACE_MODELS = ("mlp", "small_cnn", "resnet18", "mobilenetv2", "mobilenetv3", "densenet",
                 "shufflenet", "unet", "squeezenet")
 HEURISTICS = ("hill_climb", "best_fit", "greedy_by_size")
-DROP = 0.3  # the random family: buffers removed away from the witness step
 
 
 def model_traces() -> list[Planted]:
@@ -67,6 +72,8 @@ def row(planted: Planted, timeout: float) -> tuple[str, float, str]:
     outcome = result.outcome
     if result.offsets is not None and not valid(problem, result.offsets):
         outcome += " INVALID"
+    elif result.offsets is not None and outcome != "optimal":
+        outcome += " (a plan fits)"
     cells = [planted.name, str(len(problem)), str(optimum), f"{seconds:.2f}", str(nodes), outcome]
     for name in HEURISTICS:
         other = allocate(problem, name)
@@ -81,24 +88,41 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 300, 500])
     parser.add_argument("--seeds", type=int, default=2, help="instances per size and family")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per exact run")
-    parser.add_argument("--families", nargs="+", default=["random", "models"],
+    parser.add_argument("--csv", type=Path, nargs="*", default=[],
+                        help="problem files NAME.CAPACITY.csv to add")
+    parser.add_argument("--families", nargs="*", default=["random", "models"],
                         choices=["random", "models"])
+    parser.add_argument("--drops", type=float, nargs="+", default=[0.3, 0.5],
+                        help="random family: fractions of the buffers away from the "
+                        "witness step removed (more is more slack)")
     args = parser.parse_args()
     traces = model_traces() if "models" in args.families else []
-    header = ["instance", "buffers", "optimum bytes", "exact s", "nodes", "outcome",
+    header = ["instance", "buffers", "optimum (capacity) bytes", "exact s", "nodes", "outcome",
               *(f"{h} over optimum" for h in HEURISTICS)]
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     times, outcomes = [], []
-    for family in args.families:
+    makers = []
+    if "random" in args.families:
+        makers += [lambda seed, size, drop=drop: planted_random(seed, size, drop=drop)
+                   for drop in args.drops]
+    if "models" in args.families:
+        makers.append(lambda seed, size: merged_traces(seed, traces, size))
+    for make in makers:
         for size in args.sizes:
             for seed in range(args.seeds):
-                planted = (planted_random(seed, size, drop=DROP) if family == "random"
-                           else merged_traces(seed, traces, size))
+                planted = make(seed, size)
                 line, seconds, outcome = row(planted, args.timeout)
                 print(line, flush=True)
                 times.append(seconds)
                 outcomes.append(outcome)
+    for path in args.csv:
+        name, capacity = path.name.removesuffix(".csv").rsplit(".", 1)
+        problem = read_problem_csv(path)
+        line, seconds, outcome = row(Planted(name, problem, {}, int(capacity)), args.timeout)
+        print(line, flush=True)
+        times.append(seconds)
+        outcomes.append(outcome)
     proven = sum(o in ("optimal", "infeasible") for o in outcomes)
     print(f"\n{proven}/{len(outcomes)} proven; median {statistics.median(times):.2f} s, "
           f"max {max(times):.2f} s (exact, {args.timeout:.0f} s limit each)")

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import subprocess
 import sys
 import tempfile
@@ -38,15 +39,34 @@ import onnx
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from dnn64build.ir import Graph  # noqa: E402
 from dnn64build.planner.checker import check_plan  # noqa: E402
 from dnn64build.planner.fit import PROGRAM_ESTIMATE_BYTES, needed_bytes  # noqa: E402
-from tools.bench.bench_emulator import macs  # noqa: E402
+from tools.bench.bench_planner_zoo import load  # noqa: E402
 from tools.zoo import BENCHMARK_NAMES, build  # noqa: E402
 
 MIB = 1024 * 1024
 TARGET = {"fp32": 4 * MIB, "int8": 2 * MIB, "int8 io": 2 * MIB}  # what each mode must fit
 QUANTIZE = {"fp32": {"mode": "none"}, "int8": {"mode": "int8", "synthetic": True},
             "int8 io": {"mode": "int8", "synthetic": True, "io": "int8"}}
+
+
+def macs(graph: Graph) -> int:
+    """Multiply-accumulates of the Conv, ConvTranspose, Gemm and MatMul nodes of the
+    imported graph (static shapes, unlike ONNX shape inference after a computed reshape)."""
+    total = 0
+    for node in graph.nodes:
+        if node.op not in ("Conv", "ConvTranspose", "Gemm", "MatMul"):
+            continue
+        x, w = (graph.tensors[t].shape for t in node.inputs[:2])
+        out = graph.tensors[node.outputs[0]].shape
+        if node.op == "Conv":  # w: [Cout, Cin / group, k...]
+            total += math.prod(out) * math.prod(w[1:])
+        elif node.op == "ConvTranspose":  # w: [Cin, Cout / group, k...], per input element
+            total += math.prod(x) * math.prod(w[1:])
+        else:
+            total += math.prod(out) * (x[-2] if node.attrs.get("transA") else x[-1])
+    return total
 
 
 def default_setting() -> dict:
@@ -123,7 +143,7 @@ def main() -> None:
         root = Path(tmp)
         write_workspace(root, args.models, args.settings)
         for name in args.models:
-            total = macs(build(name))
+            total = macs(load(name))
             for mode in QUANTIZE:
                 row = [name, mode, f"{total / 1e6:.0f}", ""]
                 for setting in args.settings:

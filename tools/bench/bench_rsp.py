@@ -4,9 +4,10 @@
         [--timeout 900] [--write]
 
 Each zoo model gets three int8 ``n64_model`` targets in a temporary workspace (toolchain
-bare, memory 8MiB, calibrated on seeded random inputs), ``kernels: cpu``, ``rsp`` and
-``auto`` (docs/rsp.md), each built and run with ``dnn64build run --platform cen64`` (the
-cycle-accurate emulator: its RSP runs the real microcode) on one seeded sample. The CLI
+bare, memory 8MiB, no fused groups (their Convs would stay on the CPU), calibrated on
+seeded random inputs), ``kernels: cpu``, ``rsp`` and ``auto`` (docs/rsp.md), each built
+and run with ``dnn64build run --platform cen64`` (the cycle-accurate emulator: its RSP
+runs the real microcode) on one seeded sample. The CLI
 also checks each output against the integer reference executor. ``--write`` replaces this
 benchmark's section of docs/benchmarks.md.
 """
@@ -54,7 +55,7 @@ def workspace(root: Path, names: list[str]) -> None:
         for kernels in KERNELS:
             targets.append(
                 f"  - {{rule: n64_model, name: {name}_{kernels}, src: {name}.onnx, "
-                f"kernels: {kernels}, memory: 8MiB, "
+                f"kernels: {kernels}, memory: 8MiB, planner: {{fusion: none}}, "
                 f"quantize: {{mode: int8, calibration: {name}_calib.npz}}}}")
     (root / "models" / "BUILD.yaml").write_text("\n".join(targets) + "\n")
 

@@ -1,0 +1,165 @@
+"""Run an action through the remote cache: a hit writes the cached outputs (each checked
+against its digest) instead of running; a successful run uploads its outputs.
+
+Any fault of the server (unreachable, slow, an HTTP error, a truncated or corrupted
+blob, an action result that does not parse or names another action) switches the cache
+off for the rest of the build, with one warning, and the action runs locally: the cache
+can make a build faster, never wrong.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dnn64build import TOOL_ROOT
+from dnn64build.atomic_write import write_if_changed
+from dnn64build.remote_cache.http import CacheFault, HttpCache
+from dnn64build.remote_cache.keys import TOOL_TOKEN, command_key, stage_key
+
+
+@dataclass(frozen=True)
+class CacheSession:
+    """One build's use of the cache; ``state_dir`` is shared by the worker's children."""
+
+    cache: HttpCache
+    state_dir: str
+    explain: bool = False
+
+    @property
+    def _off(self) -> str:
+        return os.path.join(self.state_dir, "cache-off")
+
+    def usable(self) -> bool:
+        return not os.path.exists(self._off)
+
+    def fault(self, error: CacheFault) -> None:
+        """Switch the cache off for this build; the first action to get here warns."""
+        try:
+            os.close(os.open(self._off, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            return
+        print(f"WARNING: remote cache {self.cache.url}: {error}; building locally without "
+              "it for the rest of this build", file=sys.stderr, flush=True)
+
+
+@dataclass(frozen=True)
+class Request:
+    key: str
+    outputs: list[str]
+    depfile: str | None  # an output holding paths: stored with the tool's root replaced
+
+
+def parse_request(argv: list[str]) -> Request:
+    """The key and outputs of a client request (``stage ...`` or ``command ...``)."""
+    if argv[0] == "stage":
+        pairs = list(zip(argv[2::2], argv[3::2], strict=True))
+        config = next(v for f, v in pairs if f == "--config")
+        named = {f: [tuple(v.split("=", 1)) for g, v in pairs if g == f]
+                 for f in ("--in", "--out")}
+        key, _ = stage_key(argv[1], config, named["--in"], named["--out"])
+        return Request(key, [p for _, p in named["--out"]], None)
+    split = argv.index("--")
+    flags, command = argv[1:split], argv[split + 1:]
+    pairs = list(zip(flags[::2], flags[1::2], strict=True))
+    outputs = [v for f, v in pairs if f == "--out"]
+    depfile = command[command.index("-MF") + 1] if "-MF" in command else None
+    key, _ = command_key(command, [v for f, v in pairs if f == "--read"],
+                         outputs + ([depfile] if depfile else []),
+                         next(v for f, v in pairs if f == "--toolchain"))
+    return Request(key, outputs + ([depfile] if depfile else []), depfile)
+
+
+def run_cached(argv: list[str], session: CacheSession, run: Callable[[list[str]], int]) -> int:
+    if not session.usable():
+        return run(argv)
+    request = parse_request(argv)
+    try:
+        if _fetch(session.cache, request):
+            _explain(session, request, "remote cache hit")
+            return 0
+    except CacheFault as e:
+        session.fault(e)
+    _explain(session, request, "remote cache miss: ran locally")
+    status, messages = _run_recording_stderr(run, argv)
+    if status == 0 and not session.cache.read_only and session.usable():
+        try:
+            _upload(session.cache, request, messages)
+        except CacheFault as e:
+            session.fault(e)
+    return status
+
+
+def _run_recording_stderr(run: Callable[[list[str]], int], argv: list[str]) -> tuple[int, str]:
+    """Run, passing its stderr (its warnings) through and keeping a copy: a hit replays it."""
+    with tempfile.TemporaryFile() as record:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        os.dup2(record.fileno(), 2)
+        try:
+            status = run(argv)
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+        record.seek(0)
+        messages = record.read()
+    os.write(2, messages)
+    return status, messages.decode("utf-8", "replace")
+
+
+def _explain(session: CacheSession, request: Request, what: str) -> None:
+    if session.explain:
+        print(f"dnn64build explain: {request.outputs[0]}: {what} (key {request.key[:12]})",
+              file=sys.stderr, flush=True)
+
+
+def _fetch(cache: HttpCache, request: Request) -> bool:
+    """Write the cached outputs of ``request``; False on a miss. Nothing is written unless
+    every blob arrived intact."""
+    raw = cache.get("ac", request.key)
+    if raw is None:
+        return False
+    try:
+        result = json.loads(raw)
+        entries = {e["path"]: e for e in result["outputs"]}
+        valid = result["key"] == request.key and sorted(entries) == sorted(request.outputs)
+    except (ValueError, KeyError, TypeError):
+        valid = False
+    if not valid:
+        raise CacheFault(f"ac/{request.key[:12]}: not an action result for this action")
+    messages = result.get("stderr", "")
+    if not isinstance(messages, str):
+        raise CacheFault(f"ac/{request.key[:12]}: not an action result for this action")
+    blobs = {p: cache.get_blob(e["digest"], e["size"]) for p, e in entries.items()}
+    for path, data in blobs.items():
+        if path == request.depfile:
+            data = data.replace(TOOL_TOKEN.encode(), str(TOOL_ROOT).encode())
+        write_if_changed(Path(path), data)
+        if entries[path]["executable"]:
+            os.chmod(path, 0o755)
+    sys.stderr.write(messages)  # the action's warnings, as when it ran
+    return True
+
+
+def _upload(cache: HttpCache, request: Request, messages: str) -> None:
+    """Blobs first, the action result last: a reader never sees a result without its blobs."""
+    outputs: list[dict[str, Any]] = []
+    for path in request.outputs:
+        data = Path(path).read_bytes()
+        if path == request.depfile:
+            data = data.replace(str(TOOL_ROOT).encode(), TOOL_TOKEN.encode())
+        digest = hashlib.sha256(data).hexdigest()
+        if not cache.has("cas", digest):  # many actions share blobs (headers, libraries)
+            cache.put("cas", digest, data)
+        outputs.append({"path": path, "digest": digest, "size": len(data),
+                        "executable": os.access(path, os.X_OK)})
+    result = {"key": request.key, "outputs": outputs, "stderr": messages}
+    cache.put("ac", request.key, json.dumps(result, indent=1, sort_keys=True).encode())

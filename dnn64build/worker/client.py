@@ -1,0 +1,179 @@
+"""What ninja runs for every action: ``python -S -E client.py stage STAGE ARGS...`` or
+``... client.py command --out PATH ... -- ARGV...``.
+
+Kept to the standard library and started with ``-S -E`` so it costs a few
+milliseconds. With ``$DNN64_WORKER`` naming a live worker socket it sends a
+stage request there (and a command too when the worker has a remote cache to
+ask), together with its stdin/stdout/stderr (so the action's messages reach
+ninja as if it ran here), and exits with the status the worker returns.
+Otherwise (``ninja`` run by hand, or the worker gone) it runs the request
+itself: a command directly, a stage in a fresh ``python -m dnn64build.stages``.
+
+A command writes each output ``PATH`` as ``PATH.tmp``; only a changed result
+replaces ``PATH``, so ``restat = 1`` stops the rebuild at an unchanged object.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import sys
+import time
+
+WORKER_ENV = "DNN64_WORKER"
+CACHE_ENV = "DNN64_WORKER_CACHES"  # set when the worker uses a remote cache
+SPAWN_ENV = "DNN64_WORKER_SPAWN"  # lifeline fd, log file, worker options: one per line
+STATUS = struct.Struct("!i")  # the worker's replies: its child's pid, then the exit status
+WORKER_LOST = 70  # status when the worker vanished mid-request
+CONNECT_SECONDS = 5.0
+
+
+def command_outputs(argv: list[str]) -> tuple[list[str], list[str]]:
+    """``--out PATH ... [--read PATH | --toolchain ID]... -- ARGV`` -> (outputs, argv)."""
+    split = argv.index("--")
+    flags, command = argv[:split], argv[split + 1:]
+    return [flags[i + 1] for i in range(0, len(flags), 2) if flags[i] == "--out"], command
+
+
+def run_command(outputs: list[str], argv: list[str]) -> int:
+    """Run one toolchain command that writes ``OUT.tmp`` for each output; move each result
+    into place unless identical to what is there."""
+    for out in outputs:
+        _remove(out + ".tmp")  # `ar` appends to a stale archive
+        os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
+    import subprocess  # only here: the client's start-up time counts once per action
+
+    status = subprocess.run(argv, check=False).returncode
+    for out in outputs:
+        tmp = out + ".tmp"
+        if status != 0 or _same_bytes(tmp, out):
+            _remove(tmp)
+        else:
+            os.replace(tmp, out)
+    return status
+
+
+def _same_bytes(a: str, b: str) -> bool:
+    try:
+        if os.path.getsize(a) != os.path.getsize(b):
+            return False
+        with open(a, "rb") as fa, open(b, "rb") as fb:
+            return fa.read() == fb.read()
+    except OSError:
+        return False
+
+
+def _remove(path: str) -> None:
+    if os.path.lexists(path):
+        os.unlink(path)
+
+
+def _connect(path: str):  # -> socket.socket | None (imported here: see run_command)
+    """A connection to the worker; the build starts it as ninja starts, so give it a moment
+    to bind its socket."""
+    import socket
+
+    deadline = time.monotonic() + CONNECT_SECONDS
+    while True:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.connect(path)
+            return sock
+        except OSError:
+            sock.close()
+            if time.monotonic() > deadline or not os.path.isdir(os.path.dirname(path)):
+                return None
+            _start_worker(path)
+            time.sleep(0.005)
+
+
+def _start_worker(path: str) -> None:
+    """Start the build's worker unless another action already has (a marker file decides
+    which one). It gets the build's lifeline, its own session (ninja must not count it as
+    part of this action) and a log file (not this action's output pipe, which ninja reads
+    to its end)."""
+    spec = os.environ.get(SPAWN_ENV)
+    if not spec:
+        return
+    try:
+        os.close(os.open(path + ".starting", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except OSError:
+        return
+    import subprocess
+
+    lifeline, log, *options = spec.split("\n")
+    with open(log, "ab") as out:
+        subprocess.Popen(
+            [sys.executable, "-m", "dnn64build.worker", path, lifeline, *options],
+            pass_fds=[int(lifeline)], stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+            start_new_session=True,
+        )
+
+
+def encode_request(cwd: str, argv: list[str]) -> bytes:
+    """The working directory and the arguments, NUL-separated (no json: it imports re)."""
+    return "\0".join([cwd, *argv]).encode("utf-8", "surrogateescape")
+
+
+def decode_request(data: bytes) -> tuple[str, list[str]]:
+    cwd, *argv = data.decode("utf-8", "surrogateescape").split("\0")
+    return cwd, argv
+
+
+def ask_worker(path: str, argv: list[str]) -> int | None:
+    """Hand ``argv`` to the worker at ``path``; None if there is no worker to ask."""
+    import socket
+
+    sock = _connect(path)
+    if sock is None:
+        return None
+    with sock:
+        request = encode_request(os.getcwd(), argv)
+        socket.send_fds(sock, [struct.pack("!I", len(request)) + request], [0, 1, 2])
+        child = _receive_int(sock)
+        if child is None:
+            return _lost()
+        # Ninja interrupts an action by signalling its process group, which the worker's
+        # child is not in: pass the signal on, so the stage cleans up as it would here.
+        import signal
+
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, lambda number, _frame: os.kill(child, number))
+        status = _receive_int(sock)
+    return _lost() if status is None else status
+
+
+def _receive_int(sock) -> int | None:
+    data = b""
+    while len(data) < STATUS.size:
+        chunk = sock.recv(STATUS.size - len(data))
+        if not chunk:
+            return None
+        data += chunk
+    return STATUS.unpack(data)[0]
+
+
+def _lost() -> int:
+    print("ERROR: the dnn64build worker ended during this action", file=sys.stderr)
+    return WORKER_LOST
+
+
+def run_here(argv: list[str]) -> int:
+    if argv[0] == "command":
+        return run_command(*command_outputs(argv[1:]))
+    # A fresh interpreter with the user's environment (this one ignored it: -S -E).
+    os.execv(sys.executable, [sys.executable, "-m", "dnn64build.stages", *argv[1:]])
+    raise AssertionError("unreachable")
+
+
+def main(argv: list[str]) -> int:
+    worker = os.environ.get(WORKER_ENV)
+    # A command gains nothing from the worker unless the worker has a cache to ask.
+    if argv[0] == "command" and not os.environ.get(CACHE_ENV):
+        worker = None
+    status = ask_worker(worker, argv) if worker else None
+    return run_here(argv) if status is None else status
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,66 @@
+"""Provide a stage worker to one build; it ends when the build ends.
+
+The worker is started by the first action that asks for it (see client.py), not by the
+build: a build with nothing to do never pays for one.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from dnn64build.worker.client import CACHE_ENV, SPAWN_ENV, WORKER_ENV
+
+
+@dataclass(frozen=True)
+class WorkerOptions:
+    remote_cache: str | None = None  # URL of a Bazel-protocol HTTP cache
+    read_only: bool = False  # use hits, upload nothing (untrusted jobs)
+    timeout: float = 10.0  # seconds per cache request
+    explain: bool = False  # each action says whether the cache had it
+
+    def argv(self, state_dir: str) -> list[str]:
+        if not self.remote_cache:
+            return ["--explain"] if self.explain else []
+        return [
+            "--remote-cache", self.remote_cache, "--timeout", str(self.timeout),
+            "--state-dir", state_dir,
+            *(["--read-only"] if self.read_only else []),
+            *(["--explain"] if self.explain else []),
+        ]
+
+
+@dataclass(frozen=True)
+class WorkerHandle:
+    env: dict[str, str]  # what points ninja's actions at the worker
+    pass_fds: tuple[int, ...]  # what ninja must inherit (the lifeline's read end)
+    log: str  # where the worker's own messages go (not into an action's output)
+
+
+@contextmanager
+def stage_worker(options: WorkerOptions | None = None) -> Iterator[WorkerHandle]:
+    """Everything an action needs to find, or start, this build's worker.
+
+    Its socket lives in a fresh short temporary directory (socket paths are limited to
+    about 100 bytes). The worker holds the read end of a pipe whose write end only this
+    process has: when the build ends, even by SIGKILL, the worker sees end of file and
+    exits.
+    """
+    options = options or WorkerOptions()
+    directory = tempfile.mkdtemp(prefix="dnn64w-")
+    lifeline_read, lifeline_write = os.pipe()
+    log = os.path.join(directory, "worker.log")
+    spawn = "\n".join([str(lifeline_read), log, *options.argv(directory)])
+    env = {WORKER_ENV: os.path.join(directory, "socket"), SPAWN_ENV: spawn}
+    if options.remote_cache:
+        env[CACHE_ENV] = "1"
+    try:
+        yield WorkerHandle(env, (lifeline_read,), log)
+    finally:
+        os.close(lifeline_write)
+        os.close(lifeline_read)
+        shutil.rmtree(directory, ignore_errors=True)

@@ -1,0 +1,122 @@
+"""The stage worker (``python -m dnn64build.worker``, started by launch.py).
+
+Binds SOCKET first (clients that connect early wait in the backlog), then imports every
+stage's code once, then serves: for each request it forks a child that takes over the
+client's stdin/stdout/stderr, runs the action exactly as ``python -m dnn64build.stages``
+would, and replies with its exit status. A child per request keeps requests apart (a
+crash or a leaked global in one cannot reach the next) and lets ninja's parallel actions
+run in parallel. The worker exits when LIFELINE_FD reaches end of file: the build that
+started it holds the other end, so it ends with the build, however the build ends.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import selectors
+import shutil
+import signal
+import socket
+import struct
+import sys
+import traceback
+
+from dnn64build.remote_cache.cached import CacheSession
+from dnn64build.stages.registry import STAGES
+from dnn64build.worker.client import STATUS, decode_request
+from dnn64build.worker.execute import execute
+
+_LENGTH = struct.Struct("!I")
+
+
+def preload() -> None:
+    """Import what the stages import, so that every forked child starts with it loaded."""
+    for spec in STAGES.values():
+        importlib.import_module(spec.module)
+    importlib.import_module("dnn64build.quant")  # imported lazily by the quantize stage
+
+
+def serve(path: str, lifeline: int, cache: CacheSession | None = None) -> None:
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(128)
+    preload()
+    if cache:
+        import urllib.request  # noqa: F401  (loaded once, not in every child)
+
+        from dnn64build.remote_cache.keys import prepare
+
+        prepare()
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
+    selector = selectors.DefaultSelector()
+    selector.register(listener, selectors.EVENT_READ)
+    selector.register(lifeline, selectors.EVENT_READ)
+    while True:
+        for key, _ in selector.select():
+            if key.fileobj == lifeline:  # the build ended: so do we, and our files
+                shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+                return
+            conn, _ = listener.accept()
+            _dispatch(conn, listener, lifeline, cache)
+
+
+def _dispatch(conn: socket.socket, listener: socket.socket, lifeline: int,
+              cache: CacheSession | None) -> None:
+    try:
+        request, fds = _receive(conn)
+    except (OSError, ValueError):
+        conn.close()
+        return
+    if os.fork() == 0:  # the child: never returns
+        status = 1
+        try:
+            conn.sendall(STATUS.pack(os.getpid()))
+            listener.close()
+            os.close(lifeline)
+            status = _run_child(request, fds, cache)
+        finally:
+            try:
+                conn.sendall(STATUS.pack(status))
+            finally:
+                os._exit(status)
+    conn.close()
+    for fd in fds:
+        os.close(fd)
+
+
+def _receive(conn: socket.socket) -> tuple[dict, list[int]]:
+    data, fds, _flags, _addr = socket.recv_fds(conn, 1 << 16, 3)
+    if len(data) < _LENGTH.size:
+        raise ValueError("short request")
+    (length,) = _LENGTH.unpack_from(data)
+    while len(data) < _LENGTH.size + length:
+        chunk = conn.recv(1 << 16)
+        if not chunk:
+            raise ValueError("truncated request")
+        data += chunk
+    cwd, argv = decode_request(data[_LENGTH.size:])
+    return {"cwd": cwd, "argv": argv}, fds
+
+
+def _run_child(request: dict, fds: list[int], cache: CacheSession | None) -> int:
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # subprocess.run must reap its own
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+        os.close(fd)
+    os.chdir(request["cwd"])
+    try:
+        return execute(request["argv"], cache)
+    except SystemExit as e:  # as a fresh interpreter would end
+        if isinstance(e.code, str):
+            print(e.code, file=sys.stderr)
+            return 1
+        return e.code or 0
+    except KeyboardInterrupt:  # passed on by the client: ninja is stopping
+        return 130
+    except BaseException:  # a bug in a stage: report it as a crash of this action only
+        traceback.print_exc()
+        return 1
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
