@@ -131,7 +131,9 @@ typedef struct {
 
 /* Geometry of a Conv or ConvTranspose. The caller resolves auto_pad,
  * output_padding and output_shape: h_out/w_out are final, and pad_top /
- * pad_left are the begin pads (end pads follow from the output size).
+ * pad_left are the begin pads (end pads follow from the output size). Conv
+ * also takes negative begin pads (the first window starts past the first
+ * input row/column), as the region kernels below use them.
  * Conv:          oy = (iy + pad_top - ky * dil_h) / stride_h
  *                (iy = oy * stride_h - pad_top + ky * dil_h).
  * ConvTranspose: oy = iy * stride_h - pad_top + ky * dil_h.

@@ -114,7 +114,7 @@ def plan_graph(
     of choosing them (tests, benchmarks); ``fusion_weight_cap`` bounds the weight bytes
     of one group (one staging half); ``fusion_staging`` is the staging size without
     groups (what ``auto`` weighs a group's staging against). The plan then also holds
-    ``op_bound_bytes`` (the lower bound of the unfused graph) and ``fusion``
+    ``op_bound_bytes`` (the lower bound of the unfused graph), ``extra_macs`` and ``fusion``
     (the mode, each group with its buffers and extra MACs, the model's MACs).
     """
     base = dag_from_graph(graph)
@@ -160,4 +160,5 @@ def plan_graph(
                             expansion_budget=expansion_budget, timings=False)["lower_bound_bytes"]
     plan["op_bound_bytes"] = op_bound
     plan["fusion"] = {**fusion_record(graph, fusion, groups), "notes": notes}
+    plan["extra_macs"] = plan["fusion"]["extra_macs"]  # MACs the groups add (patch halos)
     return plan

@@ -106,8 +106,8 @@ def report(plan: dict, model: str, memory: int) -> str:
 
 def fusion_lines(plan: dict) -> list[str]:
     """What was fused and at what cost (nothing when no group was made)."""
-    fusion = plan["fusion"]
-    if not fusion["groups"]:
+    fusion = plan.get("fusion")  # absent in a plan of a bare DAG (plan_dag)
+    if not fusion or not fusion["groups"]:
         return []
     share = fusion["extra_macs"] / fusion["model_macs"] if fusion["model_macs"] else 0.0
     lines = [f"fusion {fusion['mode']}: {len(fusion['groups'])} groups; operator bound "

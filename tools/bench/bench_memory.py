@@ -74,7 +74,11 @@ def default_setting() -> dict:
     return {"algorithm": "auto", "scheduler": "auto"}
 
 
-SETTINGS: dict[str, Callable[[], dict]] = {"default": default_setting}
+SETTINGS: dict[str, Callable[[], dict]] = {
+    "default": default_setting,  # fusion: auto (docs/planner.md, "Fused groups")
+    "no fusion": lambda: {**default_setting(), "fusion": "none"},
+    "patch": lambda: {**default_setting(), "fusion": "patch"},
+}
 
 
 def write_workspace(root: Path, models: list[str], settings: list[str]) -> None:
@@ -91,12 +95,13 @@ def write_workspace(root: Path, models: list[str], settings: list[str]) -> None:
                     f"    quantize: {json.dumps(quantize)}",
                     f"    planner: {json.dumps(SETTINGS[setting]())}",
                     "    memory: 512MiB",
+                    "    title: bench_memory",  # target names pass the 20-character title
                 ]
     (root / "BUILD.yaml").write_text("\n".join(lines) + "\n")
 
 
 def target(name: str, mode: str, setting: str) -> str:
-    return f"{name}_{mode.replace(' ', '_')}_{setting}"
+    return f"{name}_{mode.replace(' ', '_')}_{setting.replace(' ', '_')}"
 
 
 def plan(root: Path, name: str) -> dict:
