@@ -52,7 +52,7 @@ SPATIAL_OPS = ("Conv", "MaxPool", "AveragePool")
 MAX_EXTRA_MACS = 0.15  # patch groups may add at most this fraction of the model's MACs
 GRIDS = tuple((n, n) for n in range(2, 9))
 # Weights one group may stage at once (one staging half), unless staging_bytes says less.
-GROUP_WEIGHT_CAP = 64 * 1024
+GROUP_WEIGHT_CAP = 128 * 1024
 
 
 @dataclass(frozen=True)

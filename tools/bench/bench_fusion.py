@@ -1,7 +1,7 @@
 """Fused groups on the zoo models, fp32 and int8: a markdown table.
 
 For each model and fusion mode (none, stream, stream* = stream without the
-64 KiB cap on a group's weights, patch, auto at 4 MiB fp32 / 2 MiB int8): the
+128 KiB cap on a group's weights, patch, auto at 4 MiB fp32 / 2 MiB int8): the
 operator-level lower bound (whole tensors), the chosen plan's bound and arena,
 the weight staging the plan stage would give it, the number of groups, the
 extra multiply-accumulates as a share of the model's, and whether arena +
