@@ -77,6 +77,17 @@ def read_onnx(path: str | os.PathLike, *, where: str | None = None
     return model, [Path(path), *data_files]
 
 
+def external_data_of(inputs: dict[str, list[str]]) -> list[Path]:
+    """The external data files the import stage will read for its ``onnx`` input (the
+    import registry's ``reads``); UserError when the model cannot be read."""
+    path = Path(inputs["onnx"][0])
+    try:
+        model = onnx.load(os.fspath(path), load_external_data=False)
+    except Exception as exc:  # protobuf raises several unrelated types
+        raise UserError(f"not a readable ONNX model: {exc}", where=str(path)) from exc
+    return _external_data_files(model, path, str(path))
+
+
 def _external_data_files(model: onnx.ModelProto, path: Path, where: str) -> list[Path]:
     """The files ``model``'s tensors keep their data in (``save_as_external_data``), which
     must lie beside the model or below its folder, as the ONNX spec requires."""

@@ -21,8 +21,10 @@ from typing import Any
 
 from dnn64build import TOOL_ROOT
 from dnn64build.atomic_write import write_if_changed
+from dnn64build.errors import UserError
 from dnn64build.remote_cache.http import CacheFault, HttpCache
-from dnn64build.remote_cache.keys import TOOL_TOKEN, command_key, stage_key
+from dnn64build.remote_cache.keys import TOOL_TOKEN, command_key, stage_key, stage_reads
+from dnn64build.stages.io import write_depfile
 
 
 @dataclass(frozen=True)
@@ -55,17 +57,25 @@ class Request:
     key: str
     outputs: list[str]
     depfile: str | None  # an output holding paths: stored with the tool's root replaced
+    # A stage's depfile and the files it names: not cached, written on a hit (the files a
+    # stage reads besides its inputs are part of its key).
+    stage_depfile: str | None = None
+    stage_reads: tuple[str, ...] = ()
 
 
 def parse_request(argv: list[str]) -> Request:
-    """The key and outputs of a client request (``stage ...`` or ``command ...``)."""
+    """The key and outputs of a client request (``stage ...`` or ``command ...``); UserError
+    when a stage's inputs cannot be read (the stage itself then says what is wrong)."""
     if argv[0] == "stage":
         pairs = list(zip(argv[2::2], argv[3::2], strict=True))
         config = next(v for f, v in pairs if f == "--config")
         named = {f: [tuple(v.split("=", 1)) for g, v in pairs if g == f]
                  for f in ("--in", "--out")}
-        key, _ = stage_key(argv[1], config, named["--in"], named["--out"])
-        return Request(key, [p for _, p in named["--out"]], None)
+        reads = stage_reads(argv[1], named["--in"])
+        key, _ = stage_key(argv[1], config, named["--in"], named["--out"], reads)
+        depfile = next((v for f, v in pairs if f == "--depfile"), None)
+        return Request(key, [p for _, p in named["--out"]], None, depfile,
+                       (*(p for _, p in named["--in"]), *reads))
     split = argv.index("--")
     flags, command = argv[1:split], argv[split + 1:]
     pairs = list(zip(flags[::2], flags[1::2], strict=True))
@@ -80,7 +90,10 @@ def parse_request(argv: list[str]) -> Request:
 def run_cached(argv: list[str], session: CacheSession, run: Callable[[list[str]], int]) -> int:
     if not session.usable():
         return run(argv)
-    request = parse_request(argv)
+    try:
+        request = parse_request(argv)
+    except UserError:  # an unreadable input: the action says so when it runs
+        return run(argv)
     try:
         if _fetch(session.cache, request):
             _explain(session, request, "remote cache hit")
@@ -145,6 +158,9 @@ def _fetch(cache: HttpCache, request: Request) -> bool:
         write_if_changed(Path(path), data)
         if entries[path]["executable"]:
             os.chmod(path, 0o755)
+    if request.stage_depfile:
+        write_depfile(Path(request.stage_depfile), [Path(p) for p in request.outputs],
+                      [Path(p) for p in request.stage_reads])
     sys.stderr.write(messages)  # the action's warnings, as when it ran
     return True
 

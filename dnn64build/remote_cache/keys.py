@@ -13,6 +13,7 @@ tool's root, so two checkouts at different places, or two machines, get the same
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import os
 import platform
@@ -23,7 +24,7 @@ from typing import Any
 from dnn64build import TOOL_ROOT
 from dnn64build.toolchains.identity import portable_identity
 
-KEY_VERSION = 1
+KEY_VERSION = 2  # 2: stage keys cover the files a stage's inputs name
 TOOL_TOKEN = "@dnn64build@"  # stands for TOOL_ROOT in keys and cached depfiles
 
 
@@ -51,15 +52,31 @@ def prepare() -> None:
     _python_runtime()
 
 
+def stage_reads(stage: str, inputs: list[tuple[str, str]]) -> list[str]:
+    """The files ``stage`` will read besides its inputs, which its inputs name (ONNX
+    external data: StageSpec.reads); UserError when an input cannot be read."""
+    from dnn64build.stages.registry import STAGES
+
+    if STAGES[stage].reads is None:
+        return []
+    module, _, function = STAGES[stage].reads.partition(":")
+    named: dict[str, list[str]] = {}
+    for name, path in inputs:
+        named.setdefault(name, []).append(path)
+    return [str(p) for p in getattr(importlib.import_module(module), function)(named)]
+
+
 def stage_key(stage: str, config: str, inputs: list[tuple[str, str]],
-              outputs: list[tuple[str, str]]) -> tuple[str, dict[str, Any]]:
-    """(key, what it was computed from) for ``stage`` run with these files."""
+              outputs: list[tuple[str, str]], reads: list[str]) -> tuple[str, dict[str, Any]]:
+    """(key, what it was computed from) for ``stage`` run with these files; ``reads``: the
+    files it reads besides its inputs (``stage_reads``)."""
     from dnn64build.graph.context import stage_sources
 
     parts: dict[str, Any] = {
         "stage": stage,
         "config": file_digest(config),
         "inputs": sorted([n, portable_path(p), file_digest(p)] for n, p in inputs),
+        "reads": sorted([portable_path(p), file_digest(p)] for p in reads),
         "outputs": sorted([n, p] for n, p in outputs),
         "sources": [[portable_path(p), file_digest(p)] for p in stage_sources(stage)],
     }

@@ -40,11 +40,8 @@ class StageArgs:
 
     def write_depfile(self, read: list[Path]) -> None:
         """Tell ninja every file this run read (Makefile syntax, as gcc -MD writes it)."""
-        assert self.depfile is not None, "the stage's StageSpec must set depfile=True"
-        targets = " ".join(_depfile_escape(str(p)) for p in sorted(self.outputs.values()))
-        deps = " ".join(_depfile_escape(str(p)) for p in read)
-        self.depfile.parent.mkdir(parents=True, exist_ok=True)
-        self.depfile.write_text(f"{targets}: {deps}\n")
+        assert self.depfile is not None, "the stage's StageSpec must name its reads"
+        write_depfile(self.depfile, list(self.outputs.values()), read)
 
 
 def parse_stage_args(argv: list[str]) -> StageArgs:
@@ -69,6 +66,14 @@ def parse_stage_args(argv: list[str]) -> StageArgs:
         else:
             raise SystemExit(f"stage: unknown argument {flag!r}")
     return StageArgs(config, inputs, outputs, depfile)
+
+
+def write_depfile(depfile: Path, outputs: list[Path], read: list[Path]) -> None:
+    """A depfile saying that ``outputs`` were made from the files ``read``."""
+    targets = " ".join(_depfile_escape(str(p)) for p in sorted(outputs))
+    deps = " ".join(_depfile_escape(str(p)) for p in read)
+    depfile.parent.mkdir(parents=True, exist_ok=True)
+    depfile.write_text(f"{targets}: {deps}\n")
 
 
 def _depfile_escape(path: str) -> str:

@@ -17,9 +17,15 @@ class StageSpec:
     module: str  # "dnn64build.stages.<x>", run as a function main(args)
     mnemonic: str  # short word shown in progress lines
     sources: tuple[str, ...]  # tool-root-relative files/dirs this stage's code lives in
-    # True when the stage reads files it learns about only while running (ONNX external
-    # data): it then writes a depfile naming every file it read, and ninja tracks them.
-    depfile: bool = False
+    # "module:function" for a stage that reads files its inputs name (ONNX external data):
+    # function(inputs) -> those paths, known before it runs. The stage then writes a
+    # depfile naming every file it read, ninja tracks them, and a remote cache key covers
+    # their content.
+    reads: str | None = None
+
+    @property
+    def depfile(self) -> bool:
+        return self.reads is not None
 
 
 _COMMON = ("dnn64build/errors.py", "dnn64build/stages/__main__.py", "dnn64build/stages/io.py",
@@ -32,7 +38,7 @@ STAGES: dict[str, StageSpec] = {
             "import", "dnn64build.stages.import_model", "Import",
             _COMMON + ("dnn64build/stages/import_model.py", "dnn64build/frontend",
                        "dnn64build/ir", "dnn64build/passes"),
-            depfile=True,
+            reads="dnn64build.frontend.onnx_import:external_data_of",
         ),
         StageSpec(
             "quantize", "dnn64build.stages.quantize", "Quantize",

@@ -121,3 +121,38 @@ def test_the_workspace_names_its_cache_and_the_environment_makes_it_read_only(
         writer = _checkout(two_models, tmp_path / "writer")
         writer.run("build", "//...")
         assert cache.store  # the workspace's setting alone enables it
+
+
+def test_external_data_is_part_of_the_import_s_key_and_tracked_after_a_hit(
+    workspace: Workspace, tmp_path: Path
+) -> None:
+    """Two checkouts whose .onnx files are identical but whose external data differs must
+    not share an import result; and after a hit, editing the data file rebuilds."""
+    from tests.build.conftest import tiny_mlp
+    from tests.build.test_external_data import _save_external
+
+    (workspace.root / "models").mkdir()
+    _save_external(tiny_mlp(1), workspace.root / "models" / "a.onnx")
+    workspace.write("models/BUILD.yaml", "targets:\n  - {rule: n64_model, name: a, src: a.onnx}\n")
+    other_data = tmp_path / "other"
+    other_data.mkdir()
+    _save_external(tiny_mlp(2), other_data / "a.onnx")
+    with FaultyCache() as cache:
+        first = _checkout(workspace, tmp_path / "one")
+        first.run("build", "--remote-cache", cache.url, "//...")
+        second = _checkout(workspace, tmp_path / "two")
+        shutil.copy(other_data / "a.onnx.data", second.root / "models" / "a.onnx.data")
+        proc = second.run("build", "--remote-cache", cache.url, "--explain", "//...")
+        imports = [line for line in proc.stderr.splitlines()
+                   if line.startswith("dnn64build explain: bin/models/a/import/")]
+        assert imports and all("remote cache miss" in line for line in imports), proc.stderr
+        third = _checkout(workspace, tmp_path / "three")
+        proc = third.run("build", "--remote-cache", cache.url, "--explain", "//...")
+        assert set(_explained(proc.stderr)) == {"remote cache hit"}
+    graph = "bin/models/a/import/graph.json"
+    assert third.outputs()[graph] == first.outputs()[graph]
+    # The hit wrote the import's depfile: the data file is tracked without a cache too.
+    shutil.copy(other_data / "a.onnx.data", third.root / "models" / "a.onnx.data")
+    assert "Import" in {mnemonic for mnemonic, _ in third.build("//...")}
+    assert third.outputs()["bin/models/a/import/weights.npz"] == \
+        second.outputs()["bin/models/a/import/weights.npz"]
