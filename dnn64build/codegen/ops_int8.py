@@ -33,6 +33,7 @@ from dnn64build.codegen.ops_movement import (
     resize_geometry,
     transpose,
 )
+from dnn64build.ir.ops import VIEW_OPS
 
 
 def _require_int8(ctx: Ctx, *names: str) -> None:
@@ -321,7 +322,7 @@ INT8_EMITTERS: dict[str, Emitter] = {
     "GlobalAveragePool": global_avgpool,
     "ReduceMean": reduce_mean,
     "Softmax": softmax,
-    **dict.fromkeys(("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"), copy),
+    **dict.fromkeys(VIEW_OPS, copy),
     "Transpose": transpose,
     "Concat": concat,
     "Pad": pad,

@@ -14,6 +14,7 @@ from collections.abc import Callable
 import numpy as np
 
 from dnn64build.ir.kernels import KERNELS
+from dnn64build.ir.ops import VIEW_OPS
 from dnn64build.quant import intmath
 
 Int8Op = Callable[[list[np.ndarray], dict, list[int]], np.ndarray]
@@ -306,8 +307,7 @@ INT8_OPS: dict[str, Int8Op] = {
     "Pad": pad,
     "Resize": resize,
     "Concat": concat,
-    **{op: _data_movement(op) for op in ("Reshape", "Flatten", "Squeeze", "Unsqueeze",
-                                         "Identity", "Dropout", "Transpose")},
+    **{op: _data_movement(op) for op in (*VIEW_OPS, "Transpose")},
     "QuantizeLinear": quantize_linear,
     "DequantizeLinear": dequantize_linear,
     "Requantize": requantize,
