@@ -16,6 +16,7 @@ import numpy as np
 from dnn64build.ir.kernels import KERNELS
 from dnn64build.ir.ops import VIEW_OPS
 from dnn64build.quant import intmath
+from dnn64build.quant.qparams import QParams, quantize_values
 
 Int8Op = Callable[[list[np.ndarray], dict, list[int]], np.ndarray]
 
@@ -269,10 +270,7 @@ def _data_movement(op: str) -> Int8Op:
 
 
 def quantize_linear(inputs: list[np.ndarray], attrs: dict, out_shape: list[int]) -> np.ndarray:
-    p = attrs["int8"]
-    v = inputs[0].astype(np.float32) / np.float32(p["scale"])
-    v = np.where(np.isnan(v), np.float32(0.0), np.clip(v, -256.0, 256.0))
-    return np.clip(np.rint(v).astype(np.int64) + p["zero_point"], -128, 127).astype(np.int8)
+    return quantize_values(inputs[0], QParams.from_quant(attrs["int8"]))
 
 
 def dequantize_linear(inputs: list[np.ndarray], attrs: dict, out_shape: list[int]):
