@@ -10,8 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dnn64build.emulator import RunResult, parse_hex_dump, run_host, run_rom
+from dnn64build.emulator import RunResult, run_host, run_rom
 from dnn64build.rom import Asset, build_asset_image, pack_rom
+from tests.emulator.hex_dump import parse_hex_dump
 
 PROBE = Path(__file__).parent / "programs" / "asset_probe.c"
 FNV_OFFSET = 2166136261

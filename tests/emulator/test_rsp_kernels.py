@@ -15,10 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dnn64build.emulator import parse_hex_dump, run_rom
+from dnn64build.emulator import run_rom
 from dnn64build.errors import UserError
 from dnn64build.rom import Asset, build_asset_image, pack_rom
 from dnn64build.toolchains.base import KERNELS_DIR
+from tests.emulator.hex_dump import parse_hex_dump
 from tests.kernels.kernels_refs import conv_acc_int, conv_out, output_stage, requant_params
 
 PROBE = Path(__file__).parent / "programs" / "rsp_conv_probe.c"
