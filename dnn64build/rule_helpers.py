@@ -14,14 +14,17 @@ from dataclasses import dataclass
 from dnn64build.errors import UserError
 from dnn64build.rom.header import TITLE_SIZE, title_problem
 from dnn64build.rules_api import Attr, RuleContext
-from dnn64build.toolchains import toolchain_executables, toolchain_variables
+from dnn64build.toolchains import (
+    TOOLCHAINS,
+    auto_toolchain,
+    toolchain_executables,
+    toolchain_variables,
+)
 from dnn64build.workspace.labels import Label
 
 HOST = "host"
 MODELS_GROUP = "models"  # the codegen meta.json of each model a ROM runs, in run order
 REFERENCE_GROUP = "reference"  # each model's quantised IR, graph.json then weights.npz
-N64_TOOLCHAINS = ("bare", "libdragon")
-TOOLCHAINS = ("auto", *N64_TOOLCHAINS, HOST)
 
 MEMORY_SCHEMA = {
     "description": "target RDRAM: 4MiB (stock N64), 8MiB (Expansion Pak) or a byte count "
@@ -72,10 +75,8 @@ def check_memory(ctx: RuleContext, memory: int, toolchain: str) -> None:
 
 
 def resolve_toolchain(ctx: RuleContext, name: str) -> str:
-    """``auto`` picks libdragon where $N64_INST is set, else the SDK-free bare toolchain."""
-    if name != "auto":
-        return name
-    return "libdragon" if ctx.env("N64_INST") else "bare"
+    """The toolchain ``name`` stands for (``auto``: see toolchains.auto_toolchain)."""
+    return auto_toolchain(ctx.env("N64_INST")) if name == "auto" else name
 
 
 def toolchain_config(ctx: RuleContext, toolchain: str) -> dict[str, object]:

@@ -24,11 +24,14 @@ from dnn64build.rule_helpers import (
 )
 from dnn64build.rules_api import Attr, Rule, RuleContext
 
+# The compiler's choices, restated because the manifest layer does not import the compiler
+# (its import would slow every build's start); tests/planner/test_manifest_choices.py and
+# tests/codegen/test_codegen_rsp.py keep them equal to the compiler's own.
 ALGORITHMS = ["auto", "greedy_by_size", "greedy_by_conflicts", "hill_climb", "best_fit", "exact"]
-SCHEDULERS = ["auto", "graph"]
-# codegen's KERNEL_CHOICES (the manifest layer does not import the compiler; a test
-# keeps the two equal)
-KERNELS = ["auto", "cpu", "rsp"]
+SCHEDULERS = ["auto", "graph"]  # not the planner's "search": see the test
+FUSION_MODES = ["none", "stream", "patch", "auto"]
+CALIBRATION_METHODS = ["minmax", "percentile", "mse"]
+KERNELS = ["auto", "cpu", "rsp"]  # codegen's KERNEL_CHOICES
 
 _SHAPE = {"type": "array", "items": {"type": "integer", "minimum": 1}, "minItems": 1}
 
@@ -136,7 +139,7 @@ RULE = Rule(
                         "type": "string",
                         "description": "held-out inputs (.npz/.npy) for the accuracy report",
                     },
-                    "method": {"enum": ["minmax", "percentile", "mse"]},
+                    "method": {"enum": CALIBRATION_METHODS},
                     "percentile": {"type": "number", "exclusiveMinimum": 50, "maximum": 100},
                     "synthetic": {
                         "type": "boolean",
@@ -173,7 +176,7 @@ RULE = Rule(
                     },
                     "staging_bytes": {"type": "integer", "minimum": 1024},
                     "fusion": {
-                        "enum": ["none", "stream", "patch", "auto"],
+                        "enum": FUSION_MODES,
                         "description": "fused groups below the operator bound "
                                        "(docs/planner.md); default auto",
                     },

@@ -39,6 +39,7 @@ from dnn64build.codegen.ops_movement import (
     slice_,
     transpose,
 )
+from dnn64build.ir.ops import VIEW_OPS
 
 # fused/stand-alone activation name -> (kernel kind, alpha, beta) from its params
 _ACT = {
@@ -303,7 +304,7 @@ FP32_EMITTERS: dict[str, Emitter] = {
     "GlobalAveragePool": global_avgpool,
     "ReduceMean": reduce_mean,
     "Concat": concat,
-    **dict.fromkeys(("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"), copy),
+    **dict.fromkeys(VIEW_OPS, copy),
     "Transpose": transpose,
     "Pad": pad,
     "Slice": slice_,

@@ -33,6 +33,7 @@ from dnn64build.codegen.ops_movement import (
     resize_geometry,
     transpose,
 )
+from dnn64build.ir.ops import ACTIVATION_OPS, VIEW_OPS
 
 
 def _require_int8(ctx: Ctx, *names: str) -> None:
@@ -314,14 +315,13 @@ INT8_EMITTERS: dict[str, Emitter] = {
     "Gemm": gemm,
     "MatMul": matmul,
     **dict.fromkeys(_ELTWISE, binary),
-    **dict.fromkeys(("Relu", "Clip", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid",
-                     "HardSwish"), lut),
+    **dict.fromkeys(ACTIVATION_OPS, lut),
     "MaxPool": pool,
     "AveragePool": pool,
     "GlobalAveragePool": global_avgpool,
     "ReduceMean": reduce_mean,
     "Softmax": softmax,
-    **dict.fromkeys(("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"), copy),
+    **dict.fromkeys(VIEW_OPS, copy),
     "Transpose": transpose,
     "Concat": concat,
     "Pad": pad,

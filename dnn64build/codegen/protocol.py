@@ -21,8 +21,7 @@ from typing import Any
 
 import numpy as np
 
-DONE_LINE = "DNN64-DONE"
-FAIL_PREFIX = "DNN64-FAIL"
+from dnn64build.emulator.output import FAIL_PREFIX, decode_hex_words
 
 
 class ProtocolError(ValueError):
@@ -30,12 +29,10 @@ class ProtocolError(ValueError):
 
 
 def _decode(words: list[str], dtype: str) -> np.ndarray:
-    raw = np.array([int(w, 16) for w in words], dtype=np.uint32)
-    if dtype == "float32":
-        return raw.view(np.float32)
-    if dtype == "int8":
-        return raw.astype(">u4").view(np.uint8).view(np.int8)
-    raise ProtocolError(f"no line encoding for dtype {dtype}")
+    try:
+        return decode_hex_words(words, dtype)
+    except ValueError as err:
+        raise ProtocolError(f"no {dtype} values in {' '.join(words)!r}: {err}") from None
 
 
 def parse_run_outputs(lines: Iterable[str],

@@ -3,14 +3,13 @@
 from dnn64build.emulator.cen64 import run_rom_cen64
 from dnn64build.emulator.host import run_host
 from dnn64build.emulator.mupen64plus import emulator_argv, run_rom
-from dnn64build.emulator.output import DONE_LINE, FAIL_PREFIX, RunResult, parse_hex_dump
+from dnn64build.emulator.output import DONE_LINE, FAIL_PREFIX, RunResult
 
 __all__ = [
     "DONE_LINE",
     "FAIL_PREFIX",
     "RunResult",
     "emulator_argv",
-    "parse_hex_dump",
     "run_host",
     "run_rom",
     "run_rom_cen64",

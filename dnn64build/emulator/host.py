@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from dnn64build.emulator.output import DONE_LINE, FAIL_PREFIX, RunResult
+from dnn64build.emulator.output import DONE_LINE, FAIL_PREFIX, RunResult, ends_program
 from dnn64build.emulator.process import run_until
 from dnn64build.errors import UserError
 
@@ -29,7 +29,7 @@ def run_host(
         run_env["DNN64_ASSETS"] = str(Path(assets).resolve())
     capture = run_until(
         [str(program.resolve())],
-        stop=lambda line: line == DONE_LINE or line.startswith(FAIL_PREFIX),
+        stop=ends_program,
         timeout=timeout,
         env=run_env,
     )

@@ -12,7 +12,7 @@ import shutil
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from dnn64build.emulator.output import DONE_LINE, FAIL_PREFIX, RunResult
+from dnn64build.emulator.output import DONE_LINE, FAIL_PREFIX, RunResult, ends_program
 from dnn64build.emulator.process import Capture, run_until
 from dnn64build.errors import UserError
 
@@ -50,7 +50,7 @@ def run_rom_session(
 
     def stop(line: str) -> bool:
         text = program_line(line)
-        return text is not None and (text == DONE_LINE or text.startswith(FAIL_PREFIX))
+        return text is not None and ends_program(text)
 
     capture = run_until(argv, stop=stop, timeout=timeout, env=env, cwd=cwd,
                         grace=grace)

@@ -2,7 +2,7 @@
 
 ``allocate(problem, algorithm)`` returns an :class:`Allocation`. Strategies:
 ``greedy_by_size``, ``greedy_by_conflicts``, ``hill_climb`` (Apache TVM USMP),
-``best_fit`` (TFLite Micro), ``exact`` (branch and bound) and ``auto``: every
+``best_fit`` (largest first, smallest hole), ``exact`` (branch and bound) and ``auto``: every
 heuristic, then the exact search seeded with the best of them; the smallest
 arena wins, so auto is never worse than any heuristic. The heuristics do a
 fixed amount of work; the exact search stops at its work budget

@@ -1,10 +1,12 @@
-"""Best fit, as TFLite Micro's greedy memory planner does it.
+"""Best fit: largest buffer first, each into the smallest hole that fits.
 
 Buffers are taken by footprint, largest first (input order breaks ties). Each
 one goes into the *smallest* hole that fits it among the already-placed buffers
 whose lifetimes overlap its own (holes scanned by ascending offset; the lowest
 of equally small holes wins), or on top of them all when no hole fits.
-Guarantees nothing beyond validity; it is fast and usually tight.
+Guarantees nothing beyond validity; it is fast and usually tight. TFLite Micro's
+greedy memory planner takes buffers in the same order but puts each into the *first*
+(lowest) hole that fits, so this is not its algorithm.
 """
 
 from __future__ import annotations

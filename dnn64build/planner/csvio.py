@@ -9,10 +9,10 @@ from __future__ import annotations
 import csv
 import io
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from dnn64build.atomic_write import write_text_if_changed
 from dnn64build.errors import UserError
 from dnn64build.planner.allocate import ALGORITHMS, Trial, allocate
 from dnn64build.planner.exact import ExactParams
@@ -179,23 +179,10 @@ def plan_buffers_csv(
         writer.writerow([b.id, b.lower, b.upper, b.size, b.alignment, allocation.offsets[b.id]])
     text = out.getvalue()
     if out_path is not None:
-        write_atomic(Path(out_path), text)
+        write_text_if_changed(Path(out_path), text)
     return CsvPlanResult(
         allocation.algorithm, allocation.arena_bytes or 0, allocation.lower_bound_bytes,
         allocation.outcome, allocation.trials, text,
         None if out_path is None else Path(out_path),
     )
 
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write via a temporary file and rename; leave an identical file untouched."""
-    if path.exists() and path.read_text(encoding="utf-8") == text:
-        return
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise

@@ -20,6 +20,7 @@ import numpy as np
 
 from dnn64build.errors import UserError
 from dnn64build.ir.graph import Graph, Node
+from dnn64build.ir.ops import ACTIVATION_OPS, VIEW_OPS
 from dnn64build.planner.dagplan import PlanError, order_problem, plan_dag
 from dnn64build.planner.exact import WORK_BUDGET, ExactParams
 from dnn64build.planner.fusion import (
@@ -33,10 +34,8 @@ from dnn64build.planner.fusion import (
 from dnn64build.planner.problem import lower_bound
 from dnn64build.planner.schedule import EXPANSION_BUDGET, Dag, Op, peak_bytes, schedule
 
-VIEW_OPS = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"})
 ELEMENTWISE_OPS = frozenset({
-    "Add", "Sub", "Mul", "Div", "Relu", "Clip", "LeakyRelu", "Sigmoid", "Tanh",
-    "HardSigmoid", "HardSwish", "Floor", "Ceil", "BatchNormalization",
+    "Add", "Sub", "Mul", "Div", *ACTIVATION_OPS, "Floor", "Ceil", "BatchNormalization",
 })
 
 

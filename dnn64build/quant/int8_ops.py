@@ -14,7 +14,9 @@ from collections.abc import Callable
 import numpy as np
 
 from dnn64build.ir.kernels import KERNELS
+from dnn64build.ir.ops import ACTIVATION_OPS, VIEW_OPS
 from dnn64build.quant import intmath
+from dnn64build.quant.qparams import QParams, quantize_values
 
 Int8Op = Callable[[list[np.ndarray], dict, list[int]], np.ndarray]
 
@@ -268,10 +270,7 @@ def _data_movement(op: str) -> Int8Op:
 
 
 def quantize_linear(inputs: list[np.ndarray], attrs: dict, out_shape: list[int]) -> np.ndarray:
-    p = attrs["int8"]
-    v = inputs[0].astype(np.float32) / np.float32(p["scale"])
-    v = np.where(np.isnan(v), np.float32(0.0), np.clip(v, -256.0, 256.0))
-    return np.clip(np.rint(v).astype(np.int64) + p["zero_point"], -128, 127).astype(np.int8)
+    return quantize_values(inputs[0], QParams.from_quant(attrs["int8"]))
 
 
 def dequantize_linear(inputs: list[np.ndarray], attrs: dict, out_shape: list[int]):
@@ -301,13 +300,11 @@ INT8_OPS: dict[str, Int8Op] = {
     "Sub": sub,
     "Mul": mul,
     "Div": div,
-    **{op: lut for op in ("Relu", "Clip", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid",
-                          "HardSwish")},
+    **dict.fromkeys(ACTIVATION_OPS, lut),
     "Pad": pad,
     "Resize": resize,
     "Concat": concat,
-    **{op: _data_movement(op) for op in ("Reshape", "Flatten", "Squeeze", "Unsqueeze",
-                                         "Identity", "Dropout", "Transpose")},
+    **{op: _data_movement(op) for op in (*VIEW_OPS, "Transpose")},
     "QuantizeLinear": quantize_linear,
     "DequantizeLinear": dequantize_linear,
     "Requantize": requantize,

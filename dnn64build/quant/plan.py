@@ -14,6 +14,7 @@ from collections.abc import Callable
 import numpy as np
 
 from dnn64build.ir.graph import Graph, Node
+from dnn64build.ir.ops import ACTIVATION_OPS, VIEW_OPS
 from dnn64build.ir.params import has_pending_params
 from dnn64build.quant.calibrate import pre_key
 from dnn64build.quant.overflow import MAX_ACTIVATION_PRODUCT_TERMS
@@ -24,8 +25,7 @@ from dnn64build.quant.shared_scales import share_concat_qparams
 CLAMP_ACTIVATIONS = ("relu", "relu6", "clip")
 WEIGHTED = ("Conv", "ConvTranspose", "Gemm", "MatMul")
 ELEMENTWISE = ("Add", "Sub", "Mul", "Div")
-ACTIVATION_OPS = ("Relu", "Clip", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish")
-VIEWS = ("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout", "Transpose")
+VIEWS = (*VIEW_OPS, "Transpose")
 # Output quantisation == input quantisation.
 SHARED = (*VIEWS, "MaxPool", "AveragePool", "GlobalAveragePool", "Pad", "Resize")
 OTHER = ("Softmax", "ReduceMean", "Concat")

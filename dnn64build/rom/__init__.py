@@ -1,8 +1,7 @@
-"""ROM packing: cartridge header, asset table, DragonFS image, .z64 assembly."""
+"""ROM packing: cartridge header, asset table, .z64 assembly, libdragon asset directory."""
 
 from dnn64build.rom.assets import Asset, AssetEntry, AssetImage, build_asset_image
-from dnn64build.rom.bundle import bundle_host_assets, bundle_libdragon_assets, bundle_rom
-from dnn64build.rom.dragonfs import build_dragonfs
+from dnn64build.rom.bundle import bundle_libdragon_assets
 from dnn64build.rom.header import RomHeader
 from dnn64build.rom.pack import check_ipl3, pack_rom, pad_boot_stub, read_ipl3
 
@@ -12,10 +11,7 @@ __all__ = [
     "AssetImage",
     "RomHeader",
     "build_asset_image",
-    "bundle_host_assets",
     "bundle_libdragon_assets",
-    "bundle_rom",
-    "build_dragonfs",
     "check_ipl3",
     "pack_rom",
     "pad_boot_stub",

@@ -1,9 +1,7 @@
-"""Write the packed outputs for each platform from a program and its assets.
+"""The libdragon build's asset directory: ``assets.bin`` for the SDK's mkdfs.
 
-bare:      one .z64 (header, IPL3, program slot, asset area).
-host:      the asset image file the host program reads via $DNN64_ASSETS.
-libdragon: a directory holding ``assets.bin`` for the toolchain's mkdfs.
-All writes are atomic and leave identical files untouched.
+(A bare ROM is ``pack.pack_rom`` over the same asset image; a host build reads that image
+through $DNN64_ASSETS.) The write is atomic and leaves an identical file untouched.
 """
 
 from __future__ import annotations
@@ -13,31 +11,8 @@ from pathlib import Path
 
 from dnn64build.atomic_write import write_if_changed
 from dnn64build.rom.assets import Asset, AssetImage, build_asset_image
-from dnn64build.rom.header import RomHeader
-from dnn64build.rom.pack import pack_rom
 
 LIBDRAGON_ASSET_FILE = "assets.bin"  # the DragonFS path dnn64_platform_libdragon.c opens
-
-
-def bundle_rom(
-    out: Path,
-    program: bytes,
-    assets: Sequence[Asset],
-    *,
-    ipl3: bytes,
-    header: RomHeader | None = None,
-) -> AssetImage:
-    """Write a bootable .z64 to ``out``; return the asset layout used."""
-    image = build_asset_image(assets, where=str(out))
-    write_if_changed(out, pack_rom(program, image.data, ipl3=ipl3, header=header, where=str(out)))
-    return image
-
-
-def bundle_host_assets(out: Path, assets: Sequence[Asset]) -> AssetImage:
-    """Write the asset image for a host build."""
-    image = build_asset_image(assets, where=str(out))
-    write_if_changed(out, image.data)
-    return image
 
 
 def bundle_libdragon_assets(directory: Path, assets: Sequence[Asset]) -> AssetImage:

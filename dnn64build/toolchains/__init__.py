@@ -20,6 +20,11 @@ TOOLCHAINS = ("auto", "bare", "host", "libdragon")
 _CLASSES = {cls.name: cls for cls in (BareToolchain, HostToolchain, LibdragonToolchain)}
 
 
+def auto_toolchain(n64_inst: str | None) -> str:
+    """What ``auto`` means: libdragon where $N64_INST is set, else the SDK-free bare one."""
+    return "libdragon" if n64_inst else "bare"
+
+
 def toolchain_variables(name: str) -> tuple[str, ...]:
     """The environment variables that decide which executables toolchain ``name`` runs."""
     return selecting_variables(_CLASSES[name].tools)
@@ -39,7 +44,7 @@ def find_toolchain(name: str, *, env: Mapping[str, str] | None = None) -> Toolch
     """The toolchain called ``name``, its tools located; UserError if missing."""
     env = os.environ if env is None else env
     if name == "auto":
-        name = "libdragon" if env.get("N64_INST") else "bare"
+        name = auto_toolchain(env.get("N64_INST"))
     if name == "bare":
         return BareToolchain(env=env)
     if name == "host":
@@ -56,6 +61,7 @@ __all__ = [
     "LibdragonToolchain",
     "TOOLCHAINS",
     "Toolchain",
+    "auto_toolchain",
     "find_tool",
     "find_toolchain",
 ]

@@ -1,7 +1,7 @@
 """The Toolchain interface: argv lists for compiling and linking a program.
 
-The build puts these argv lists into ninja commands; ``compile_and_link`` runs
-them directly (tests, quick experiments).
+The build puts these argv lists into ninja commands (tests run them directly through
+tests/compile_program.py).
 """
 
 from __future__ import annotations
@@ -82,28 +82,6 @@ class Toolchain(ABC):
     def finish_argvs(self, out: Path) -> list[list[str]]:
         """argv lists run after linking to produce ``out``."""
         return []
-
-    def compile_and_link(
-        self,
-        sources: Sequence[Path],
-        include_dirs: Sequence[Path],
-        out: Path,
-        defines: Defines | None = None,
-    ) -> Path:
-        """Compile ``sources`` + the platform layer and link them into ``out``."""
-        out = Path(out)
-        objdir = out.parent / f"{out.name}.objs"
-        objdir.mkdir(parents=True, exist_ok=True)
-        all_sources = [Path(s) for s in sources] + self.platform_sources()
-        objects = []
-        for i, source in enumerate(all_sources):
-            obj = objdir / f"{i:03d}_{source.name}.o"
-            run(self.compile_argv(source, obj, include_dirs=include_dirs, defines=defines))
-            objects.append(obj)
-        run(self.link_argv(objects, out))
-        for argv in self.finish_argvs(out):
-            run(argv)
-        return out
 
 
 def run(argv: Sequence[str]) -> None:

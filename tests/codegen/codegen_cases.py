@@ -76,7 +76,7 @@ def case_inputs(case: Case, graph: Graph) -> dict[str, np.ndarray]:
 def errors_vs_onnxruntime(cases: Sequence[Case], workdir: Path, runtime_cache: Path,
                           **run_options) -> dict[str, float]:
     """Run every case in one host program; case name -> worst scaled error vs ORT."""
-    from dnn64build.codegen.host_run import run_on_host
+    from tools.host_run import run_on_host
 
     workdir.mkdir(parents=True, exist_ok=True)
     compiled, feeds = [], []

@@ -16,7 +16,6 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from dnn64build.codegen import generate_model
-from dnn64build.codegen.host_run import run_on_host
 from dnn64build.errors import UserError
 from dnn64build.frontend import import_onnx
 from dnn64build.passes import optimize
@@ -24,6 +23,7 @@ from dnn64build.planner.checker import check_plan
 from dnn64build.planner.fusion import Group, find_chains
 from dnn64build.planner.graph_plan import plan_graph
 from dnn64build.quant import quantize_graph, run_int8
+from tools.host_run import run_on_host
 from tools.zoo.compare import run_onnxruntime, scaled_error
 
 

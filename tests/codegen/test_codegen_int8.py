@@ -13,11 +13,11 @@ from codegen_cases import node, onnx_model, rand
 from onnx import helper
 
 from dnn64build.codegen import generate_model
-from dnn64build.codegen.host_run import run_on_host
 from dnn64build.frontend import import_onnx
 from dnn64build.passes import optimize
 from dnn64build.planner.graph_plan import plan_graph
 from dnn64build.quant import quantize_graph, run_int8
+from tools.host_run import run_on_host
 from tools.zoo import NAMES, build
 
 

@@ -13,12 +13,12 @@ import pytest
 from test_codegen_int8 import _conv_block
 
 from dnn64build.codegen import generate_model
-from dnn64build.codegen.host_run import run_on_host
 from dnn64build.codegen.lowering import KERNEL_CHOICES
 from dnn64build.frontend import import_onnx
 from dnn64build.passes import optimize
 from dnn64build.planner.graph_plan import plan_graph
 from dnn64build.quant import quantize_graph, run_int8
+from tools.host_run import run_on_host
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -10,8 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dnn64build.emulator import RunResult, parse_hex_dump, run_host, run_rom
+from dnn64build.emulator import RunResult, run_host, run_rom
 from dnn64build.rom import Asset, build_asset_image, pack_rom
+from tests.compile_program import compile_and_link
+from tests.emulator.hex_dump import parse_hex_dump
 
 PROBE = Path(__file__).parent / "programs" / "asset_probe.c"
 FNV_OFFSET = 2166136261
@@ -79,7 +81,7 @@ def asset_image(blobs: tuple[bytes, bytes]) -> bytes:
 def test_probe_on_bare_in_mupen64plus(
     bare, boot_stub, mupen64plus, asset_image, blobs, expected, tmp_path
 ):
-    program = bare.compile_and_link([PROBE], [], tmp_path / "probe.bin")
+    program = compile_and_link(bare, [PROBE], [], tmp_path / "probe.bin")
     rom = tmp_path / "probe.z64"
     rom.write_bytes(pack_rom(program.read_bytes(), asset_image, ipl3=boot_stub))
     result = run_rom(rom, timeout=30)
@@ -87,14 +89,14 @@ def test_probe_on_bare_in_mupen64plus(
 
 
 def test_probe_on_host_with_asset_image(host, asset_image, blobs, expected, tmp_path):
-    program = host.compile_and_link([PROBE], [], tmp_path / "probe")
+    program = compile_and_link(host, [PROBE], [], tmp_path / "probe")
     assets = tmp_path / "assets.bin"
     assets.write_bytes(asset_image)
     check_probe(run_host(program, assets, timeout=30), blobs, expected)
 
 
 def test_probe_on_host_reads_a_whole_rom(host, asset_image, blobs, expected, tmp_path):
-    program = host.compile_and_link([PROBE], [], tmp_path / "probe")
+    program = compile_and_link(host, [PROBE], [], tmp_path / "probe")
     rom = tmp_path / "probe.z64"
     rom.write_bytes(pack_rom(b"\0" * 64, asset_image, ipl3=bytes(0xFC0)))
     check_probe(run_host(program, rom, timeout=30), blobs, expected)

@@ -13,13 +13,14 @@ import pytest
 from dnn64build.emulator import run_host, run_rom
 from dnn64build.errors import UserError
 from dnn64build.rom import Asset, build_asset_image, pack_rom
+from tests.compile_program import compile_and_link
 
 PROGRAMS = Path(__file__).parent / "programs"
 MASK64 = 2**64 - 1
 
 
 def build_rom(bare, boot_stub, tmp_path: Path, name: str, assets=()) -> Path:
-    program = bare.compile_and_link([PROGRAMS / f"{name}.c"], [], tmp_path / f"{name}.bin")
+    program = compile_and_link(bare, [PROGRAMS / f"{name}.c"], [], tmp_path / f"{name}.bin")
     rom = tmp_path / f"{name}.z64"
     image = build_asset_image(list(assets)).data
     rom.write_bytes(pack_rom(program.read_bytes(), image, ipl3=boot_stub))
@@ -95,7 +96,7 @@ def test_division_and_libc_helpers_on_n64(bare, boot_stub, mupen64plus, pairs_as
 
 
 def test_division_and_libc_helpers_on_host(host, pairs_asset, tmp_path):
-    program = host.compile_and_link([PROGRAMS / "runtime_probe.c"], [], tmp_path / "probe")
+    program = compile_and_link(host, [PROGRAMS / "runtime_probe.c"], [], tmp_path / "probe")
     assets = tmp_path / "assets.bin"
     assets.write_bytes(build_asset_image([pairs_asset]).data)
     result = run_host(program, assets, timeout=30)
@@ -112,7 +113,7 @@ def long_line_expected() -> list[str]:
 def test_long_lines_split_identically_on_n64_and_host(bare, host, boot_stub, mupen64plus, tmp_path):
     rom = build_rom(bare, boot_stub, tmp_path, "long_line_probe")
     assert list(run_rom(rom, timeout=30).lines) == long_line_expected()
-    program = host.compile_and_link([PROGRAMS / "long_line_probe.c"], [], tmp_path / "long")
+    program = compile_and_link(host, [PROGRAMS / "long_line_probe.c"], [], tmp_path / "long")
     assert list(run_host(program, timeout=30).lines) == long_line_expected()
 
 
@@ -143,6 +144,6 @@ def test_missing_emulator_names_the_debian_package(tmp_path):
 
 
 def test_host_program_failure_is_reported(host, tmp_path):
-    program = host.compile_and_link([PROGRAMS / "asset_probe.c"], [], tmp_path / "probe")
+    program = compile_and_link(host, [PROGRAMS / "asset_probe.c"], [], tmp_path / "probe")
     with pytest.raises(UserError, match="DNN64-FAIL dnn64_rom_read: no asset file"):
         run_host(program, None, timeout=30, env={"PATH": "/usr/bin:/bin"})

@@ -15,10 +15,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dnn64build.emulator import parse_hex_dump, run_rom
+from dnn64build.emulator import run_rom
 from dnn64build.errors import UserError
 from dnn64build.rom import Asset, build_asset_image, pack_rom
 from dnn64build.toolchains.base import KERNELS_DIR
+from tests.compile_program import compile_and_link
+from tests.emulator.hex_dump import parse_hex_dump
 from tests.kernels.kernels_refs import conv_acc_int, conv_out, output_stage, requant_params
 
 PROBE = Path(__file__).parent / "programs" / "rsp_conv_probe.c"
@@ -83,8 +85,8 @@ def test_rsp_conv_bit_exact_in_mupen64plus(bare, boot_stub, mupen64plus, tmp_pat
     rng = np.random.default_rng(11)
     datas = [case_data(case, rng) for case in CASES]
     blob = struct.pack(">i", len(CASES)) + b"".join(map(pack_case, CASES, datas))
-    program = bare.compile_and_link(
-        [PROBE, *sorted(KERNELS_DIR.glob("*.c"))], [KERNELS_DIR], tmp_path / "probe.bin"
+    program = compile_and_link(
+        bare, [PROBE, *sorted(KERNELS_DIR.glob("*.c"))], [KERNELS_DIR], tmp_path / "probe.bin"
     )
     rom = tmp_path / "probe.z64"
     image = build_asset_image([Asset("cases", blob)]).data
@@ -98,8 +100,9 @@ def test_rsp_conv_bit_exact_in_mupen64plus(bare, boot_stub, mupen64plus, tmp_pat
 
 
 def fault_rom(bare, boot_stub, tmp_path, fault: int) -> Path:
-    program = bare.compile_and_link(
-        [Path(__file__).parent / "programs" / "rsp_fault_probe.c"], [], tmp_path / "fault.bin",
+    program = compile_and_link(
+        bare, [Path(__file__).parent / "programs" / "rsp_fault_probe.c"], [],
+        tmp_path / "fault.bin",
         defines={"FAULT": str(fault)},
     )
     rom = tmp_path / "fault.z64"

@@ -1,11 +1,11 @@
-"""The per-platform packed outputs."""
+"""The per-platform packed outputs hold one asset area (as the pack stage writes them)."""
 
 from __future__ import annotations
 
 import struct
 
 from dnn64build import TOOL_ROOT
-from dnn64build.rom import Asset, bundle_host_assets, bundle_libdragon_assets, bundle_rom
+from dnn64build.rom import Asset, build_asset_image, bundle_libdragon_assets, pack_rom
 from dnn64build.rom.bundle import LIBDRAGON_ASSET_FILE
 
 ASSETS = [Asset("weights", b"\x07" * 100), Asset("input0", b"\x01\x02")]
@@ -21,13 +21,11 @@ def read_asset(area: bytes, name: str) -> bytes:
 
 
 def test_rom_host_and_libdragon_outputs_hold_the_same_asset_area(tmp_path):
-    rom = tmp_path / "m.z64"
-    layout = bundle_rom(rom, b"\0" * 32, ASSETS, ipl3=bytes(0xFC0))
-    host = tmp_path / "m.assets"
-    bundle_host_assets(host, ASSETS)
+    layout = build_asset_image(ASSETS)
+    area = layout.data  # the host build's asset file
+    rom = pack_rom(b"\0" * 32, area, ipl3=bytes(0xFC0))
     bundle_libdragon_assets(tmp_path / "dfs", ASSETS)
-    area = host.read_bytes()
-    assert rom.read_bytes()[0x101000 : 0x101000 + len(area)] == area
+    assert rom[0x101000 : 0x101000 + len(area)] == area
     assert (tmp_path / "dfs" / LIBDRAGON_ASSET_FILE).read_bytes() == area
     for asset in ASSETS:
         assert read_asset(area, asset.name) == asset.data

@@ -8,7 +8,7 @@ import struct
 import pytest
 
 from dnn64build.errors import UserError
-from dnn64build.rom import build_dragonfs
+from tests.rom.dragonfs import build_dragonfs
 
 SECTOR = 256
 

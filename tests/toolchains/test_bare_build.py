@@ -14,6 +14,7 @@ from dnn64build.errors import UserError
 from dnn64build.planner.fit import STACK_BYTES, check_linked_fit
 from dnn64build.toolchains import BareToolchain
 from dnn64build.toolchains.elf import program_size
+from tests.compile_program import compile_and_link
 from tests.tool_required import missing_tool
 
 PROBE = Path(__file__).parents[1] / "emulator" / "programs" / "asset_probe.c"
@@ -36,7 +37,7 @@ def bare() -> BareToolchain:
 @pytest.fixture(scope="module")
 def built(bare: BareToolchain, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("bare") / "probe.bin"
-    return bare.compile_and_link([PROBE], [], out)
+    return compile_and_link(bare, [PROBE], [], out)
 
 
 def test_elf_header_entry_and_image(built: Path):
@@ -80,7 +81,7 @@ def test_compile_error_is_a_user_error(bare: BareToolchain, tmp_path: Path):
     bad = tmp_path / "bad.c"
     bad.write_text("int main(void) { return undefined_thing; }\n")
     with pytest.raises(UserError, match="undefined_thing"):
-        bare.compile_and_link([bad], [], tmp_path / "bad.bin")
+        compile_and_link(bare, [bad], [], tmp_path / "bad.bin")
 
 
 def test_ram_end_moves_the_stack(tmp_path: Path):

@@ -22,11 +22,11 @@ from pathlib import Path
 import onnx
 
 from dnn64build.codegen import generate_model
-from dnn64build.codegen.host_run import run_on_host
 from dnn64build.frontend import import_onnx
 from dnn64build.passes import optimize
 from dnn64build.planner.graph_plan import plan_graph
 from dnn64build.quant import quantize_graph
+from tools.host_run import run_on_host
 from tools.zoo import NAMES, build
 from tools.zoo.compare import random_inputs, run_onnxruntime, scaled_error
 

@@ -9,6 +9,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from dnn64build.atomic_write import write_if_changed  # noqa: E402
 from tools.zoo import ALL_NAMES, NAMES, build  # noqa: E402
 
 
@@ -25,11 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     args.outdir.mkdir(parents=True, exist_ok=True)
     for name in args.names or NAMES:
         path = args.outdir / f"{name}.onnx"
-        data = build(name).SerializeToString()
-        if not path.exists() or path.read_bytes() != data:
-            tmp = path.with_suffix(".onnx.tmp")
-            tmp.write_bytes(data)
-            tmp.replace(path)
+        write_if_changed(path, build(name).SerializeToString())
         print(path)
     return 0
 
