@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from dnn64build.codegen import generate_model
 from dnn64build.errors import UserError
 from dnn64build.frontend import import_onnx
+from dnn64build.ir.reference import run as run_reference
 from dnn64build.passes import optimize
 from dnn64build.planner.checker import check_plan
 from dnn64build.planner.fusion import Group, find_chains
@@ -131,6 +132,11 @@ def test_fused_chain_equals_unfused(int8: bool, case, data, tmp_path_factory,
         np.testing.assert_array_equal(out["plain"], run_int8(graph, {"x": x})[graph.outputs[0]])
     else:
         expected = run_onnxruntime(model, {"x": x})[graph.outputs[0]]
+        if expected.shape != out["stream"].shape:
+            # onnxruntime sizes some ceil_mode pools differently (whether a last window that
+            # starts in the end pad counts; it warns that the shape differs from the model's):
+            # then the numpy reference executor, which drops that window as the spec says.
+            expected = run_reference(graph, {"x": x})[graph.outputs[0]]
         assert scaled_error(expected, out["stream"]) <= TOLERANCE
 
 
