@@ -98,6 +98,23 @@ def workspace(tmp_path: Path) -> Workspace:
     return ws
 
 
+# One model, //models:a (a tiny MLP in models/a.onnx); attributes can be appended.
+MODEL = """\
+targets:
+  - rule: n64_model
+    name: a
+    src: a.onnx
+"""
+
+
+@pytest.fixture
+def ws_a(workspace: Workspace) -> Workspace:
+    """The workspace with MODEL."""
+    workspace.add_model("a", seed=1)
+    workspace.write("models/BUILD.yaml", MODEL)
+    return workspace
+
+
 @pytest.fixture
 def two_models(workspace: Workspace) -> Workspace:
     """//models:a and //models:b, two different tiny MLPs, plus a ROM bundling both."""

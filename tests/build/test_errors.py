@@ -2,16 +2,7 @@
 
 from __future__ import annotations
 
-import pytest
-
-from tests.build.conftest import Workspace
-
-MODEL = """\
-targets:
-  - rule: n64_model
-    name: a
-    src: a.onnx
-"""
+from tests.build.conftest import MODEL, Workspace
 
 
 def _fails(ws: Workspace, *args: str) -> str:
@@ -23,13 +14,6 @@ def _fails(ws: Workspace, *args: str) -> str:
     assert not (out / "bin").exists(), "a failed generation left outputs behind"
     assert not (out / "build.ninja").exists()
     return proc.stderr
-
-
-@pytest.fixture
-def ws_a(workspace: Workspace) -> Workspace:
-    workspace.add_model("a", seed=1)
-    workspace.write("models/BUILD.yaml", MODEL)
-    return workspace
 
 
 def test_malformed_yaml_names_file_line_and_column(ws_a: Workspace) -> None:

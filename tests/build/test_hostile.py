@@ -9,8 +9,8 @@ import shutil
 import pytest
 
 from dnn64build import TOOL_ROOT
-from tests.build.conftest import ROOT_MANIFEST, Workspace
-from tests.build.test_errors import MODEL, _fails
+from tests.build.conftest import MODEL, ROOT_MANIFEST, Workspace
+from tests.build.test_errors import _fails
 
 
 def _root_targets(ws: Workspace, targets: str) -> None:

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.build.conftest import Workspace
-from tests.build.test_errors import MODEL
+from tests.build.conftest import MODEL, Workspace
 
 
 def _run_read_only(ws: Workspace, path: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -36,13 +35,6 @@ def _clean_failure(proc: subprocess.CompletedProcess[str]) -> str:
     assert proc.returncode == 1, proc.stderr
     assert "Traceback" not in proc.stderr + proc.stdout
     return proc.stderr
-
-
-@pytest.fixture
-def ws_a(workspace: Workspace) -> Workspace:
-    workspace.add_model("a", seed=1)
-    workspace.write("models/BUILD.yaml", MODEL)
-    return workspace
 
 
 def test_a_read_only_workspace_can_be_queried(ws_a: Workspace) -> None:

@@ -6,21 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.build.conftest import Workspace
-
-MODEL = """\
-targets:
-  - rule: n64_model
-    name: a
-    src: a.onnx
-"""
+from tests.build.conftest import MODEL, Workspace
 
 
 @pytest.fixture
-def ws(workspace: Workspace) -> Workspace:
-    workspace.add_model("a", seed=1)
-    workspace.write("models/BUILD.yaml", MODEL)
-    return workspace
+def ws(ws_a: Workspace) -> Workspace:
+    return ws_a
 
 
 def _clean_error(ws: Workspace, *args: str) -> str:
