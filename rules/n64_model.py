@@ -73,7 +73,9 @@ def _implementation(ctx: RuleContext) -> ModelInfo:
         inputs={"graph": quantized["graph"], "weights": quantized["weights"]},
         outputs={"plan": "plan/plan.json", "report": "plan/report.txt",
                  "timeline": "plan/timeline.svg"},
-        config={**attrs["planner"], "memory": memory, "label": label},
+        # kernels: fused Convs run on the CPU, so RSP kernels change what `auto` fuses
+        config={**attrs["planner"], "memory": memory, "label": label,
+                "kernels": attrs["kernels"]},
         progress=label,
     )
     ctx.add_group("plan", [plan["plan"], plan["report"], plan["timeline"]])

@@ -18,6 +18,7 @@ from dnn64build.planner.fit import (
     STACK_BYTES,
     check_fit,
     live_at,
+    needed_bytes,
 )
 from dnn64build.planner.fusion import GROUP_WEIGHT_CAP
 from dnn64build.planner.graph_plan import plan_graph
@@ -30,6 +31,29 @@ from dnn64build.stages.io import StageArgs
 def main(args: StageArgs) -> None:
     config = args.config
     graph = load_graph(args.input("graph"), args.input("weights"))
+    fusion = config.get("fusion", "auto")
+    if fusion == "auto" and config.get("kernels", "cpu") != "cpu":
+        # A fused Conv runs its CPU region kernel, never the RSP one: with RSP kernels,
+        # `auto` fuses only when the model would not fit without it.
+        plan, staging = _plan(graph, config, "none")
+        if needed_bytes(plan, program_bytes=PROGRAM_ESTIMATE_BYTES,
+                        staging_bytes=staging) > config["memory"]:
+            plan, staging = _plan(graph, config, "auto")
+        else:
+            plan["fusion"]["notes"].append(
+                "not fused: the model fits without fused groups, whose Convs would run on "
+                "the CPU (kernels: " + config["kernels"] + ")")
+    else:
+        plan, staging = _plan(graph, config, fusion)
+    check_fit(plan, memory=config["memory"], program_bytes=PROGRAM_ESTIMATE_BYTES,
+              label=config["label"], staging_bytes=staging)
+    args.write_json("plan", plan)
+    args.write_text("report", report(plan, config["label"], config["memory"]))
+    args.write_text("timeline", render_svg(plan))
+
+
+def _plan(graph: Graph, config: dict, fusion: str) -> tuple[dict, int]:
+    """The checked plan of ``graph`` with ``fusion`` and its weight staging bytes."""
     alignment = config.get("alignment", 16)
     estimate = config.get("staging_bytes") or staging_estimate(graph, alignment)
     plan = plan_graph(
@@ -41,7 +65,7 @@ def main(args: StageArgs) -> None:
         work_budget=config.get("work_budget", WORK_BUDGET),
         expansion_budget=config.get("expansion_budget", EXPANSION_BUDGET),
         timings=False,
-        fusion=config.get("fusion", "auto"),
+        fusion=fusion,
         fusion_staging=estimate,
         fusion_weight_cap=(config["staging_bytes"] // 2 // 16 * 16 if config.get("staging_bytes")
                            else GROUP_WEIGHT_CAP),
@@ -55,11 +79,7 @@ def main(args: StageArgs) -> None:
     staging = staging_area_bytes(graph, plan, configured=config.get("staging_bytes"),
                                  where=config["label"])
     plan["staging"] = {"offset": plan["arena_bytes"], "bytes": staging}
-    check_fit(plan, memory=config["memory"], program_bytes=PROGRAM_ESTIMATE_BYTES,
-              label=config["label"], staging_bytes=staging)
-    args.write_json("plan", plan)
-    args.write_text("report", report(plan, config["label"], config["memory"]))
-    args.write_text("timeline", render_svg(plan))
+    return plan, staging
 
 
 def activation_budget(memory: int, staging: int) -> int:
@@ -105,10 +125,13 @@ def report(plan: dict, model: str, memory: int) -> str:
 
 
 def fusion_lines(plan: dict) -> list[str]:
-    """What was fused and at what cost (nothing when no group was made)."""
+    """What was fused and at what cost, and the notes on what was not."""
     fusion = plan.get("fusion")  # absent in a plan of a bare DAG (plan_dag)
-    if not fusion or not fusion["groups"]:
+    if not fusion:
         return []
+    notes = [f"fusion: {note}" for note in fusion.get("notes", [])]
+    if not fusion["groups"]:
+        return notes
     share = fusion["extra_macs"] / fusion["model_macs"] if fusion["model_macs"] else 0.0
     lines = [f"fusion {fusion['mode']}: {len(fusion['groups'])} groups; operator bound "
              f"{plan['op_bound_bytes']} bytes; extra MACs {fusion['extra_macs']} "
@@ -118,7 +141,7 @@ def fusion_lines(plan: dict) -> list[str]:
             f"bands of {g['band_rows']} rows"
         lines.append(f"  {g['name']}: {g['mode']}, {how}, {len(g['nodes'])} nodes, "
                      f"extra MACs {g['extra_macs']}, weights {g['weight_bytes']} bytes")
-    return lines
+    return lines + notes
 
 
 def _ratio(arena: int, bound: int) -> str:

@@ -124,3 +124,40 @@ def test_fusion_that_cannot_apply_is_one_clear_error(workspace: Workspace) -> No
     proc = _cnn_workspace(workspace, "patch", "mlp").run("plan", "//models:m", check=False)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert "fusion 'patch' cannot apply" in proc.stderr and "//models:m" in proc.stderr
+
+
+def test_rsp_kernels_keep_convs_unfused_unless_the_model_needs_fusion_to_fit(
+    workspace: Workspace,
+) -> None:
+    """A fused Conv runs on the CPU: with `kernels: rsp`, `fusion: auto` fuses only when the
+    model does not fit without it (the plan checker validates each plan)."""
+    import onnx
+
+    from dnn64build.planner.fit import PROGRAM_ESTIMATE_BYTES, needed_bytes
+    from tools.zoo import build as zoo_model
+
+    (workspace.root / "models").mkdir(exist_ok=True)
+    onnx.save(zoo_model("small_cnn"), workspace.root / "models" / "m.onnx")
+
+    def plan(kernels: str, memory: str = "4MiB") -> dict:
+        workspace.write("models/BUILD.yaml", f"""\
+            targets:
+              - {{rule: n64_model, name: m, src: m.onnx, toolchain: host, kernels: {kernels},
+                 memory: {memory}}}
+            """)
+        result = json.loads(workspace.run("plan", "//models:m", "--json").stdout)
+        assert check_plan(result) is None
+        return result
+
+    fused, unfused = plan("cpu"), plan("rsp")
+    assert fused["fusion"]["groups"] and not unfused["fusion"]["groups"]
+    assert any("kernels: rsp" in note for note in unfused["fusion"]["notes"])
+
+    def needed(p: dict) -> int:
+        return needed_bytes(p, program_bytes=PROGRAM_ESTIMATE_BYTES,
+                            staging_bytes=p["staging"]["bytes"])
+
+    assert needed(fused) < needed(unfused)
+    # A memory the unfused plan exceeds and the fused one fits: fused again.
+    tight = plan("rsp", memory=str(needed(fused)))
+    assert tight["fusion"]["groups"] and needed(tight) <= needed(fused)
