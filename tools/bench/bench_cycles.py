@@ -36,6 +36,7 @@ import onnx
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 from tools.bench.bench_emulator import Bench, Row, macs  # noqa: E402
+from tools.bench.benchmarks_doc import write_section  # noqa: E402
 from tools.zoo import build  # noqa: E402
 
 CPU_HZ = 93.75e6
@@ -43,7 +44,6 @@ RSP_PEAK_MACS = 500e6  # 8 lanes x 62.5 MHz (N64-NOTES.md, "The RSP")
 PI_BYTES_PER_S = 5e6  # cartridge average (N64 introductory manual, 2-6 PI)
 DEFAULT_MODELS = "digits,small_cnn,shufflenet,mobilenetv3"
 SECTION = "## CPU cycles per inference (N64, in cen64)"
-DOCS = ROOT / "docs" / "benchmarks.md"
 
 
 class CycleBench(Bench):
@@ -172,16 +172,6 @@ def verdicts(results: list[Measured]) -> str:
             "1e-4 of the output scale) and the host build of the same C.")
 
 
-def write_section(text: str) -> None:
-    docs = DOCS.read_text()
-    start = docs.find(SECTION)
-    if start < 0:
-        docs = docs.rstrip("\n") + "\n\n" + text
-    else:
-        end = docs.find("\n## ", start + len(SECTION))
-        docs = docs[:start] + text + (docs[end + 1:] if end >= 0 else "")
-    DOCS.write_text(docs)
-
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -205,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     text = section(results, command.strip())
     print(text)
     if args.write:
-        write_section(text)
+        write_section(SECTION, text)
     return 0
 
 

@@ -30,12 +30,12 @@ import onnx
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 from tools.bench.bench_emulator import macs  # noqa: E402
+from tools.bench.benchmarks_doc import write_section  # noqa: E402
 from tools.zoo import build  # noqa: E402
 
 CPU_HZ = 93.75e6
 KERNELS = ("cpu", "rsp", "auto")
 SECTION = "## int8 Conv on the RSP: CPU cycles per inference (N64, in cen64)"
-DOCS = ROOT / "docs" / "benchmarks.md"
 NOTES = """\
 Targets plan with `fusion: none`: a Conv in a fused group runs its CPU region kernel. The
 RSP's share of a layer is cheap (64 multiply-accumulates per 8 vector instructions); the
@@ -91,16 +91,6 @@ def table(rows: list[tuple[str, ...]]) -> str:
     return "\n".join(lines)
 
 
-def write_section(text: str) -> None:
-    """Replace this benchmark's section of docs/benchmarks.md (or append it)."""
-    docs = DOCS.read_text()
-    start = docs.find(SECTION)
-    if start < 0:
-        DOCS.write_text(docs.rstrip("\n") + "\n\n" + text)
-        return
-    end = docs.find("\n## ", start + len(SECTION))
-    DOCS.write_text(docs[:start] + text + (docs[end + 1 :] if end >= 0 else ""))
-
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -137,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     text = f"{SECTION}\n\n{intro}\n\n{table(rows)}\n\n{NOTES}"
     print(text)
     if args.write:
-        write_section(text)
+        write_section(SECTION, text)
     return 0
 
 
