@@ -249,7 +249,7 @@ def _header(graph: Graph, symbol: str, meta: dict[str, Any]) -> str:
         "",
         "/* Run one inference. arena: ARENA_BYTES writable bytes, 16-byte aligned,",
         " * inputs stored at their IN<k>_OFFSET; outputs are left at OUT<k>_OFFSET.",
-        " * Reads the weights asset with dnn64_rom_read. */",
+        " * Reads the weights asset with dnn64_asset_read. */",
         f"void {symbol}_run(uint8_t *arena);",
         "",
         f"#endif /* {guard} */",
@@ -295,13 +295,13 @@ def _c_source(graph: Graph, symbol: str, lowered: list[tuple[Node, Lowered]],
     offsets = np.cumsum([0] + [t.nbytes for t in tiles]).tolist()
 
     def read(t: int, call: str) -> list[str]:
-        what = "tile" if call == "dnn64_rom_read" else "prefetch tile"
+        what = "tile" if call == "dnn64_asset_read" else "prefetch tile"
         return [f"    /* {what} {t}: {c_comment(tiles[t].label)} */",
                 f"    {call}(stage[{t % 2}], weights.offset + {offsets[t]}u, "
                 f"{tiles[t].nbytes}u);"]
 
     if tiles:
-        out += read(0, "dnn64_rom_read")
+        out += read(0, "dnn64_asset_read")
     t = 0
     for index, ((node, low), (_, node_calls)) in enumerate(zip(lowered, calls, strict=True)):
         ins = ", ".join(c_comment(i) for i in node.inputs if i and not graph.is_constant(i))
@@ -317,13 +317,13 @@ def _c_source(graph: Graph, symbol: str, lowered: list[tuple[Node, Lowered]],
             if call.parts:
                 # The next tile streams into the other half while this one is used.
                 if prefetching:
-                    out += read(t + 1, "dnn64_rom_read_start")
+                    out += read(t + 1, "dnn64_asset_read_start")
                 for offset, part in zip(tiles[t].part_offsets(), call.parts, strict=True):
                     ctype = CTYPES[str(part.dtype)]
                     pointers.append(f"(const {ctype} *)(stage[{t % 2}] + {offset}u)")
                 t += 1
             out += [wrap("    " + line) for line in call.render(pointers).splitlines()]
             if prefetching:
-                out.append("    dnn64_rom_read_wait();")
+                out.append("    dnn64_asset_read_wait();")
     out += ["}", ""]
     return "\n".join(out)

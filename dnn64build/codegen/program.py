@@ -46,7 +46,7 @@ static uint32_t sample_count(const char *name, uint32_t size)
 static void load_input(const char *name, uint32_t offset, uint32_t size, uint32_t sample)
 {
     dnn64_asset asset = dnn64_asset_get(name);
-    dnn64_rom_read(arena + offset, asset.offset + sample * size, size);
+    dnn64_asset_read(arena + offset, asset.offset + sample * size, size);
 }
 """
 

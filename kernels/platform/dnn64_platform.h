@@ -13,12 +13,12 @@
  * A program looks like:
  *     int main(void) {
  *         dnn64_platform_init();
- *         ... dnn64_asset_find("weights", &w); dnn64_rom_read(buf, w.offset, w.size); ...
+ *         ... dnn64_asset_find("weights", &w); dnn64_asset_read(buf, w.offset, w.size); ...
  *         dnn64_done();
  *     }
  *
  * The ASSET AREA is the packed image of named blobs (weights, inputs) that
- * dnn64build's packer writes; offsets passed to dnn64_rom_read are relative to
+ * dnn64build's packer writes; offsets passed to dnn64_asset_read are relative to
  * its start. Its first bytes are the asset table (docs/rom-format.md):
  *   header  16 bytes: magic "DN64", u32 version (1), u32 count, u32 area size
  *   entry   48 bytes: char name[40] (NUL padded), u32 offset, u32 size
@@ -29,7 +29,7 @@
  * DNN64_LINE_MAX characters (longer text is split into several lines;
  * mupen64plus itself cuts messages at ~505 characters); dnn64_ticks() must be
  * called at least once per 2^32 Count ticks (~91 s on hardware) to extend the
- * 32-bit CP0 Count to 64 bits. bare's dnn64_rom_read_start/wait read it, so an
+ * 32-bit CP0 Count to 64 bits. bare's dnn64_asset_read_start/wait read it, so an
  * inference stays exact unless one weight tile's compute alone takes longer.
  */
 #ifndef DNN64_PLATFORM_H
@@ -45,7 +45,7 @@ extern "C" {
 #define DNN64_ASSET_CART_OFFSET 0x00101000u
 /** Every asset starts at a multiple of this many bytes within the asset area. */
 #define DNN64_ASSET_ALIGN 16u
-/** Alignment the fast DMA path wants for dnn64_rom_read destinations (a D-cache line). */
+/** Alignment the fast DMA path wants for dnn64_asset_read destinations (a D-cache line). */
 #define DNN64_DMA_ALIGN 16u
 /** Longest line dnn64_print writes in one piece (characters, without the newline). */
 #define DNN64_LINE_MAX 200u
@@ -56,7 +56,7 @@ extern "C" {
 /** Prefix of the line dnn64_fail prints; runners report it as a failure. */
 #define DNN64_FAIL_PREFIX "DNN64-FAIL"
 
-/** Declare a buffer aligned for the fast dnn64_rom_read path, e.g.
+/** Declare a buffer aligned for the fast dnn64_asset_read path, e.g.
  *  `static int8_t DNN64_ALIGNED(stage[4096]);` */
 #define DNN64_ALIGNED(decl) decl __attribute__((aligned(16)))
 
@@ -81,23 +81,23 @@ void dnn64_platform_init(void);
  * len:    bytes to copy; 0 does nothing.
  * An out-of-range read calls dnn64_fail.
  */
-void dnn64_rom_read(void *dst, uint32_t offset, uint32_t len);
+void dnn64_asset_read(void *dst, uint32_t offset, uint32_t len);
 
 /**
  * Start copying `len` bytes from the asset area at `offset` into `dst` and return,
  * possibly before the bytes have arrived, so the CPU can compute meanwhile (the
- * weight prefetch of the generated code). dnn64_rom_read_wait() blocks until they
- * have. Parameters and alignment as dnn64_rom_read.
+ * weight prefetch of the generated code). dnn64_asset_read_wait() blocks until they
+ * have. Parameters and alignment as dnn64_asset_read.
  *
  * At most one read may be in flight, and nothing may touch [dst, dst + len) until
  * the wait. bare overlaps a fast-path read of at most 64 KiB (one PI DMA) with the
  * CPU; libdragon uses dma_read_async; everything else (host, misaligned or longer
  * reads) completes before this returns.
  */
-void dnn64_rom_read_start(void *dst, uint32_t offset, uint32_t len);
+void dnn64_asset_read_start(void *dst, uint32_t offset, uint32_t len);
 
-/** Wait for the read dnn64_rom_read_start began; returns at once if it is done. */
-void dnn64_rom_read_wait(void);
+/** Wait for the read dnn64_asset_read_start began; returns at once if it is done. */
+void dnn64_asset_read_wait(void);
 
 /** Write one line of text (no newline needed) to the platform's console:
  *  stdout on host, IS-Viewer on N64. `line` is a NUL-terminated string; text
@@ -157,7 +157,7 @@ void dnn64_rsp_read(void *dst, uint32_t dmem_offset, uint32_t bytes);
 /* Every call above checks alignment and bounds, and every wait (DMA, halt) has a time
  * limit: a fault calls dnn64_fail instead of hanging. */
 
-/* ---- asset table (portable, over dnn64_rom_read) ------------------------- */
+/* ---- asset table (portable, over dnn64_asset_read) ------------------------- */
 
 /** One entry of the asset table; offset is relative to the asset area. */
 typedef struct dnn64_asset {

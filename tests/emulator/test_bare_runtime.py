@@ -145,5 +145,5 @@ def test_missing_emulator_names_the_debian_package(tmp_path):
 
 def test_host_program_failure_is_reported(host, tmp_path):
     program = compile_and_link(host, [PROGRAMS / "asset_probe.c"], [], tmp_path / "probe")
-    with pytest.raises(UserError, match="DNN64-FAIL dnn64_rom_read: no asset file"):
+    with pytest.raises(UserError, match="DNN64-FAIL dnn64_asset_read: no asset file"):
         run_host(program, None, timeout=30, env={"PATH": "/usr/bin:/bin"})

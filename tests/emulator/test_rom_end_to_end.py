@@ -93,7 +93,7 @@ def test_rom_outputs_equal_the_host_build(cnn_workspace: Workspace, target: str)
     assert "MISMATCH" not in stdout
     if target.endswith("tiled"):
         source = cnn_workspace.root / "dnn64-out/bin/models/cnn_tiled/codegen/m_models_cnn_tiled.c"
-        assert source.read_text().count("dnn64_rom_read_start(") > 4
+        assert source.read_text().count("dnn64_asset_read_start(") > 4
     if "stream" in target or "patch" in target:
         name = target.split(":")[1]
         plan = json.loads(cnn_workspace.run("plan", target, "--json").stdout)

@@ -22,7 +22,7 @@ void dnn64_platform_init(void)
     long file_size;
 
     if (path == NULL || path[0] == '\0')
-        return; /* a program without assets; dnn64_rom_read will fail loudly */
+        return; /* a program without assets; dnn64_asset_read will fail loudly */
     assets_file = fopen(path, "rb");
     if (assets_file == NULL)
         dnn64_fail("cannot open $DNN64_ASSETS");
@@ -37,26 +37,26 @@ void dnn64_platform_init(void)
     assets_size = (uint32_t)(file_size - assets_base);
 }
 
-void dnn64_rom_read(void *dst, uint32_t offset, uint32_t len)
+void dnn64_asset_read(void *dst, uint32_t offset, uint32_t len)
 {
     if (len == 0)
         return;
     if (assets_file == NULL)
-        dnn64_fail("dnn64_rom_read: no asset file (set DNN64_ASSETS)");
+        dnn64_fail("dnn64_asset_read: no asset file (set DNN64_ASSETS)");
     if (offset > assets_size || len > assets_size - offset)
-        dnn64_fail("dnn64_rom_read: read past the end of the asset area");
+        dnn64_fail("dnn64_asset_read: read past the end of the asset area");
     if (fseek(assets_file, assets_base + (long)offset, SEEK_SET) != 0
         || fread(dst, 1, len, assets_file) != len)
-        dnn64_fail("dnn64_rom_read: read error");
+        dnn64_fail("dnn64_asset_read: read error");
 }
 
 /* A file read cannot overlap the caller: start completes it, wait has nothing to do. */
-void dnn64_rom_read_start(void *dst, uint32_t offset, uint32_t len)
+void dnn64_asset_read_start(void *dst, uint32_t offset, uint32_t len)
 {
-    dnn64_rom_read(dst, offset, len);
+    dnn64_asset_read(dst, offset, len);
 }
 
-void dnn64_rom_read_wait(void)
+void dnn64_asset_read_wait(void)
 {
 }
 

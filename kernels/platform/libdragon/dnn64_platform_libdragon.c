@@ -20,32 +20,32 @@ void dnn64_platform_init(void)
         dnn64_fail("no DragonFS image in the ROM");
     assets_rom_addr = dfs_rom_addr("assets.bin");
     if (assets_rom_addr == 0)
-        return; /* a program without assets; dnn64_rom_read fails loudly */
+        return; /* a program without assets; dnn64_asset_read fails loudly */
     data_cache_hit_writeback_invalidate(header, sizeof header);
     dma_read(header, assets_rom_addr, sizeof header);
     assets_size = ((uint32_t)header[12] << 24) | ((uint32_t)header[13] << 16)
                   | ((uint32_t)header[14] << 8) | header[15];
 }
 
-void dnn64_rom_read_start(void *dst, uint32_t offset, uint32_t len)
+void dnn64_asset_read_start(void *dst, uint32_t offset, uint32_t len)
 {
     if (len == 0)
         return;
     if (offset > assets_size || len > assets_size - offset)
-        dnn64_fail("dnn64_rom_read: read past the end of the asset area");
+        dnn64_fail("dnn64_asset_read: read past the end of the asset area");
     data_cache_hit_writeback_invalidate(dst, len);
     dma_read_async(dst, assets_rom_addr + offset, len);
 }
 
-void dnn64_rom_read_wait(void)
+void dnn64_asset_read_wait(void)
 {
     dma_wait();
 }
 
-void dnn64_rom_read(void *dst, uint32_t offset, uint32_t len)
+void dnn64_asset_read(void *dst, uint32_t offset, uint32_t len)
 {
-    dnn64_rom_read_start(dst, offset, len);
-    dnn64_rom_read_wait();
+    dnn64_asset_read_start(dst, offset, len);
+    dnn64_asset_read_wait();
 }
 
 void dnn64_print(const char *line)

@@ -43,7 +43,7 @@ int main(void)
     /* Aligned chunks: the direct DMA path. */
     for (pos = 0; pos < blob.size; pos += CHUNK) {
         uint32_t n = blob.size - pos < CHUNK ? blob.size - pos : CHUNK;
-        dnn64_rom_read(stage, blob.offset + pos, n);
+        dnn64_asset_read(stage, blob.offset + pos, n);
         hash = fnv1a(hash, stage, n);
         for (i = 0; i < n; i++) {
             float x = (float)(int8_t)stage[i] * 0.03125f;
@@ -59,10 +59,10 @@ int main(void)
     dnn64_line_end(&line);
 
     /* Odd offset, odd length, odd destination: the bounce-buffer path. */
-    dnn64_rom_read(stage + 1, tail.offset + 1u, tail.size - 1u);
+    dnn64_asset_read(stage + 1, tail.offset + 1u, tail.size - 1u);
     print_hash("tail-fnv", fnv1a(2166136261u, stage + 1, tail.size - 1u));
 
-    dnn64_rom_read(stage, blob.offset, 40u);
+    dnn64_asset_read(stage, blob.offset, 40u);
     dnn64_print_i8_hex("i8", (const int8_t *)stage, 38u);
     {
         float DNN64_ALIGNED(values[10]);

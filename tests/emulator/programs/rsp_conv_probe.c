@@ -53,7 +53,7 @@ int main(void)
     cases = dnn64_asset_get("cases");
     if (cases.size > DATA_MAX)
         dnn64_fail("rsp_conv_probe: cases asset too big");
-    dnn64_rom_read(data, cases.offset, cases.size);
+    dnn64_asset_read(data, cases.offset, cases.size);
     pos = 0;
     count = word();
     for (c = 0; c < count; c++) {

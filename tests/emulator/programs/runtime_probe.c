@@ -34,7 +34,7 @@ int main(void)
     dnn64_platform_init();
     pairs = dnn64_asset_get("pairs");
     count = pairs.size / 16u;
-    dnn64_rom_read(raw, pairs.offset, pairs.size);
+    dnn64_asset_read(raw, pairs.offset, pairs.size);
     for (i = 0; i < count; i++) {
         uint64_t n = be64(raw + 16u * i), d = be64(raw + 16u * i + 8u);
         int64_t sn = (int64_t)n, sd = (int64_t)d;
