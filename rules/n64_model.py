@@ -10,19 +10,17 @@ from __future__ import annotations
 import posixpath
 
 from dnn64build.errors import UserError
-from dnn64build.rule_helpers import (
+from dnn64build.rules_api import Attr, Rule, RuleContext, enum_attr, file_attr, size_attr
+
+from ._model import (
     HOST,
-    MEMORY_SCHEMA,
-    ROM_ATTRS,
+    HOST_MEMORY_MAX,
     ModelInfo,
     c_symbol,
     check_memory,
-    declare_rom,
-    endianness,
-    memory_bytes,
     resolve_toolchain,
 )
-from dnn64build.rules_api import Attr, Rule, RuleContext
+from ._rom import ROM_ATTRS, declare_rom
 
 # The compiler's choices, restated because the manifest layer does not import the compiler
 # (its import would slow every build's start); tests/planner/test_manifest_choices.py and
@@ -42,7 +40,7 @@ def _implementation(ctx: RuleContext) -> ModelInfo:
     toolchain = resolve_toolchain(ctx, attrs["toolchain"])
     imported = ctx.action(
         "import",
-        inputs={"onnx": ctx.source(attrs["src"], attr="src")},
+        inputs={"onnx": attrs["src"]},
         outputs={"graph": "import/graph.json", "weights": "import/weights.npz"},
         config={"inputs": attrs.get("inputs", {}), "label": label},
         progress=label,
@@ -50,7 +48,8 @@ def _implementation(ctx: RuleContext) -> ModelInfo:
     quantize = dict(attrs["quantize"])
     if quantize.get("io", "float32") != "float32" and quantize["mode"] != "int8":
         raise UserError(f"target {label}: io: {quantize['io']} needs quantize mode int8",
-                        where=ctx.where, hint="set quantize: {mode: int8, io: int8}, or drop io")
+                        where=ctx.where_of("quantize"),
+                        hint="set quantize: {mode: int8, io: int8}, or drop io")
     quantize_inputs = dict(imported)
     for data in ("calibration", "evaluation"):
         if data in quantize:
@@ -66,7 +65,7 @@ def _implementation(ctx: RuleContext) -> ModelInfo:
         config={**quantize, "label": label},
         progress=label,
     )
-    memory = memory_bytes(attrs["memory"])
+    memory = attrs["memory"]
     check_memory(ctx, memory, toolchain)
     plan = ctx.action(
         "plan",
@@ -78,7 +77,7 @@ def _implementation(ctx: RuleContext) -> ModelInfo:
                 "kernels": attrs["kernels"]},
         progress=label,
     )
-    ctx.add_group("plan", [plan["plan"], plan["report"], plan["timeline"]])
+    ctx.offer_plan(plan=plan["plan"], report=plan["report"], timeline=plan["timeline"])
     symbol = c_symbol(ctx.label)
     code = ctx.action(
         "codegen",
@@ -101,20 +100,23 @@ def _implementation(ctx: RuleContext) -> ModelInfo:
         label=ctx.label,
         symbol=symbol,
         plan=plan["plan"],
+        source=code["source"],
         header=code["header"],
         meta=code["meta"],
         ir=(quantized["graph"], quantized["weights"]),
         objects=objects,
-        weights={e: code[f"weights_{e}"] for e in {endianness(tc) for tc in objects}},
+        weights={"big": code["weights_big"], "little": code["weights_little"]},
         memory=memory,
     )
     declare_rom(ctx, [model], toolchain=toolchain, title=attrs.get("title", ctx.label.name))
     if "test" in attrs:
-        test = dict(attrs["test"])
-        ctx.set_info("test", {
-            "labels": test.pop("labels", None),  # an array name, not a file
-            "files": {key: ctx.source(path, attr=f"test.{key}") for key, path in test.items()},
-        })
+        test = attrs["test"]
+        ctx.offer_test(
+            inputs=ctx.source(test["inputs"], attr="test.inputs"),
+            outputs=ctx.source(test["outputs"], attr="test.outputs") if "outputs" in test
+            else None,
+            labels=test.get("labels"),  # an array name, not a file
+        )
     return model
 
 
@@ -123,7 +125,7 @@ RULE = Rule(
     doc="A neural network (ONNX) compiled for the N64, with a ROM that runs it.",
     implementation=_implementation,
     attrs={
-        "src": Attr({"type": "string"}, "the ONNX file, relative to the package", required=True),
+        "src": file_attr("the ONNX file, relative to the package", required=True),
         "inputs": Attr(
             {"type": "object", "additionalProperties": _SHAPE},
             "input name -> static shape; binds dynamic dimensions such as the batch",
@@ -189,9 +191,12 @@ RULE = Rule(
             default={"algorithm": "auto", "scheduler": "auto"},
             workspace_default=True,
         ),
-        "memory": Attr(MEMORY_SCHEMA, "target memory", default="4MiB", workspace_default=True),
-        "kernels": Attr(
-            {"enum": KERNELS},
+        "memory": size_attr(
+            "target RDRAM: 4MiB (stock N64), 8MiB (Expansion Pak) or a byte count (at most "
+            "8MiB; 2GiB with toolchain: host)", minimum=65536, maximum=HOST_MEMORY_MAX,
+            default="4MiB", workspace_default=True),
+        "kernels": enum_attr(
+            KERNELS,
             "where int8 Conv layers run on an N64: cpu; rsp (the vector unit, wherever an "
             "RSP kernel exists); auto (the RSP where it pays); host builds always use the CPU",
             default="cpu",

@@ -7,30 +7,21 @@ at a time) and one asset area holding every model's weights.
 from __future__ import annotations
 
 from dnn64build.errors import UserError
-from dnn64build.rule_helpers import (
-    ROM_ATTRS,
-    ModelInfo,
-    declare_rom,
-    resolve_toolchain,
-)
-from dnn64build.rules_api import Attr, Rule, RuleContext
+from dnn64build.rules_api import Rule, RuleContext, labels_attr
+
+from ._model import ModelInfo, resolve_toolchain
+from ._rom import ROM_ATTRS, declare_rom
 
 
 def _implementation(ctx: RuleContext) -> None:
-    models = ctx.deps("models")
-    for text, info in zip(ctx.attrs["models"], models, strict=True):
-        if not isinstance(info, ModelInfo):
-            raise UserError(
-                f"target {ctx.label}: {text} is not an n64_model target", where=ctx.where,
-                hint="models: lists n64_model targets",
-            )
+    models = ctx.attrs["models"]
     toolchain = resolve_toolchain(ctx, ctx.attrs["toolchain"])
     mismatched = [str(m.label) for m in models if toolchain not in m.objects]
     if mismatched:
         raise UserError(
             f"target {ctx.label} (toolchain {toolchain}) bundles models built for another "
             f"toolchain: {', '.join(mismatched)}",
-            where=ctx.where,
+            where=ctx.where_of("toolchain"),
             hint="give the ROM and its models the same toolchain (or set it in workspace defaults)",
         )
     declare_rom(ctx, models, toolchain=toolchain, title=ctx.attrs.get("title", ctx.label.name))
@@ -41,12 +32,8 @@ RULE = Rule(
     doc="A ROM bundling several models that share one arena and one asset area.",
     implementation=_implementation,
     attrs={
-        "models": Attr(
-            {"type": "array", "items": {"type": "string"}, "minItems": 1, "uniqueItems": True},
-            "the n64_model targets to bundle, run in this order",
-            required=True,
-            labels=True,
-        ),
+        "models": labels_attr("the n64_model targets to bundle, run in this order",
+                              provides=ModelInfo, required=True),
         **ROM_ATTRS,
     },
 )

@@ -34,9 +34,11 @@ def build(
     quiet_summary: bool = False,
     one_for: str | None = None,
     cache: CacheFlags | None = None,
+    missing_hint: str | None = None,
 ) -> BuildOutcome:
     """Build the targets matching ``patterns`` (their ``group`` outputs); raise on failure.
-    ``one_for`` names a command that takes exactly one target: checked before building."""
+    ``one_for`` names a command that takes exactly one target: checked before building;
+    ``missing_hint``: what to do when none of them has ``group`` outputs."""
     root = find_root(cwd or Path.cwd())
     with workspace_lock(root):
         index = refresh_graph(root)
@@ -50,8 +52,8 @@ def build(
         if not phony:
             kinds = ", ".join(f"{t} ({targets[t]['rule']})" for t in labels)
             raise UserError(f"nothing to build: {kinds}: no {group or 'default'} outputs",
-                            hint=f"this command works on targets that have {group} outputs"
-                            if group else None)
+                            hint=missing_hint or (f"this command works on targets that have "
+                                                  f"{group} outputs" if group else None))
         needed = set().union(*(targets[t]["actions"][group] for t in labels
                                if group in targets[t]["groups"]))
         worker = worker_options(cache or CacheFlags(), index.get("remote_cache") or {})

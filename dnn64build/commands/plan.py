@@ -2,26 +2,27 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 from dnn64build.commands.build import build
 from dnn64build.errors import UserError
-from dnn64build.workspace.labels import parse_label
+from dnn64build.rules_api import OFFER_PLAN
 from dnn64build.workspace.root import OUTPUT_BASE
 
 
 def plan_command(target: str, *, as_json: bool) -> int:
-    outcome = build([target], group="plan", quiet_summary=as_json, one_for="plan")
-    index = outcome.index["targets"][outcome.labels[0]]
-    if index["rule"] != "n64_model":
-        raise UserError(f"{outcome.labels[0]} is an {index['rule']}, not an n64_model")
-    plan_dir = _plan_dir(outcome.root, outcome.labels[0])
+    """Build and show the memory plan of a target whose rule offers one (build says so
+    when it does not: it has no plan outputs)."""
+    outcome = build([target], group=OFFER_PLAN, quiet_summary=as_json, one_for="plan")
+    entry = outcome.index["targets"][outcome.labels[0]]
+    files = {k: outcome.root / OUTPUT_BASE / p for k, p in entry["info"][OFFER_PLAN].items()}
     if as_json:
-        print((plan_dir / "plan.json").read_text(), end="")
+        print(files["plan"].read_text(), end="")
     else:
-        print((plan_dir / "report.txt").read_text(), end="")
-        print(f"memory timeline: {plan_dir / 'timeline.svg'}")
+        print(files["report"].read_text(), end="")
+        print(f"memory timeline: {os.path.normpath(files['timeline'])}")
     return 0
 
 
@@ -45,6 +46,3 @@ def plan_buffers_command(
     print(result.search_report(), file=sys.stderr)
     return 0
 
-
-def _plan_dir(root: Path, label: str) -> Path:
-    return root / OUTPUT_BASE / "bin" / parse_label(label).path / "plan"

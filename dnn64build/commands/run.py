@@ -12,12 +12,12 @@ from typing import Any
 
 import numpy as np
 
+from dnn64build import rules_api as offers
 from dnn64build.array_files import numeric, read_npz
 from dnn64build.build_outputs import load_json
 from dnn64build.commands.build import build
-from dnn64build.commands.platforms import CEN64
+from dnn64build.commands.platforms import CEN64, HOST
 from dnn64build.errors import UserError
-from dnn64build.rule_helpers import HOST, MODELS_GROUP, REFERENCE_GROUP
 from dnn64build.workspace.root import OUTPUT_BASE
 
 
@@ -73,18 +73,19 @@ def run_command(
 
 
 def test_command(patterns: list[str], *, platform: str, timeout: float) -> int:
-    """Run every matching model with ``test:`` inputs; compare with its expected outputs."""
+    """Run every matching target that offers test data; compare with its expected outputs."""
     from dnn64build.graph.runner import current_index
     from dnn64build.workspace.query import select
 
     root, index = current_index(Path.cwd())
     targets, out_dir = index["targets"], root / OUTPUT_BASE
-    chosen = [t for t in select(patterns, targets) if "test" in targets[t]["info"]]
+    chosen = [t for t in select(patterns, targets)
+              if {offers.OFFER_TEST, offers.OFFER_RUN} <= targets[t]["info"].keys()]
     if not chosen:
         raise UserError("no matching target declares test inputs (a 'test:' attribute)")
     failures = 0
     for label in chosen:
-        test = targets[label]["info"]["test"]
+        test = targets[label]["info"][offers.OFFER_TEST]
         files = {key: Path(os.path.normpath(out_dir / path)) for key, path in
                  test["files"].items()}
         labels = _test_labels(label, test["labels"], files["inputs"], root)
@@ -120,17 +121,17 @@ def run_target(
         parse_ticks,
     )
 
-    group = HOST if platform == HOST else ""
-    outcome = build([target], group=group, quiet_summary=quiet, one_for="run")
+    group = offers.RUN_HOST if platform == HOST else offers.RUN_ROM
+    outcome = build([target], group=group, quiet_summary=quiet, one_for="run",
+                    missing_hint="a target built with toolchain: host has no ROM to emulate: "
+                    "use --platform host, or set toolchain: bare" if group == offers.RUN_ROM else
+                    "run takes a target whose rule offers a program (a model or a ROM)")
     label = outcome.labels[0]
     entry = outcome.index["targets"][label]
     out_dir = outcome.root / OUTPUT_BASE
     files = [out_dir / f for f in entry["outputs"][group]]
-    if platform != HOST and not any(f.suffix == ".z64" for f in files):
-        raise UserError(f"{label} is built with toolchain host: it has no ROM to emulate",
-                        hint="use --platform host, or set toolchain: bare")
-    metas = [load_json(out_dir / f) for f in entry["outputs"][MODELS_GROUP]]
-    labels = _model_labels(outcome.index, label)
+    metas = [load_json(out_dir / f) for f in entry["outputs"][offers.RUN_MODELS]]
+    labels = entry["info"][offers.OFFER_RUN]["models"]
     arrays = _load_inputs(input_path, metas, labels)
     big_endian = platform != HOST
     new_assets = {
@@ -139,7 +140,7 @@ def run_target(
                                                    strict=True)
     }
     lines = _execute(files, new_assets, platform, timeout)
-    irs = [out_dir / f for f in entry["outputs"][REFERENCE_GROUP]]
+    irs = [out_dir / f for f in entry["outputs"][offers.RUN_REFERENCE]]
     runs = [
         ModelRun(
             model_label, meta, (irs[2 * k], irs[2 * k + 1]),
@@ -172,11 +173,6 @@ def _execute(files: list[Path], assets: dict[str, bytes], platform: str,
                                    assets))
         run_in = run_rom_cen64 if platform == CEN64 else run_rom
         return list(run_in(rom, timeout=timeout).lines)
-
-
-def _model_labels(index: dict[str, Any], label: str) -> list[str]:
-    entry = index["targets"][label]
-    return entry["deps"] if entry["deps"] else [label]
 
 
 def _load_inputs(path: Path | None, metas: list[dict[str, Any]], labels: list[str]

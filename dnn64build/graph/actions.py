@@ -32,6 +32,7 @@ class Action:
     config_path: str
     config: Mapping[str, Any]
     progress: str
+    mnemonic: str  # the word progress lines show (the stage's, or a rule step's own)
     implicit: tuple[str, ...] = field(default=())  # the stage's own source files
     depfile: str | None = None  # where the stage lists the files it read (see StageSpec)
 
@@ -52,16 +53,18 @@ class CommandAction:
     ``depfile``: the command writes gcc's dependency list to ``OUT.d`` (``deps = gcc``), so
     ninja tracks exactly the headers it included. ``key_inputs`` are files a remote cache
     key must also hash (every header the command could include); ``tool`` is the
-    toolchain's identity file (compiler path and version), an input of every command.
+    toolchain's identity file (compiler path and version), an input of every command of a
+    toolchain (None for a rule's own command, kind ``command``).
     """
 
-    kind: str  # compile, archive, link, objcopy
+    kind: str  # compile, archive, link, objcopy, command
     name: str  # unique: the first output's path
     inputs: tuple[str, ...]
     outputs: Mapping[str, str]
     argv: tuple[str, ...]
     progress: str
-    tool: str
+    tool: str | None
+    mnemonic: str  # the word progress lines show
     depfile: bool = False
     key_inputs: tuple[str, ...] = ()
 

@@ -33,12 +33,10 @@ from dnn64build.workspace.root import TARGET_INDEX
 from dnn64build.workspace.rule_loader import load_rules, rule_files
 
 _GENERATOR_SOURCES = ("dnn64build/graph", "dnn64build/workspace", "dnn64build/rules_api.py",
+                      "dnn64build/rule_modules.py",
                       "dnn64build/stages/registry.py", "dnn64build/atomic_write.py",
                       "dnn64build/toolchains", "dnn64build/worker/client.py")
 CLIENT = TOOL_ROOT / "dnn64build" / "worker" / "client.py"
-# Mnemonics of the command actions, as ninja's progress lines show them.
-COMMAND_MNEMONICS = {"compile": "Compile", "archive": "Archive", "link": "Link",
-                     "objcopy": "Objcopy"}
 
 
 def generate(root: Path) -> Workspace:
@@ -97,7 +95,7 @@ def evaluate(workspace: Workspace) -> BuildGraph:
     for label in order:
         target = targets[label]
         providers[label] = target.rule.implementation(
-            ActionContext(target, workspace.root, graph, providers)
+            ActionContext(target, workspace.root, graph, providers, targets)
         )
     graph.validate()
     return graph
@@ -128,7 +126,7 @@ def ninja_text(workspace: Workspace, graph: BuildGraph) -> str:
         ninja.rule(
             stage,
             f"$client stage {stage} $args",
-            description=f"{STAGES[stage].mnemonic} $progress",
+            description="$mnemonic $progress",
             restat=True,
             # ninja reads the files a stage listed into .ninja_deps (and deletes the depfile)
             **({"depfile": "$stage_depfile", "deps": "gcc"} if STAGES[stage].depfile else {}),
@@ -137,8 +135,8 @@ def ninja_text(workspace: Workspace, graph: BuildGraph) -> str:
         depfile = any(a.depfile for a in commands if a.kind == kind)
         ninja.rule(
             kind,
-            "$client command --out $out --toolchain $tool $reads -- $argv",
-            description=f"{COMMAND_MNEMONICS[kind]} $progress",
+            "$client command $flags -- $argv",
+            description="$mnemonic $progress",
             depfile="$out.d" if depfile else None,
             deps="gcc" if depfile else None,
             restat=True,
@@ -150,16 +148,12 @@ def ninja_text(workspace: Workspace, graph: BuildGraph) -> str:
                 list(action.outputs.values()),
                 action.kind,
                 inputs=action.all_inputs(),
-                implicit=[action.tool, action.argv[0]],
+                implicit=[p for p in (action.tool, action.argv[0]) if p],
                 variables={
                     "argv": shlex.join(action.argv),  # NinjaWriter escapes every variable
-                    "tool": action.tool,
-                    # What a remote cache key hashes: every file the command may read.
-                    "reads": " ".join(
-                        f"--read {shlex.quote(p)}"
-                        for p in sorted({*action.inputs, *action.key_inputs})
-                    ),
+                    "flags": command_flags(action),
                     "progress": action.progress,
+                    "mnemonic": action.mnemonic,
                 },
             )
             continue
@@ -168,7 +162,7 @@ def ninja_text(workspace: Workspace, graph: BuildGraph) -> str:
             f"--in {n}={shlex.quote(p)}" for n, ps in sorted(action.inputs.items()) for p in ps
         ]
         args += [f"--out {n}={shlex.quote(p)}" for n, p in sorted(action.outputs.items())]
-        variables = {"progress": action.progress}
+        variables = {"progress": action.progress, "mnemonic": action.mnemonic}
         if action.depfile:
             args.append(f"--depfile {shlex.quote(action.depfile)}")
             variables["stage_depfile"] = action.depfile
@@ -183,6 +177,16 @@ def ninja_text(workspace: Workspace, graph: BuildGraph) -> str:
     for name, outputs in sorted(graph.groups.items()):
         ninja.build(name, "phony", outputs)
     return buf.getvalue()
+
+
+def command_flags(action: CommandAction) -> str:
+    """The client's flags: the outputs, the toolchain's identity file, and every file a
+    remote cache key hashes (every file the command may read)."""
+    flags = [f"--out {shlex.quote(p)}" for p in action.outputs.values()]
+    if action.tool:
+        flags.append(f"--toolchain {shlex.quote(action.tool)}")
+    flags += [f"--read {shlex.quote(p)}" for p in sorted({*action.inputs, *action.key_inputs})]
+    return " ".join(flags)
 
 
 def regeneration_inputs(workspace: Workspace) -> list[str]:
@@ -209,7 +213,7 @@ def index(workspace: Workspace, graph: BuildGraph) -> dict[str, Any]:
         labels[str(label)] = {
             "rule": target.rule.kind,
             "deps": [str(d) for d in target.deps],
-            "info": graph.info.get(label, {}),
+            "info": graph.info.get(label, {}),  # what it offers: rules_api OFFER_*
             "groups": groups,
             "outputs": {g: graph.groups[phony] for g, phony in groups.items()},
             "actions": {

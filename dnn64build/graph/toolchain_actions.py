@@ -9,8 +9,9 @@ the platform layer, the bare boot stub) live under ``shared/<toolchain>/``.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
 
@@ -26,6 +27,8 @@ from dnn64build.toolchains.bare import KSEG0
 from dnn64build.toolchains.base import KERNELS_DIR, PLATFORM_DIR
 from dnn64build.toolchains.identity import identity_text
 
+# The word ninja's progress lines show for each kind of toolchain command.
+MNEMONICS = {"compile": "Compile", "archive": "Archive", "link": "Link", "objcopy": "Objcopy"}
 TOOL_HEADERS = tuple(
     str(p) for p in sorted([*KERNELS_DIR.glob("*.h"), *PLATFORM_DIR.glob("*.h")])
 )
@@ -142,6 +145,23 @@ class ToolchainActions:
         self._add("objcopy", "bare", [obj], out, _retarget(extract, out), "boot stub (bare)")
         return out
 
+    def command(self, argv: list[str], *, inputs: Mapping[str, list[str]],
+                outputs: Mapping[str, str], mnemonic: str, progress: str,
+                where: str) -> dict[str, str]:
+        """A rule's own command (RuleContext.command): ``argv`` as expanded, the program
+        found in PATH when named bare."""
+        program = argv[0] if "/" in argv[0] else shutil.which(argv[0])
+        if program is None:
+            raise UserError(f"command {argv[0]!r} not found in PATH", where=where,
+                            hint="install it, or name it by its path")
+        self._graph.add(CommandAction(
+            kind="command", name=next(iter(outputs.values())),
+            inputs=tuple(sorted({p for paths in inputs.values() for p in paths})),
+            outputs=dict(outputs), argv=(program, *argv[1:]), progress=progress, tool=None,
+            mnemonic=mnemonic,
+        ))
+        return dict(outputs)
+
     def _missing(self, toolchain: str, inputs: Sequence[str], outputs: list[str],
                  error: UserError, progress: str) -> str:
         """A command that fails with ``error`` (the graph regenerates until the toolchain is
@@ -151,7 +171,7 @@ class ToolchainActions:
         self._graph.add(CommandAction(
             kind="compile", name=outputs[0], inputs=tuple(inputs),
             outputs={str(i): o for i, o in enumerate(outputs)}, argv=tuple(argv),
-            progress=progress, tool=self.identity(toolchain),
+            progress=progress, tool=self.identity(toolchain), mnemonic=MNEMONICS["compile"],
         ))
         return outputs[0]
 
@@ -162,7 +182,7 @@ class ToolchainActions:
         self._graph.add(CommandAction(
             kind=kind, name=out, inputs=tuple(inputs), outputs={"out": out},
             argv=tuple(argv), progress=progress, tool=self.identity(toolchain),
-            depfile=depfile, key_inputs=tuple(sorted(set(key_inputs))),
+            mnemonic=MNEMONICS[kind], depfile=depfile, key_inputs=tuple(sorted(set(key_inputs))),
         ))
         return out
 

@@ -83,7 +83,7 @@ def parse_request(argv: list[str]) -> Request:
     depfile = command[command.index("-MF") + 1] if "-MF" in command else None
     key, _ = command_key(command, [v for f, v in pairs if f == "--read"],
                          outputs + ([depfile] if depfile else []),
-                         next(v for f, v in pairs if f == "--toolchain"))
+                         next((v for f, v in pairs if f == "--toolchain"), None))
     return Request(key, outputs + ([depfile] if depfile else []), depfile)
 
 

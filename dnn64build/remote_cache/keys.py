@@ -88,12 +88,15 @@ def stage_key(stage: str, config: str, inputs: list[tuple[str, str]],
 
 
 def command_key(argv: list[str], reads: list[str], outputs: list[str],
-                toolchain_id: str) -> tuple[str, dict[str, Any]]:
+                toolchain_id: str | None) -> tuple[str, dict[str, Any]]:
+    """``toolchain_id``: the identity file of the command's toolchain; None for a rule's own
+    command, whose program is named by its basename only (like a compiler's)."""
     parts: dict[str, Any] = {
         "argv": [os.path.basename(argv[0]), *(portable_path(a) for a in argv[1:])],
         "reads": sorted([portable_path(p), file_digest(p)] for p in reads),
         "outputs": sorted(outputs),
-        "toolchain": portable_identity(Path(toolchain_id).read_text()),
+        "toolchain": (portable_identity(Path(toolchain_id).read_text()) if toolchain_id
+                      else None),
     }
     return _digest(parts), parts
 

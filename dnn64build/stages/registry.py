@@ -28,6 +28,9 @@ class StageSpec:
         return self.reads is not None
 
 
+STEP_STAGE = "step"
+STEP_MODULE_INPUT = "step_module"
+
 _COMMON = ("dnn64build/errors.py", "dnn64build/stages/__main__.py", "dnn64build/stages/io.py",
            "dnn64build/build_outputs.py")
 
@@ -57,6 +60,13 @@ STAGES: dict[str, StageSpec] = {
         StageSpec(
             "program", "dnn64build.stages.program", "Program",
             _COMMON + ("dnn64build/stages/program.py", "dnn64build/codegen"),
+        ),
+        # A rule's own Python step (RuleContext.step): the rule module's file is its input
+        # STEP_MODULE_INPUT; the config names the function (stages/step.py).
+        StageSpec(
+            STEP_STAGE, "dnn64build.stages.step", "Step",
+            _COMMON + ("dnn64build/stages/step.py", "dnn64build/rule_modules.py",
+                       "dnn64build/rules_api.py"),
         ),
         StageSpec(
             "pack", "dnn64build.stages.pack", "Pack",

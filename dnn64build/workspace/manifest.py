@@ -165,7 +165,9 @@ def _load_target(
     for attr_name, attr in rule.attrs.items():
         if attr.labels:
             deps += _label_list(attrs.get(attr_name, []), attr_name, label, where)
-    return Target(label, rule, attrs, where, tuple(deps))
+    attr_where = ({name: entry.where_of(name) for name in entry}
+                  if isinstance(entry, SourceMap) else {})
+    return Target(label, rule, attrs, where, tuple(deps), attr_where)
 
 
 def _label_list(texts: list[str], attr: str, owner: Label, where: str) -> list[Label]:

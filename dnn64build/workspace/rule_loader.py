@@ -1,19 +1,17 @@
 """Find the rule kinds: every ``*.py`` in the tool's ``rules/`` and in the workspace's.
 
-Each module defines ``RULE``. A workspace may add its own kinds in its own
+Each module defines ``RULE``; modules whose name starts with ``_`` are helpers its
+neighbours import (see dnn64build/rule_modules.py). A workspace may add its own kinds in its own
 ``rules/`` directory without touching the tool, or replace a built-in kind there.
 """
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
-import os
-import sys
 from pathlib import Path
 
 from dnn64build import TOOL_ROOT
 from dnn64build.errors import UserError
+from dnn64build.rule_modules import import_rule_module
 from dnn64build.rules_api import Rule
 
 
@@ -21,10 +19,8 @@ def rule_files(workspace_root: Path) -> list[Path]:
     dirs = [TOOL_ROOT / "rules"]
     if (workspace_root / "rules").resolve() != dirs[0].resolve():
         dirs.append(workspace_root / "rules")
-    files = [
-        f for d in dirs if d.is_dir() for f in sorted(d.glob("*.py"))
-        if not f.name.startswith("_")
-    ]
+    # Helpers (``_*.py``) too: build.ninja regenerates when one changes.
+    files = [f for d in dirs if d.is_dir() for f in sorted(d.glob("*.py"))]
     for f in files:
         if not f.stem.isidentifier():  # it names a module, and build.ninja names the file
             raise UserError(f"rule module {f.name!r} is not named like a Python module",
@@ -38,18 +34,9 @@ def load_rules(workspace_root: Path) -> dict[str, Rule]:
     rules: dict[str, Rule] = {}
     origin: dict[str, Path] = {}
     for path in rule_files(workspace_root):
-        # Keyed by the file's real path: two folders may share a basename (a workspace named
-        # like the tool's checkout), and each must load its own module.
-        digest = hashlib.sha256(os.fsencode(path.resolve())).hexdigest()[:16]
-        name = f"dnn64build_rules.r{digest}.{path.stem}"
-        module = sys.modules.get(name)
-        if module is None:
-            spec = importlib.util.spec_from_file_location(name, path)
-            assert spec and spec.loader
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[name] = module  # dataclasses look their module up while being created
-            spec.loader.exec_module(module)
-        rule = getattr(module, "RULE", None)
+        if path.name.startswith("_"):
+            continue
+        rule = getattr(import_rule_module(path), "RULE", None)
         if not isinstance(rule, Rule):
             raise UserError("rule module defines no RULE = Rule(...)", where=str(path))
         if rule.kind in rules and origin[rule.kind].parent == path.parent:

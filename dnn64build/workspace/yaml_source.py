@@ -21,6 +21,11 @@ class SourceMap(dict):
     file: str = "?"
     line: int = 0
     column: int = 0
+    key_where: dict[Any, str]  # key -> "file:line:column" where it is written
+
+    def where_of(self, key: Any) -> str:
+        """Where ``key`` is written (where the mapping starts if it is not there)."""
+        return getattr(self, "key_where", {}).get(key, self.where)
 
     @property
     def where(self) -> str:
@@ -45,6 +50,11 @@ def _loader_for(file: str) -> type[yaml.SafeLoader]:
             mapping.file = file
             mapping.line = node.start_mark.line + 1
             mapping.column = node.start_mark.column + 1
+            mapping.key_where = {
+                self.construct_object(k, deep=True):
+                    f"{file}:{k.start_mark.line + 1}:{k.start_mark.column + 1}"
+                for k, _ in node.value
+            }
             return mapping
 
     Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, Loader.construct_mapping)

@@ -68,7 +68,7 @@ def test_a_workspace_can_add_its_own_rule_kind(two_models: Workspace) -> None:
 
 
         def _impl(ctx):
-            return tuple(ctx.deps("members"))
+            return ctx.attrs["members"]
 
 
         RULE = Rule(
