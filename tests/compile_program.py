@@ -14,8 +14,10 @@ def compile_and_link(
     include_dirs: Sequence[Path],
     out: Path,
     defines: Defines | None = None,
+    libraries: Sequence[Path] = (),
 ) -> Path:
-    """Compile ``sources`` + the platform layer and link them into ``out``."""
+    """Compile ``sources`` + the platform layer and link them (and ``libraries``, static
+    libraries searched after them) into ``out``."""
     out = Path(out)
     objdir = out.parent / f"{out.name}.objs"
     objdir.mkdir(parents=True, exist_ok=True)
@@ -25,7 +27,7 @@ def compile_and_link(
         obj = objdir / f"{i:03d}_{source.name}.o"
         run(toolchain.compile_argv(source, obj, include_dirs=include_dirs, defines=defines))
         objects.append(obj)
-    run(toolchain.link_argv(objects, out))
+    run(toolchain.link_argv([*objects, *map(Path, libraries)], out))
     for argv in toolchain.finish_argvs(out):
         run(argv)
     return out
