@@ -11,7 +11,7 @@
 # on Debian's own python3 (PEP 668) use a virtual environment's python.
 set -eu
 
-PACKAGES="gcc-mips-linux-gnu binutils-mips-linux-gnu mupen64plus-ui-console mupen64plus-rsp-z64 qemu-user cen64 xvfb xauth nginx"
+PACKAGES="make gcc-mips-linux-gnu binutils-mips-linux-gnu mupen64plus-ui-console mupen64plus-rsp-z64 qemu-user cen64 xvfb xauth nginx"
 PYTHON="${PYTHON:-python3}"
 REPO_ROOT=$(cd "$(dirname "$0")/.." && pwd)
 

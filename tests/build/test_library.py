@@ -11,6 +11,7 @@ import json
 import re
 import shutil
 import struct
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -143,6 +144,15 @@ def test_the_libdragon_sources_compile_against_the_pinned_declarations(
         run([host.cc, "-fsyntax-only", "-std=gnu99", "-Wall", "-Wextra", "-Werror", "-DN64",
              f"-I{lib / 'include'}", f"-I{lib / 'src'}", f"-I{PINNED.parent}",
              f"-I{TOOL_ROOT / 'kernels' / 'platform'}", str(source)])
+    # The make fragment names every source and compiles it (here: checks it, as above).
+    (tmp_path / "Makefile").write_text(
+        f"BUILD_DIR = {tmp_path / 'build'}\ninclude {lib / 'digits_lib.mk'}\n"
+        "all: $(DNN64_DIGITS_LIB_OBJS)\n")
+    made = subprocess.run(
+        ["make", "-C", str(tmp_path), f"CC={host.cc}",
+         f"CFLAGS=-fsyntax-only -std=gnu99 -Wall -Werror -DN64 -I{PINNED.parent}"],
+        capture_output=True, text=True, check=True).stdout
+    assert sorted(re.findall(r"\[CC\] \S+/src/(\S+)", made)) == [p.name for p in sources]
     glue = (lib / "src" / "digits_lib.c").read_text()
     assert "dma_read_async" in glue and "dfs_rom_addr" in glue  # the DragonFS variant
 
