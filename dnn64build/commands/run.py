@@ -123,9 +123,9 @@ def run_target(
 
     group = offers.RUN_HOST if platform == HOST else offers.RUN_ROM
     outcome = build([target], group=group, quiet_summary=quiet, one_for="run",
-                    missing_hint="a target built with toolchain: host has no ROM to emulate: "
-                    "use --platform host, or set toolchain: bare" if group == offers.RUN_ROM else
-                    "run takes a target whose rule offers a program (a model or a ROM)")
+                    missing_hint="run takes a target whose rule offers a program (a model or "
+                    "a ROM); one built with toolchain: host has no ROM to emulate: use "
+                    "--platform host, or set toolchain: bare")
     label = outcome.labels[0]
     entry = outcome.index["targets"][label]
     out_dir = outcome.root / OUTPUT_BASE
