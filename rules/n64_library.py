@@ -13,6 +13,7 @@ Written only against dnn64build/rules_api.py: its generator is a step of its own
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 from pathlib import Path
 
@@ -88,19 +89,23 @@ def _implementation(ctx: RuleContext) -> None:
     )
     built = list(written.values())
     if ctx.attrs["archive"]:
-        src = [written[f"src/{f}"] for f in sources]
-        include = [str(Path(written["header"]).parent), str(Path(written["src/dnn64_platform.h"])
-                                                             .parent)]
-        objects = [
-            ctx.compile(toolchain, path, f"obj/{toolchain}/{Path(path).stem}.o",
-                        include_dirs=include, headers=[p for k, p in written.items()
-                                                       if p.endswith(".h")],
-                        progress=f"{ctx.label} ({toolchain})")
-            for path in src
-        ]
-        built.append(ctx.archive(toolchain, objects, f"lib{name}.a",
-                                 progress=f"{ctx.label} ({toolchain})"))
+        built.append(_archive(ctx, toolchain, [written[f"src/{f}"] for f in sources],
+                              written))
     ctx.add_group(None, built)
+
+
+def _archive(ctx: RuleContext, toolchain: str, sources: list[str],
+             written: dict[str, str]) -> str:
+    """lib<name>.a: every source compiled with ``toolchain`` (the library's own
+    dnn64_platform.h first on the include path)."""
+    include = [posixpath.dirname(written["header"]),
+               posixpath.dirname(written["src/dnn64_platform.h"])]
+    headers = [p for p in written.values() if p.endswith(".h")]
+    progress = f"{ctx.label} ({toolchain})"
+    objects = [ctx.compile(toolchain, path, f"obj/{toolchain}/{Path(path).stem}.o",
+                           include_dirs=include, headers=headers, progress=progress)
+               for path in sources]
+    return ctx.archive(toolchain, objects, f"lib{ctx.label.name}.a", progress=progress)
 
 
 def _model_names(ctx: RuleContext, models: tuple[ModelInfo, ...]) -> list[str]:
