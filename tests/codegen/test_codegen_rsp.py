@@ -3,7 +3,6 @@ the same C (which has no RSP) stays bit-exact with the integer reference executo
 
 from __future__ import annotations
 
-import importlib.util
 import warnings
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from dnn64build.frontend import import_onnx
 from dnn64build.passes import optimize
 from dnn64build.planner.graph_plan import plan_graph
 from dnn64build.quant import quantize_graph, run_int8
+from dnn64build.rule_modules import import_rule_module
 from tools.host_run import run_on_host
 
 REPO = Path(__file__).resolve().parents[2]
@@ -74,8 +74,6 @@ def test_unknown_kernels_value_is_a_bug(quantized) -> None:
 
 
 def test_the_rule_offers_exactly_codegens_choices() -> None:
-    spec = importlib.util.spec_from_file_location("n64_model_rule", REPO / "rules/n64_model.py")
-    rule = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(rule)
+    rule = import_rule_module(REPO / "rules/n64_model.py")
     assert sorted(rule.KERNELS) == sorted(KERNEL_CHOICES)
     assert rule.RULE.attrs["kernels"].default == "cpu"
