@@ -172,3 +172,15 @@ def test_dragonfs_weights_need_libdragon_said_at_the_attribute(two_models: Works
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert "models/BUILD.yaml:11:5: target //models:testlib: weights: dragonfs needs " \
            "toolchain: libdragon" in proc.stderr
+
+
+def test_a_library_name_or_model_names_unfit_for_c_are_refused(two_models: Workspace) -> None:
+    _library(two_models, "  - {rule: n64_library, name: Lib, models: [':a']}\n")
+    proc = two_models.run("query", "//...", check=False)
+    assert proc.returncode == 1 and "'Lib' is not a lowercase C identifier" in proc.stderr
+    two_models.add_model("a", seed=3, package="other")
+    two_models.write("other/BUILD.yaml", "targets:\n  - {rule: n64_model, name: a, src: a.onnx}\n")
+    _library(two_models, "  - {rule: n64_library, name: lib, models: [':a', '//other:a']}\n")
+    proc = two_models.run("query", "//...", check=False)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "two models would be called 'a' in the C API" in proc.stderr
