@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import posixpath
 import re
+import textwrap
 from pathlib import Path
 
 from dnn64build.errors import UserError
@@ -146,12 +147,13 @@ def write_library(args: StageArgs) -> None:
             templates["weights.c"], values, byte_order=config["byte_order"],
             size=str(len(image)), bytes=_c_bytes(image)))
     arena = max(max(meta["arena_bytes"] for meta in metas), 16)
-    weights_doc = (
+    weights_doc = textwrap.fill(
         f"the DragonFS file \"{name}.dnn64\" ({len(image)} bytes), read by PI DMA as a "
-        "model runs; the game must have called dfs_init before " + name + "_init"
+        f"model runs; the game must have called dfs_init before {name}_init."
         if dragonfs else
         f"linked into the program as read-only data ({len(image)} bytes, "
-        f"{name}_weights.c), copied into the arena's staging area as a model runs")
+        f"{name}_weights.c), copied into the arena's staging area as a model runs.",
+        width=90, initial_indent=" * - Weights: ", subsequent_indent=" *   ")
     args.write_text("header", _fill(
         templates["api.h"], values, count=str(len(metas)), arena_bytes=str(arena),
         what=" and ".join(config["models"]), weights_doc=weights_doc,
