@@ -34,8 +34,9 @@ from dnn64build.workspace.rule_loader import load_rules, rule_files
 
 _GENERATOR_SOURCES = ("dnn64build/graph", "dnn64build/workspace", "dnn64build/rules_api.py",
                       "dnn64build/stages/registry.py", "dnn64build/atomic_write.py",
-                      "dnn64build/toolchains", "dnn64build/worker/client.py")
-CLIENT = TOOL_ROOT / "dnn64build" / "worker" / "client.py"
+                      "dnn64build/toolchains", "dnn64build/worker/client.py",
+                      "dnn64build/worker/action.py")
+CLIENT = TOOL_ROOT / "dnn64build" / "worker" / "action.py"
 # Mnemonics of the command actions, as ninja's progress lines show them.
 COMMAND_MNEMONICS = {"compile": "Compile", "archive": "Archive", "link": "Link",
                      "objcopy": "Objcopy"}
