@@ -26,6 +26,7 @@ from dnn64build.errors import UserError
 from dnn64build.graph.actions import Action, BuildGraph, CommandAction
 from dnn64build.graph.context import ActionContext, config_bytes, group_name
 from dnn64build.graph.ninja_escape import NinjaWriter, unwritable
+from dnn64build.graph.runner import package_ninja
 from dnn64build.stages.registry import STAGES
 from dnn64build.workspace.labels import Label
 from dnn64build.workspace.manifest import Workspace, load_workspace
@@ -219,7 +220,7 @@ def index(workspace: Workspace, graph: BuildGraph) -> dict[str, Any]:
         }
     return {"workspace": workspace.name, "root": str(workspace.root), "env": graph.env,
             "kinds": list(workspace.kinds), "unresolved": graph.unresolved,
-            "regen_inputs": regeneration_inputs(workspace),
+            "regen_inputs": regeneration_inputs(workspace), "ninja": package_ninja(),
             "remote_cache": dict(workspace.remote_cache), "targets": labels}
 
 
