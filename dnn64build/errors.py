@@ -7,7 +7,6 @@ reported as such.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 
 
@@ -33,5 +32,7 @@ class UserError(Exception):
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """`` (did you mean 'x'?)`` for the closest of ``choices``, or nothing."""
+    import difflib  # only on an error's way: every command imports this module
+
     close = difflib.get_close_matches(word, list(choices), n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""

@@ -5,9 +5,8 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from dnn64build.errors import UserError
 from dnn64build.graph.runner import NinjaResult, refresh_graph, run_ninja, workspace_lock
@@ -16,8 +15,7 @@ from dnn64build.workspace.query import select
 from dnn64build.workspace.root import find_root
 
 
-@dataclass
-class BuildOutcome:
+class BuildOutcome(NamedTuple):
     root: Path
     index: dict[str, Any]
     labels: list[str]
@@ -57,7 +55,7 @@ def build(
         needed = set().union(*(targets[t]["actions"][group] for t in labels
                                if group in targets[t]["groups"]))
         worker = worker_options(cache or CacheFlags(), index.get("remote_cache") or {})
-        result = run_ninja(root, phony, jobs=jobs, verbose=verbose, worker=worker)
+        result = run_ninja(root, phony, jobs=jobs, verbose=verbose, worker=worker, index=index)
     if not quiet_summary or not result.ok:
         _summary(len(phony), len(needed), result)
     if not result.ok:
@@ -65,8 +63,7 @@ def build(
     return BuildOutcome(root, index, labels, result)
 
 
-@dataclass(frozen=True)
-class CacheFlags:
+class CacheFlags(NamedTuple):
     """The command line's remote cache flags; None where not given."""
 
     remote_cache: str | None = None

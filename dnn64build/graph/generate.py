@@ -26,6 +26,7 @@ from dnn64build.errors import UserError
 from dnn64build.graph.actions import Action, BuildGraph, CommandAction
 from dnn64build.graph.context import ActionContext, config_bytes, group_name
 from dnn64build.graph.ninja_escape import NinjaWriter, unwritable
+from dnn64build.graph.runner import package_ninja
 from dnn64build.stages.registry import STAGES
 from dnn64build.workspace.labels import Label
 from dnn64build.workspace.manifest import Workspace, load_workspace
@@ -35,8 +36,9 @@ from dnn64build.workspace.rule_loader import load_rules, rule_files
 _GENERATOR_SOURCES = ("dnn64build/graph", "dnn64build/workspace", "dnn64build/rules_api.py",
                       "dnn64build/rule_modules.py",
                       "dnn64build/stages/registry.py", "dnn64build/atomic_write.py",
-                      "dnn64build/toolchains", "dnn64build/worker/client.py")
-CLIENT = TOOL_ROOT / "dnn64build" / "worker" / "client.py"
+                      "dnn64build/toolchains", "dnn64build/worker/client.py",
+                      "dnn64build/worker/action.py")
+CLIENT = TOOL_ROOT / "dnn64build" / "worker" / "action.py"
 
 
 def generate(root: Path) -> Workspace:
@@ -222,7 +224,7 @@ def index(workspace: Workspace, graph: BuildGraph) -> dict[str, Any]:
         }
     return {"workspace": workspace.name, "root": str(workspace.root), "env": graph.env,
             "kinds": list(workspace.kinds), "unresolved": graph.unresolved,
-            "regen_inputs": regeneration_inputs(workspace),
+            "regen_inputs": regeneration_inputs(workspace), "ninja": package_ninja(),
             "remote_cache": dict(workspace.remote_cache), "targets": labels}
 
 

@@ -13,11 +13,9 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from dnn64build.build_outputs import DAMAGE
 from dnn64build.errors import UserError
 from dnn64build.worker.launch import WorkerOptions, stage_worker
 from dnn64build.workspace.root import OUTPUT_BASE, TARGET_INDEX, find_root, output_base_problem
@@ -26,22 +24,31 @@ _STATUS = re.compile(r"^\[(\d+)/(\d+)\] ")
 _LOCK = ".lock"
 
 
-def ninja_binary() -> str:
-    """The ninja from the PyPI package (or $DNN64_NINJA)."""
+def ninja_binary(recorded: str | None = None) -> str:
+    """$DNN64_NINJA, else the ninja from the PyPI package. ``recorded`` is where the target
+    index noted the package's ninja: used while it is still there, since finding it again
+    (importing the package, which asks sysconfig) costs more than a no-op build's ninja."""
     override = os.environ.get("DNN64_NINJA")
     if override is not None:
         if not shutil.which(override):
             raise UserError(f"ninja not found: $DNN64_NINJA is {override!r}",
                             hint="unset DNN64_NINJA to use the ninja Python package")
         return override
+    if recorded and os.access(recorded, os.X_OK):
+        return recorded
+    if found := package_ninja():
+        return found
+    raise UserError("ninja not found", hint="install it with: pip install ninja")
+
+
+def package_ninja() -> str | None:
+    """The ninja executable of the ``ninja`` Python package, if it is installed."""
     try:
         import ninja
     except ImportError:
-        ninja = None
-    candidate = Path(ninja.BIN_DIR) / "ninja" if ninja else None
-    if candidate and candidate.exists():
-        return str(candidate)
-    raise UserError("ninja not found", hint="install it with: pip install ninja")
+        return None
+    candidate = Path(ninja.BIN_DIR) / "ninja"
+    return str(candidate) if candidate.exists() else None
 
 
 @contextmanager
@@ -87,7 +94,8 @@ def refresh_graph(root: Path) -> dict[str, Any]:
     index = _read_index(out) if fresh else None
     if index is not None and not _inputs_older(out, index):
         proc = subprocess.run(
-            [ninja_binary(), "build.ninja"], cwd=out, capture_output=True, text=True
+            [ninja_binary(index.get("ninja")), "build.ninja"], cwd=out, capture_output=True,
+            text=True,
         )
         # A deleted package directory or BUILD.yaml is an input ninja can no longer stat:
         # regenerate from scratch instead.
@@ -141,8 +149,7 @@ def current_index(start: Path) -> tuple[Path, dict[str, Any]]:
             return root, describe(root)
 
 
-@dataclass
-class NinjaResult:
+class NinjaResult(NamedTuple):
     ran: int
     needed: int
     seconds: float
@@ -151,11 +158,12 @@ class NinjaResult:
 
 def run_ninja(
     root: Path, phony: Sequence[str], *, jobs: int | None = None, verbose: bool = False,
-    worker: WorkerOptions | None = None,
+    worker: WorkerOptions | None = None, index: dict[str, Any] | None = None,
 ) -> NinjaResult:
-    """Build ``phony`` targets, streaming ninja's progress lines. Call with the lock held."""
+    """Build ``phony`` targets, streaming ninja's progress lines. Call with the lock held;
+    ``index`` is the target index (it knows where ninja is)."""
     worker = worker or WorkerOptions()
-    argv = [ninja_binary()]
+    argv = [ninja_binary((index or {}).get("ninja"))]
     if jobs:
         argv += ["-j", str(jobs)]
     if verbose:
@@ -195,5 +203,5 @@ def _read_index(out: Path) -> dict[str, Any] | None:
     """The target index, or None when it is damaged (then it is written again)."""
     try:
         return json.loads((out / TARGET_INDEX).read_text())
-    except DAMAGE:
+    except ValueError:  # not JSON, or not UTF-8
         return None

@@ -6,6 +6,7 @@ environment variable to set.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -53,6 +54,7 @@ class FoundTool:
         return str(self.paths[role])
 
 
+@functools.cache  # part of the tool's own code: parsed once per process, not per action
 def load_descriptor(name: str) -> ToolDescriptor:
     path = DESCRIPTOR_DIR / f"{name}.yaml"
     try:

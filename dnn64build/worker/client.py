@@ -1,13 +1,17 @@
-"""What ninja runs for every action: ``python -S -E client.py stage STAGE ARGS...`` or
-``... client.py command --out PATH ... -- ARGV...``.
+"""What ninja runs for every action (through action.py): ``python -S -E action.py stage
+STAGE ARGS...`` or ``... action.py command --out PATH ... -- ARGV...``.
 
 Kept to the standard library and started with ``-S -E`` so it costs a few
-milliseconds. With ``$DNN64_WORKER`` naming a live worker socket it sends a
-stage request there (and a command too when the worker has a remote cache to
-ask), together with its stdin/stdout/stderr (so the action's messages reach
-ninja as if it ran here), and exits with the status the worker returns.
-Otherwise (``ninja`` run by hand, or the worker gone) it runs the request
-itself: a command directly, a stage in a fresh ``python -m dnn64build.stages``.
+milliseconds. It imports only builtin modules on the way of an action: one ``import
+subprocess``, ``socket`` or ``signal`` (each pulls in ``enum``, ``re`` or both) costs
+more than the rest of the client, and the client runs once per action.
+
+With ``$DNN64_WORKER`` naming a live worker socket it sends a stage request there (and
+a command too when the worker has a remote cache to ask), together with its
+stdin/stdout/stderr (so the action's messages reach ninja as if it ran here), and exits
+with the status the worker returns. Otherwise (``ninja`` run by hand, or the worker
+gone) it runs the request itself: a command directly, a stage in a fresh ``python -m
+dnn64build.stages``.
 
 A command writes each output ``PATH`` as ``PATH.tmp``; only a changed result
 replaces ``PATH``, so ``restat = 1`` stops the rebuild at an unchanged object.
@@ -15,6 +19,8 @@ replaces ``PATH``, so ``restat = 1`` stops the rebuild at an unchanged object.
 
 from __future__ import annotations
 
+import _signal  # signal and socket without their enum wrappers (see above)
+import _socket
 import os
 import struct
 import sys
@@ -41,9 +47,7 @@ def run_command(outputs: list[str], argv: list[str]) -> int:
     for out in outputs:
         _remove(out + ".tmp")  # `ar` appends to a stale archive
         os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
-    import subprocess  # only here: the client's start-up time counts once per action
-
-    status = subprocess.run(argv, check=False).returncode
+    status = _spawn_and_wait(argv)
     for out in outputs:
         tmp = out + ".tmp"
         if status != 0 or _same_bytes(tmp, out):
@@ -51,6 +55,19 @@ def run_command(outputs: list[str], argv: list[str]) -> int:
         else:
             os.replace(tmp, out)
     return status
+
+
+def _spawn_and_wait(argv: list[str]) -> int:
+    """``subprocess.run(argv).returncode`` without importing subprocess: the exit status,
+    or minus the signal that ended the command."""
+    pid = os.posix_spawnp(argv[0], argv, os.environ)
+    try:
+        _, status = os.waitpid(pid, 0)
+    except BaseException:  # interrupted: do not leave the command running
+        os.kill(pid, _signal.SIGKILL)
+        os.waitpid(pid, 0)
+        raise
+    return os.waitstatus_to_exitcode(status)
 
 
 def _same_bytes(a: str, b: str) -> bool:
@@ -68,14 +85,12 @@ def _remove(path: str) -> None:
         os.unlink(path)
 
 
-def _connect(path: str):  # -> socket.socket | None (imported here: see run_command)
+def _connect(path: str) -> _socket.socket | None:
     """A connection to the worker; the build starts it as ninja starts, so give it a moment
     to bind its socket."""
-    import socket
-
     deadline = time.monotonic() + CONNECT_SECONDS
     while True:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
         try:
             sock.connect(path)
             return sock
@@ -122,28 +137,28 @@ def decode_request(data: bytes) -> tuple[str, list[str]]:
 
 def ask_worker(path: str, argv: list[str]) -> int | None:
     """Hand ``argv`` to the worker at ``path``; None if there is no worker to ask."""
-    import socket
-
     sock = _connect(path)
     if sock is None:
         return None
-    with sock:
+    try:
         request = encode_request(os.getcwd(), argv)
-        socket.send_fds(sock, [struct.pack("!I", len(request)) + request], [0, 1, 2])
+        # socket.send_fds, spelled out: our stdin, stdout and stderr go with the request.
+        sock.sendmsg([struct.pack("!I", len(request)) + request],
+                     [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, struct.pack("3i", 0, 1, 2))])
         child = _receive_int(sock)
         if child is None:
             return _lost()
         # Ninja interrupts an action by signalling its process group, which the worker's
         # child is not in: pass the signal on, so the stage cleans up as it would here.
-        import signal
-
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-            signal.signal(sig, lambda number, _frame: os.kill(child, number))
+        for sig in (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP):
+            _signal.signal(sig, lambda number, _frame: os.kill(child, number))
         status = _receive_int(sock)
+    finally:
+        sock.close()
     return _lost() if status is None else status
 
 
-def _receive_int(sock) -> int | None:
+def _receive_int(sock: _socket.socket) -> int | None:
     data = b""
     while len(data) < STATUS.size:
         chunk = sock.recv(STATUS.size - len(data))

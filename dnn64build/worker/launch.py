@@ -11,13 +11,12 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from dnn64build.worker.client import CACHE_ENV, SPAWN_ENV, WORKER_ENV
 
 
-@dataclass(frozen=True)
-class WorkerOptions:
+class WorkerOptions(NamedTuple):
     remote_cache: str | None = None  # URL of a Bazel-protocol HTTP cache
     read_only: bool = False  # use hits, upload nothing (untrusted jobs)
     timeout: float = 10.0  # seconds per cache request
@@ -34,8 +33,7 @@ class WorkerOptions:
         ]
 
 
-@dataclass(frozen=True)
-class WorkerHandle:
+class WorkerHandle(NamedTuple):
     env: dict[str, str]  # what points ninja's actions at the worker
     pass_fds: tuple[int, ...]  # what ninja must inherit (the lifeline's read end)
     log: str  # where the worker's own messages go (not into an action's output)

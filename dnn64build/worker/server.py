@@ -30,10 +30,28 @@ _LENGTH = struct.Struct("!I")
 
 
 def preload() -> None:
-    """Import what the stages import, so that every forked child starts with it loaded."""
+    """Import what the stages import, and do their one-time initialisations, so that every
+    forked child starts with them done."""
     for spec in STAGES.values():
         importlib.import_module(spec.module)
     importlib.import_module("dnn64build.quant")  # imported lazily by the quantize stage
+    # zipfile decodes the member names of numpy's .npz files as cp437.
+    importlib.import_module("encodings.cp437")
+    _warm_onnx_checker()
+
+
+def _warm_onnx_checker() -> None:
+    """onnx's checker builds its operator tables on its first use (about 12 ms, more than
+    the import stage's own work on a small model): build them here, once."""
+    import onnx
+    from onnx import helper
+
+    def value(name: str) -> onnx.ValueInfoProto:
+        return helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, [1])
+
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "warm-up",
+                              [value("x")], [value("y")])
+    onnx.checker.check_model(helper.make_model(graph))
 
 
 def serve(path: str, lifeline: int, cache: CacheSession | None = None) -> None:

@@ -8,7 +8,7 @@ resolved against the package they are written in.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from dnn64build.errors import UserError
 
@@ -28,9 +28,11 @@ SYNTAX_HINT = (
 )
 
 
-@dataclass(frozen=True, order=True)
-class Label:
-    """A target's name: the package path (no leading //) and the target name."""
+# NamedTuples, not dataclasses: labels are parsed on every command's way, and importing
+# dataclasses (it imports inspect) costs more than a no-op build's own work.
+class Label(NamedTuple):
+    """A target's name: the package path (no leading //) and the target name; ordered by
+    package, then name."""
 
     package: str
     name: str
@@ -66,8 +68,7 @@ def parse_label(text: str, *, package: str | None = None, where: str | None = No
     return Label(pkg, name)
 
 
-@dataclass(frozen=True)
-class Pattern:
+class Pattern(NamedTuple):
     """A set of targets: one label, all targets of a package, or a package subtree."""
 
     package: str

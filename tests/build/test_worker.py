@@ -11,11 +11,10 @@ import sys
 import time
 from pathlib import Path
 
+from dnn64build.graph.generate import CLIENT  # what ninja runs for every action
 from dnn64build.graph.runner import ninja_binary
 from dnn64build.worker.launch import WorkerHandle, stage_worker
 from tests.build.conftest import Workspace, tiny_mlp
-
-CLIENT = Path(__file__).resolve().parents[2] / "dnn64build" / "worker" / "client.py"
 
 
 def _client(argv: list[str], cwd: Path, handle: WorkerHandle | None) -> subprocess.CompletedProcess:
