@@ -37,6 +37,14 @@ tested against brute force):
   other (a failure in the second no longer re-enumerates the first);
 - ``unplaced_floor``: the unplaced buffers of a section all go at or above the
   lowest of their floors: prune when they cannot fit above it;
+- ``stacked_twins``: two buffers with the same conflicts (each other aside),
+  alignment and starting floor, stacked back to back, go lower rank below
+  (swapping them moves nothing else; needs canonical order);
+- ``failure_memo``: a node whose state (see ``_state``) already failed is
+  not searched again;
+- ``tight_windows``: the buffers of a run of tight sections (little slack),
+  lifetimes cut to it, are a relaxation of the node; a small search that
+  refutes it prunes the node;
 - ``restarts``: preorders take turns under doubling node limits, so one bad
   early choice does not eat the budget (the order changes, not the answer);
 - ``heuristic_incumbent``: start from best_fit's plan.
@@ -89,6 +97,7 @@ PREORDERS = ("TWA", "WAT", "TAW")
 # WINDOW_NODES nodes per buffer in it before it is given up (no verdict).
 TIGHT_SLACK = 64
 WINDOW_NODES = 32
+WINDOW_SETUP = 8 * NODE_OVERHEAD  # building a relaxation costs about eight nodes' work
 
 SWITCHES = (
     "canonical_order", "section_bound", "symmetric_buffers", "dominance", "hatless",
@@ -230,6 +239,7 @@ class _Search:
         self.max_nodes = params.node_budget
         self.units = 0
         self.round_end = sys.maxsize  # the node count where a restart round ends
+        self.next_clock = 1  # the node count where the deadline is checked next
         self.sections = sections
         self.reset()
 
@@ -401,9 +411,11 @@ class _Search:
             raise _Stop(ExactOutcome.BUDGET_EXHAUSTED)
         if self.nodes > self.round_end:
             raise _RoundOver
-        if (self.deadline is not None and self.nodes % 64 == 1
-                and time.perf_counter() > self.deadline):
-            raise _Stop(ExactOutcome.DEADLINE_EXCEEDED)
+        # The clock is read every 64 nodes (relaxations add theirs in bulk).
+        if self.deadline is not None and self.nodes >= self.next_clock:
+            self.next_clock = self.nodes + 64
+            if time.perf_counter() > self.deadline:
+                raise _Stop(ExactOutcome.DEADLINE_EXCEEDED)
 
     def _search(self, part: list[int], lo: int, hi: int, capacity: int,
                 last_at: int, last_rank: int) -> bool:
@@ -492,11 +504,11 @@ class _Search:
 
     def _windows_fit(self, lo: int, hi: int, capacity: int, last_at: int) -> bool:
         """Tight windows: the unplaced buffers of this piece (sections [lo, hi))
-        that live in a
-        window of tight sections, their lifetimes cut to the window, placed
-        above their floors and the listing's offset, is a relaxation of this
-        node: when it has no solution, neither has the node. Its search gets a
-        small node budget (counted here); running out of it says nothing."""
+        that live in a window of tight sections, their lifetimes cut to the
+        window, placed above their floors and the listing's offset, are a
+        relaxation of this node: when it has no solution, neither has the node.
+        Its search gets a small node budget (counted here); running out of it
+        says nothing. Verdicts are kept by (window, floors)."""
         first, last, floor, alignment = self.first, self.last, self.floor, self.alignment
         offset = self.offset
         for a, b, members in self.windows:
@@ -532,7 +544,7 @@ class _Search:
         except _Stop:
             fits = True
         self.nodes += relaxed.nodes
-        self.units += relaxed.units
+        self.units += relaxed.units + WINDOW_SETUP
         return fits
 
     def _state(self, lo: int, hi: int, last_at: int, last_rank: int) -> int:
