@@ -92,8 +92,8 @@ WORK_BUDGET = 6_000_000
 NODE_OVERHEAD = 256  # a node's fixed cost (candidates, place, check, unplace), in units
 # Preorders tried in turn by ``restarts`` (see ``_Search.use_preorder``).
 PREORDERS = ("TWA", "WAT", "TAW")
-# Tight windows: a section is tight when its slack (capacity - its bytes) is at
-# most 1/TIGHT_SLACK of the capacity; a window's relaxation may explore
+# Tight windows: a section is tight when its free bytes are at most
+# 1/TIGHT_SLACK of the capacity; a window's relaxation may explore
 # WINDOW_NODES nodes per buffer in it before it is given up (no verdict).
 TIGHT_SLACK = 64
 WINDOW_NODES = 32
@@ -231,7 +231,7 @@ class _Search:
         self.where_key = [rng.getrandbits(128) | 1 for _ in range(4)]
         self.memos: dict[tuple[str, int | None], set[int]] = {}
         self.memo: set[int] = set()
-        self.windows: list[tuple[int, int, list[int]]] = []  # set by each probe
+        self.window_verdicts: dict[tuple[int, int, int], bool] = {}  # emptied by each probe
         self.rank = [0] * n
         self.use_preorder(PREORDERS[0])
         self.nodes = 0
@@ -351,8 +351,7 @@ class _Search:
         shuffled ones (seeded by the round, so the search stays deterministic).
         A round that ends without running out of nodes proves the answer."""
         self.memos.clear()  # failures under another capacity say nothing here
-        self.windows = self._tight_windows(capacity) if self.params.tight_windows else []
-        self.window_verdicts: dict[tuple[int, int], bool] = {}
+        self.window_verdicts: dict[tuple[int, int, int], bool] = {}
         if not self.params.restarts:
             self.reset()
             self.memo = self.memos.setdefault(("", None), set())
@@ -431,7 +430,7 @@ class _Search:
             state = self._state(lo, hi, last_at, last_rank)
             if state in self.memo:
                 return False
-        if self.windows and not self._windows_fit(lo, hi, capacity, last_at):
+        if params.tight_windows and not self._windows_fit(lo, hi, capacity, last_at):
             if params.failure_memo:
                 self.memo.add(state)
             return False
@@ -487,38 +486,29 @@ class _Search:
             self.memo.add(state)
         return False
 
-    def _tight_windows(self, capacity: int) -> list[tuple[int, int, list[int]]]:
-        """Maximal runs of tight sections, as section ranges [a, b), each with
-        the buffers living in it."""
-        limit = capacity // TIGHT_SLACK
-        tight = [capacity - total <= limit for total in self.total]
-        runs = []
-        for k, is_tight in enumerate(tight):
-            if is_tight and (not k or not tight[k - 1]):
-                runs.append([k, k + 1])
-            elif is_tight:
-                runs[-1][1] = k + 1
-        first, last = self.first, self.last
-        return [(a, b, [j for j in range(len(first)) if first[j] < b and a < last[j]])
-                for a, b in runs]
-
     def _windows_fit(self, lo: int, hi: int, capacity: int, last_at: int) -> bool:
-        """Tight windows: the unplaced buffers of this piece (sections [lo, hi))
-        that live in a window of tight sections, their lifetimes cut to the
-        window, placed above their floors and the listing's offset, are a
-        relaxation of this node: when it has no solution, neither has the node.
-        Its search gets a small node budget (counted here); running out of it
-        says nothing. Verdicts are kept by (window, floors)."""
-        first, last, floor, alignment = self.first, self.last, self.floor, self.alignment
-        offset = self.offset
-        for a, b, members in self.windows:
-            if b <= lo or hi <= a:
-                continue
-            inside = [j for j in members if offset[j] is None and first[j] < hi and lo < last[j]]
+        """Tight windows: a window is a maximal run of this piece's sections
+        (within [lo, hi)) whose free bytes (the capacity less the unplaced
+        bytes and less the lowest offset left to them: their lowest floor, or
+        the listing's offset) are at most 1/TIGHT_SLACK of the capacity. Its
+        unplaced buffers, lifetimes cut to it, placed above their floors and
+        the listing's offset, are a relaxation of this node: when that has no
+        solution, neither has the node. Its search gets a small node budget
+        (counted here); running out of it says nothing. Verdicts are kept by
+        (window, floors)."""
+        floor, alignment, remaining, unplaced_in = (
+            self.floor, self.alignment, self.remaining, self.unplaced_in)
+        limit = capacity // TIGHT_SLACK
+        tight = [bool(unplaced_in[k]) and capacity - remaining[k] - max(
+            last_at, min(map(floor.__getitem__, unplaced_in[k]))) <= limit
+            for k in range(lo, hi)]
+        for a, b in _runs(tight, lo):
+            inside = sorted({j for k in range(a, b) for j in unplaced_in[k]})
             if len(inside) < 2:
                 continue
             floors = [max(floor[j], -(-last_at // alignment[j]) * alignment[j]) for j in inside]
-            key = (a, sum(self.zobrist[j] * (f + 1) for j, f in zip(inside, floors, strict=True)))
+            key = (a, b, sum(self.zobrist[j] * (f + 1) for j, f in zip(inside, floors,
+                                                                         strict=True)))
             verdict = self.window_verdicts.get(key)
             if verdict is None:
                 verdict = self.window_verdicts[key] = self._window_fits(inside, floors, a, b,
@@ -570,6 +560,20 @@ class _Search:
             if unplaced_in[k] and min(map(floor_of, unplaced_in[k])) + remaining[k] > capacity:
                 return False
         return True
+
+
+def _runs(flags: list[bool], start: int) -> Iterator[tuple[int, int]]:
+    """The maximal runs of True in ``flags`` as ranges [a, b), numbered from
+    ``start``."""
+    a = None
+    for k, flag in enumerate(flags, start):
+        if flag and a is None:
+            a = k
+        elif not flag and a is not None:
+            yield a, k
+            a = None
+    if a is not None:
+        yield a, start + len(flags)
 
 
 @contextmanager
