@@ -94,9 +94,11 @@ NODE_OVERHEAD = 256  # a node's fixed cost (candidates, place, check, unplace), 
 PREORDERS = ("TWA", "WAT", "TAW")
 # Tight windows: a section is tight when its free bytes are at most
 # 1/TIGHT_SLACK of the capacity; a window's relaxation may explore
-# WINDOW_NODES nodes per buffer in it before it is given up (no verdict).
+# WINDOW_NODES nodes per buffer in it before it is given up (no verdict);
+# relaxations are skipped while theirs exceed WINDOW_SHARE x the search's nodes.
 TIGHT_SLACK = 64
 WINDOW_NODES = 32
+WINDOW_SHARE = 4
 WINDOW_SETUP = 8 * NODE_OVERHEAD  # building a relaxation costs about eight nodes' work
 
 SWITCHES = (
@@ -234,7 +236,8 @@ class _Search:
         self.window_verdicts: dict[tuple[int, int, int], bool] = {}  # emptied by each probe
         self.rank = [0] * n
         self.use_preorder(PREORDERS[0])
-        self.nodes = 0
+        self.nodes = 0  # this search's own nodes (restart rounds count these)
+        self.relaxed_nodes = 0  # the nodes of tight windows' relaxations
         self.max_units = params.work_budget
         self.max_nodes = params.node_budget
         self.units = 0
@@ -406,11 +409,11 @@ class _Search:
         self.nodes += 1
         self.units += units
         if self.units > self.max_units or (self.max_nodes is not None
-                                           and self.nodes > self.max_nodes):
+                                           and self.nodes + self.relaxed_nodes > self.max_nodes):
             raise _Stop(ExactOutcome.BUDGET_EXHAUSTED)
         if self.nodes > self.round_end:
             raise _RoundOver
-        # The clock is read every 64 nodes (relaxations add theirs in bulk).
+        # The clock is read every 64 nodes (and a relaxation is small).
         if self.deadline is not None and self.nodes >= self.next_clock:
             self.next_clock = self.nodes + 64
             if time.perf_counter() > self.deadline:
@@ -430,7 +433,9 @@ class _Search:
             state = self._state(lo, hi, last_at, last_rank)
             if state in self.memo:
                 return False
-        if params.tight_windows and not self._windows_fit(lo, hi, capacity, last_at):
+        # Relaxations may take at most WINDOW_SHARE x this search's own nodes.
+        if (params.tight_windows and self.relaxed_nodes <= WINDOW_SHARE * self.nodes
+                and not self._windows_fit(lo, hi, capacity, last_at)):
             if params.failure_memo:
                 self.memo.add(state)
             return False
@@ -533,7 +538,7 @@ class _Search:
             fits = relaxed.solve(list(relaxed.order), capacity)
         except _Stop:
             fits = True
-        self.nodes += relaxed.nodes
+        self.relaxed_nodes += relaxed.nodes + relaxed.relaxed_nodes
         self.units += relaxed.units + WINDOW_SETUP
         return fits
 
@@ -643,4 +648,4 @@ def solve_exact(
     if best is None and outcome is ExactOutcome.OPTIMAL:
         outcome = ExactOutcome.INFEASIBLE
     arena = arena_bytes(problem, best) if best is not None else None
-    return ExactResult(outcome, best, arena, search.nodes, lower)
+    return ExactResult(outcome, best, arena, search.nodes + search.relaxed_nodes, lower)
