@@ -532,14 +532,17 @@ class _Search:
         relaxed = _Search(sub, replace(self.params, tight_windows=False, restarts=False,
                                        work_budget=sys.maxsize,
                                        node_budget=WINDOW_NODES * len(inside),
-                                       deadline_s=None), None, floors)
+                                       deadline_s=None), self.deadline, floors)
         relaxed.memo = set()
         try:
             fits = relaxed.solve(list(relaxed.order), capacity)
-        except _Stop:
-            fits = True
-        self.relaxed_nodes += relaxed.nodes + relaxed.relaxed_nodes
-        self.units += relaxed.units + WINDOW_SETUP
+        except _Stop as stop:
+            if stop.outcome is ExactOutcome.DEADLINE_EXCEEDED:
+                raise
+            fits = True  # its node budget ran out: no verdict
+        finally:
+            self.relaxed_nodes += relaxed.nodes + relaxed.relaxed_nodes
+            self.units += relaxed.units + WINDOW_SETUP
         return fits
 
     def _state(self, lo: int, hi: int, last_at: int, last_rank: int) -> int:
