@@ -37,6 +37,14 @@ tested against brute force):
   other (a failure in the second no longer re-enumerates the first);
 - ``unplaced_floor``: the unplaced buffers of a section all go at or above the
   lowest of their floors: prune when they cannot fit above it;
+- ``stacked_twins``: two buffers with the same conflicts (each other aside),
+  alignment and starting floor, stacked back to back, go lower rank below
+  (swapping them moves nothing else; needs canonical order);
+- ``failure_memo``: a node whose state (see ``_state``) already failed is
+  not searched again;
+- ``tight_windows``: the buffers of a run of tight sections (little slack),
+  lifetimes cut to it, are a relaxation of the node; a small search that
+  refutes it prunes the node;
 - ``restarts``: preorders take turns under doubling node limits, so one bad
   early choice does not eat the budget (the order changes, not the answer);
 - ``heuristic_incumbent``: start from best_fit's plan.
@@ -56,6 +64,7 @@ best plan found, if any), infeasible under the capacity.
 from __future__ import annotations
 
 import bisect
+import collections
 import enum
 import itertools
 import random
@@ -63,11 +72,12 @@ import sys
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from operator import add
 
 from dnn64build.planner.best_fit import best_fit
 from dnn64build.planner.problem import (
+    Buffer,
     BufferId,
     Offset,
     Problem,
@@ -82,10 +92,20 @@ WORK_BUDGET = 6_000_000
 NODE_OVERHEAD = 256  # a node's fixed cost (candidates, place, check, unplace), in units
 # Preorders tried in turn by ``restarts`` (see ``_Search.use_preorder``).
 PREORDERS = ("TWA", "WAT", "TAW")
+# Tight windows: a section is tight when its free bytes are at most
+# 1/TIGHT_SLACK of the capacity; a window's relaxation may explore
+# WINDOW_NODES nodes per buffer in it before it is given up (no verdict);
+# relaxations are skipped while theirs exceed WINDOW_SHARE x the search's nodes.
+TIGHT_SLACK = 64
+WINDOW_NODES = 32
+WINDOW_SHARE = 4
+WINDOW_SETUP = 8 * NODE_OVERHEAD  # building a relaxation costs about eight nodes' work
 
 SWITCHES = (
     "canonical_order", "section_bound", "symmetric_buffers", "dominance", "hatless",
-    "decomposition", "unplaced_floor", "restarts", "heuristic_incumbent",
+    "decomposition", "unplaced_floor", "stacked_twins", "failure_memo",
+    "tight_windows",
+    "restarts", "heuristic_incumbent",
 )
 
 
@@ -98,6 +118,9 @@ class ExactParams:
     hatless: bool = True
     decomposition: bool = True
     unplaced_floor: bool = True
+    stacked_twins: bool = True
+    failure_memo: bool = True
+    tight_windows: bool = True
     restarts: bool = True
     heuristic_incumbent: bool = True
     work_budget: int = WORK_BUDGET
@@ -156,10 +179,13 @@ class _Search:
     footprint bytes and buffers of section k; ``cuts[k]`` counts unplaced
     buffers living in both sections k and k + 1."""
 
-    def __init__(self, problem: Problem, params: ExactParams, deadline: float | None):
+    def __init__(self, problem: Problem, params: ExactParams, deadline: float | None,
+                 floors: list[int] | None = None):
+        """``floors``: lowest offsets allowed, if not 0 (a window's relaxation)."""
         bufs = problem.buffers
         n = len(bufs)
         self.params = params
+        self.start_floor = floors or [0] * n
         self.deadline = deadline
         self.footprint = [b.footprint for b in bufs]
         self.alignment = [b.alignment for b in bufs]
@@ -184,27 +210,57 @@ class _Search:
             for i in range(n)
         ]
         self.lifetime = [(b.lower, b.upper) for b in bufs]
+        # Stacked twins: buffers with the same conflicts (each other aside)
+        # and alignment; ``twin_tops[c]`` maps the top of each placed member
+        # of class c to its buffer.
+        classes: dict[tuple[frozenset[int], int, int], int] = {}
+        self.twin_class = [
+            classes.setdefault((frozenset(self.conflicts[i]) | {i}, self.alignment[i],
+                                self.start_floor[i]), len(classes))
+            for i in range(n)
+        ]
+        self.classes = len(classes)
+        class_size = collections.Counter(self.twin_class)
+        self.stacked = [class_size[c] > 1 for c in self.twin_class]
+        # Failure memo: a node's subtree is a function of its *state* (the
+        # unplaced buffers and their floors, where the listing stands, and
+        # for stacked twins the placed class members whose top is not below
+        # it), kept as a sum with random 128-bit coefficients (a collision
+        # needs one of 2**128 values: never in practice).
+        rng = random.Random(0x5EED)
+        self.zobrist = [rng.getrandbits(128) | 1 for _ in range(n)]
+        self.top_key = [rng.getrandbits(128) | 1 for _ in range(n)]
+        self.where_key = [rng.getrandbits(128) | 1 for _ in range(4)]
+        self.memos: dict[tuple[str, int | None], set[int]] = {}
+        self.memo: set[int] = set()
+        self.window_verdicts: dict[tuple[int, int, int], bool] = {}  # emptied by each probe
         self.rank = [0] * n
         self.use_preorder(PREORDERS[0])
-        self.nodes = 0
+        self.nodes = 0  # this search's own nodes (restart rounds count these)
+        self.relaxed_nodes = 0  # the nodes of tight windows' relaxations
         self.max_units = params.work_budget
         self.max_nodes = params.node_budget
         self.units = 0
         self.round_end = sys.maxsize  # the node count where a restart round ends
+        self.next_clock = 1  # the node count where the deadline is checked next
         self.sections = sections
         self.reset()
 
     def reset(self) -> None:
         n = len(self.footprint)
         self.offset: list[Offset | None] = [None] * n
-        self.floor = [0] * n
+        self.floor = list(self.start_floor)
         self.remaining = list(self.total)
         self.unplaced_in = [list(m) for m in self.members]
         self.cuts = [0] * max(self.sections - 1, 0)
         for i in range(n):
             for k in range(self.first[i], self.last[i] - 1):
                 self.cuts[k] += 1
-        self.history: list[tuple[int, list[int]]] = []
+        self.history: list[tuple[int, list[int], int]] = []
+        self.twin_tops: list[dict[int, int]] = [{} for _ in range(self.classes)]
+        self.stacked_placed: list[int] = []  # placed buffers with a stacked twin
+        # unplaced j adds zobrist[j] * (floor[j] + 1)
+        self.state_key = sum(z * (f + 1) for z, f in zip(self.zobrist, self.floor, strict=True))
 
     def use_preorder(self, letters: str, shuffle: int | None = None) -> None:
         """Rank buffers by the keys named in ``letters``, each largest first
@@ -224,10 +280,10 @@ class _Search:
 
     def _twins(self) -> list[int | None]:
         """For each buffer, the identical buffer just before it in rank, if any."""
-        seen: dict[tuple[tuple[int, int], int, int], int] = {}
+        seen: dict[tuple[tuple[int, int], int, int, int], int] = {}
         twin: list[int | None] = [None] * len(self.rank)
         for i in self.order:
-            key = (self.lifetime[i], self.footprint[i], self.alignment[i])
+            key = (self.lifetime[i], self.footprint[i], self.alignment[i], self.start_floor[i])
             twin[i] = seen.get(key)
             seen[key] = i
         return twin
@@ -240,12 +296,18 @@ class _Search:
         floor, remaining, cuts = self.floor, self.remaining, self.cuts
         alignment, unplaced_in = self.alignment, self.unplaced_in
         raised = []
+        key, zobrist, placed_at = self.state_key, self.zobrist, self.offset
+        saved_key = key
         for j in self.conflicts[i]:
-            if floor[j] < top:
-                raised.append(floor[j])
-                floor[j] = -(-top // alignment[j]) * alignment[j]
+            old = floor[j]
+            if old < top:
+                raised.append(old)
+                floor[j] = new = -(-top // alignment[j]) * alignment[j]
+                if placed_at[j] is None:
+                    key += zobrist[j] * (new - old)
             else:
                 raised.append(-1)
+        self.state_key = key - zobrist[i] * (floor[i] + 1)
         start, stop = self.first[i], self.last[i]
         split = False
         for k in range(start, stop):
@@ -255,11 +317,14 @@ class _Search:
             cuts[k] -= 1
             split = split or not cuts[k]
         self.offset[i] = offset
-        self.history.append((i, raised))
+        self.twin_tops[self.twin_class[i]][top] = i
+        if self.stacked[i]:
+            self.stacked_placed.append(i)
+        self.history.append((i, raised, saved_key))
         return split
 
     def unplace(self) -> None:
-        i, raised = self.history.pop()
+        i, raised, self.state_key = self.history.pop()
         size = self.footprint[i]
         floor, remaining, cuts, unplaced_in = (
             self.floor, self.remaining, self.cuts, self.unplaced_in)
@@ -272,6 +337,9 @@ class _Search:
             unplaced_in[k].append(i)
         for k in range(start, stop - 1):
             cuts[k] += 1
+        del self.twin_tops[self.twin_class[i]][self.offset[i] + size]
+        if self.stacked[i]:
+            self.stacked_placed.pop()
         self.offset[i] = None
 
     def rollback(self, depth: int) -> None:
@@ -285,8 +353,11 @@ class _Search:
         budget): the plain ``PREORDERS``, and from the second round on also
         shuffled ones (seeded by the round, so the search stays deterministic).
         A round that ends without running out of nodes proves the answer."""
+        self.memos.clear()  # failures under another capacity say nothing here
+        self.window_verdicts: dict[tuple[int, int, int], bool] = {}
         if not self.params.restarts:
             self.reset()
+            self.memo = self.memos.setdefault(("", None), set())
             return self.solve(list(self.order), capacity)
         limit = 2 * len(self.rank)
         for round_ in itertools.count():
@@ -294,6 +365,9 @@ class _Search:
             for shuffle, letters in itertools.product(shuffles, PREORDERS):
                 self.use_preorder(letters, shuffle)
                 self.reset()
+                # A subtree that failed in an earlier round under the same
+                # preorder fails again: the memo carries over.
+                self.memo = self.memos.setdefault((letters, shuffle), set())
                 self.round_end = self.nodes + limit
                 try:
                     return self.solve(list(self.order), capacity)
@@ -335,13 +409,15 @@ class _Search:
         self.nodes += 1
         self.units += units
         if self.units > self.max_units or (self.max_nodes is not None
-                                           and self.nodes > self.max_nodes):
+                                           and self.nodes + self.relaxed_nodes > self.max_nodes):
             raise _Stop(ExactOutcome.BUDGET_EXHAUSTED)
         if self.nodes > self.round_end:
             raise _RoundOver
-        if (self.deadline is not None and self.nodes % 64 == 1
-                and time.perf_counter() > self.deadline):
-            raise _Stop(ExactOutcome.DEADLINE_EXCEEDED)
+        # The clock is read every 64 nodes (and a relaxation is small).
+        if self.deadline is not None and self.nodes >= self.next_clock:
+            self.next_clock = self.nodes + 64
+            if time.perf_counter() > self.deadline:
+                raise _Stop(ExactOutcome.DEADLINE_EXCEEDED)
 
     def _search(self, part: list[int], lo: int, hi: int, capacity: int,
                 last_at: int, last_rank: int) -> bool:
@@ -353,8 +429,20 @@ class _Search:
         if not todo:
             return True
         self._tick(NODE_OVERHEAD + len(part) + hi - lo)
+        if params.failure_memo:
+            state = self._state(lo, hi, last_at, last_rank)
+            if state in self.memo:
+                return False
+        # Relaxations may take at most WINDOW_SHARE x this search's own nodes.
+        if (params.tight_windows and self.relaxed_nodes <= WINDOW_SHARE * self.nodes
+                and not self._windows_fit(lo, hi, capacity, last_at)):
+            if params.failure_memo:
+                self.memo.add(state)
+            return False
         canonical = params.canonical_order
         twin = self.twin
+        stacked = canonical and params.stacked_twins
+        twin_tops, twin_class = self.twin_tops, self.twin_class
         # Dominance: a buffer at or above this would leave room below it for
         # an unplaced buffer that the canonical listing can no longer put there.
         gap_bound = (min(map(add, map(floor.__getitem__, todo), map(footprint.__getitem__, todo)))
@@ -379,6 +467,10 @@ class _Search:
                 continue
             if bound and not canonical and at + max(remaining[first[i]:last[i]]) > capacity:
                 continue
+            if stacked:
+                below = twin_tops[twin_class[i]].get(at)
+                if below is not None and rank[below] > rank[i]:
+                    continue
             children.append((at, rank[i], i))
         children.sort()
         depth = len(self.history)
@@ -395,7 +487,77 @@ class _Search:
             self.rollback(depth)
             if params.hatless and not any(offset[j] is None for j in self.conflicts[i]):
                 break
+        if params.failure_memo:
+            self.memo.add(state)
         return False
+
+    def _windows_fit(self, lo: int, hi: int, capacity: int, last_at: int) -> bool:
+        """Tight windows: a window is a maximal run of this piece's sections
+        (within [lo, hi)) whose free bytes (the capacity less the unplaced
+        bytes and less the lowest offset left to them: their lowest floor, or
+        the listing's offset) are at most 1/TIGHT_SLACK of the capacity. Its
+        unplaced buffers, lifetimes cut to it, placed above their floors and
+        the listing's offset, are a relaxation of this node: when that has no
+        solution, neither has the node. Its search gets a small node budget
+        (counted here); running out of it says nothing. Verdicts are kept by
+        (window, floors)."""
+        floor, alignment, remaining, unplaced_in = (
+            self.floor, self.alignment, self.remaining, self.unplaced_in)
+        limit = capacity // TIGHT_SLACK
+        tight = [bool(unplaced_in[k]) and capacity - remaining[k] - max(
+            last_at, min(map(floor.__getitem__, unplaced_in[k]))) <= limit
+            for k in range(lo, hi)]
+        for a, b in _runs(tight, lo):
+            inside = sorted({j for k in range(a, b) for j in unplaced_in[k]})
+            if len(inside) < 2:
+                continue
+            floors = [max(floor[j], -(-last_at // alignment[j]) * alignment[j]) for j in inside]
+            key = (a, b, sum(self.zobrist[j] * (f + 1) for j, f in zip(inside, floors,
+                                                                         strict=True)))
+            verdict = self.window_verdicts.get(key)
+            if verdict is None:
+                verdict = self.window_verdicts[key] = self._window_fits(inside, floors, a, b,
+                                                                         capacity)
+            if not verdict:
+                return False
+        return True
+
+    def _window_fits(self, inside: list[int], floors: list[int], a: int, b: int,
+                     capacity: int) -> bool:
+        """The relaxation of one window; False when it proves no solution."""
+        first, last, alignment = self.first, self.last, self.alignment
+        sub = Problem.of(
+            Buffer(str(j), max(first[j], a), min(last[j], b), self.footprint[j], alignment[j])
+            for j in inside)
+        relaxed = _Search(sub, replace(self.params, tight_windows=False, restarts=False,
+                                       work_budget=sys.maxsize,
+                                       node_budget=WINDOW_NODES * len(inside),
+                                       deadline_s=None), self.deadline, floors)
+        relaxed.memo = set()
+        try:
+            fits = relaxed.solve(list(relaxed.order), capacity)
+        except _Stop as stop:
+            if stop.outcome is ExactOutcome.DEADLINE_EXCEEDED:
+                raise
+            fits = True  # its node budget ran out: no verdict
+        finally:
+            self.relaxed_nodes += relaxed.nodes + relaxed.relaxed_nodes
+            self.units += relaxed.units + WINDOW_SETUP
+        return fits
+
+    def _state(self, lo: int, hi: int, last_at: int, last_rank: int) -> int:
+        """The key of a node's state (see ``zobrist``). Two nodes with equal
+        keys search identical subtrees."""
+        offset, footprint, top_key = self.offset, self.footprint, self.top_key
+        where = self.where_key
+        key = (self.state_key + where[0] * lo + where[1] * hi + where[2] * last_at
+               + where[3] * (last_rank + 1))
+        if self.params.stacked_twins:
+            for j in self.stacked_placed:
+                top = offset[j] + footprint[j]
+                if top >= last_at:
+                    key += top_key[j] * (top + 1)
+        return key
 
     def _floors_fit(self, i: int, lo: int, hi: int, capacity: int) -> bool:
         """Unplaced floor: the unplaced buffers of a section all go at or above
@@ -406,6 +568,20 @@ class _Search:
             if unplaced_in[k] and min(map(floor_of, unplaced_in[k])) + remaining[k] > capacity:
                 return False
         return True
+
+
+def _runs(flags: list[bool], start: int) -> Iterator[tuple[int, int]]:
+    """The maximal runs of True in ``flags`` as ranges [a, b), numbered from
+    ``start``."""
+    a = None
+    for k, flag in enumerate(flags, start):
+        if flag and a is None:
+            a = k
+        elif not flag and a is not None:
+            yield a, k
+            a = None
+    if a is not None:
+        yield a, start + len(flags)
 
 
 @contextmanager
@@ -475,4 +651,4 @@ def solve_exact(
     if best is None and outcome is ExactOutcome.OPTIMAL:
         outcome = ExactOutcome.INFEASIBLE
     arena = arena_bytes(problem, best) if best is not None else None
-    return ExactResult(outcome, best, arena, search.nodes, lower)
+    return ExactResult(outcome, best, arena, search.nodes + search.relaxed_nodes, lower)

@@ -7,8 +7,10 @@ import itertools
 from dataclasses import replace
 
 from hypothesis import given, settings
+from hypothesis import strategies as st
 from planner_helpers import brute_force_arena, problems
 
+from dnn64build.planner import exact
 from dnn64build.planner.allocate import HEURISTICS
 from dnn64build.planner.checker import check_intervals
 from dnn64build.planner.exact import (
@@ -45,6 +47,60 @@ def test_matches_brute_force_with_every_switch_combination(problem: Problem):
         assert result.outcome is ExactOutcome.OPTIMAL, params
         assert result.arena_bytes == expected, params
         assert _valid(problem, result.offsets)
+
+
+@st.composite
+def shared_lifetimes(draw) -> Problem:
+    """Small problems whose buffers share a few lifetimes (stacked twins, many
+    transpositions for the failure memo, tight sections at the optimum)."""
+    pool = draw(st.lists(st.tuples(st.integers(0, 4), st.integers(1, 3)), min_size=1, max_size=3))
+    n = draw(st.integers(2, 7))
+    return Problem.of(
+        Buffer(f"s{i}", lo, lo + width, 16 * draw(st.integers(1, 4)),
+               draw(st.sampled_from((16, 32))))
+        for i, (lo, width) in enumerate(draw(st.lists(st.sampled_from(pool), min_size=n,
+                                                      max_size=n)))
+    )
+
+
+NEW_RULES = ("stacked_twins", "failure_memo", "tight_windows")
+
+
+@settings(max_examples=40, deadline=None)
+@given(shared_lifetimes())
+def test_inference_rules_agree_with_brute_force_on_shared_lifetimes(problem: Problem):
+    # Every combination of the three newest rules, with the others on; at the
+    # optimum (a plan) and one alignment unit below it (infeasible).
+    optimum = brute_force_arena(problem)
+    for values in itertools.product((True, False), repeat=len(NEW_RULES)):
+        params = ExactParams(heuristic_incumbent=False, **dict(zip(NEW_RULES, values, strict=True)))
+        fits = solve_exact(problem, params, capacity=optimum)
+        assert fits.outcome is ExactOutcome.OPTIMAL and fits.arena_bytes == optimum, params
+        assert _valid(problem, fits.offsets)
+        below = solve_exact(problem, params, capacity=optimum - 16)
+        assert below.outcome is ExactOutcome.INFEASIBLE, params
+
+
+def test_failure_memo_key_is_kept_in_step_with_the_state(monkeypatch):
+    # The memo's key is updated incrementally by place/unplace; at every node it
+    # must equal its definition (a sum over the unplaced buffers' floors), or
+    # two different states could share a key and a subtree be skipped wrongly.
+    checked = []
+
+    class Checked(exact._Search):
+        def _search(self, part, lo, hi, capacity, last_at, last_rank):
+            expected = sum(z * (f + 1) for z, f, o in zip(self.zobrist, self.floor, self.offset,
+                                                          strict=True) if o is None)
+            assert self.state_key == expected
+            checked.append(len(self.history))
+            return super()._search(part, lo, hi, capacity, last_at, last_rank)
+
+    monkeypatch.setattr(exact, "_Search", Checked)
+    planted = planted_random(36, 40, capacity=4096, drop=0.3)
+    result = solve_exact(planted.problem, ExactParams(heuristic_incumbent=False),
+                         capacity=planted.optimum)
+    assert result.outcome is ExactOutcome.OPTIMAL and _valid(planted.problem, result.offsets)
+    assert len(checked) > 100 and max(checked) > 20
 
 
 # Found by a random search for an instance where greedy_by_size, greedy_by_conflicts,

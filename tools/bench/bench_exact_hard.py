@@ -9,11 +9,13 @@ independent checker. Prints a markdown table and a summary.
 
     python tools/bench/bench_exact_hard.py [--sizes 100 300 500] [--seeds 2] [--timeout 60]
         [--families random models] [--drops 0.3 0.5] [--csv NAME.CAPACITY.csv ...]
+        [--without SWITCH ...]
 
 ``--csv`` adds problem files named ``<name>.<capacity>.csv`` (the naming of
 tools/hard_problems.py and of MiniMalloc's benchmarks/challenging set), solved
 at that capacity; with ``--families`` empty only those run. Their optimum is
 not known: the heuristics' column is then relative to the capacity.
+``--without`` turns the named ExactParams switches off (an ablation).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from dnn64build.planner.allocate import allocate  # noqa: E402
 from dnn64build.planner.checker import check_intervals  # noqa: E402
 from dnn64build.planner.csvio import read_problem_csv  # noqa: E402
 from dnn64build.planner.dagplan import order_problem  # noqa: E402
-from dnn64build.planner.exact import ExactParams  # noqa: E402
+from dnn64build.planner.exact import SWITCHES, ExactParams  # noqa: E402
 from dnn64build.planner.graph_plan import dag_from_graph  # noqa: E402
 from dnn64build.planner.problem import Problem, lower_bound  # noqa: E402
 from dnn64build.planner.schedule import schedule  # noqa: E402
@@ -62,11 +64,10 @@ def valid(problem: Problem, offsets: dict[str, int]) -> bool:
     return check_intervals(rows) is None
 
 
-def row(planted: Planted, timeout: float) -> tuple[str, float, str]:
+def row(planted: Planted, timeout: float, params: ExactParams) -> tuple[str, float, str]:
     problem, optimum = planted.problem, planted.optimum
     start = time.perf_counter()
-    result = allocate(problem, "exact", capacity=optimum,
-                      exact_params=ExactParams(work_budget=10**15), deadline_s=timeout)
+    result = allocate(problem, "exact", capacity=optimum, exact_params=params, deadline_s=timeout)
     seconds = time.perf_counter() - start
     nodes = result.trials[0].nodes
     outcome = result.outcome
@@ -95,7 +96,10 @@ def main() -> None:
     parser.add_argument("--drops", type=float, nargs="+", default=[0.3, 0.5],
                         help="random family: fractions of the buffers away from the "
                         "witness step removed (more is more slack)")
+    parser.add_argument("--without", nargs="*", default=[], choices=SWITCHES,
+                        help="exact search switches to turn off")
     args = parser.parse_args()
+    params = ExactParams(work_budget=10**15, **{switch: False for switch in args.without})
     traces = model_traces() if "models" in args.families else []
     header = ["instance", "buffers", "optimum (capacity) bytes", "exact s", "nodes", "outcome",
               *(f"{h} over optimum" for h in HEURISTICS)]
@@ -112,14 +116,15 @@ def main() -> None:
         for size in args.sizes:
             for seed in range(args.seeds):
                 planted = make(seed, size)
-                line, seconds, outcome = row(planted, args.timeout)
+                line, seconds, outcome = row(planted, args.timeout, params)
                 print(line, flush=True)
                 times.append(seconds)
                 outcomes.append(outcome)
     for path in args.csv:
         name, capacity = path.name.removesuffix(".csv").rsplit(".", 1)
         problem = read_problem_csv(path)
-        line, seconds, outcome = row(Planted(name, problem, {}, int(capacity)), args.timeout)
+        line, seconds, outcome = row(Planted(name, problem, {}, int(capacity)), args.timeout,
+                                     params)
         print(line, flush=True)
         times.append(seconds)
         outcomes.append(outcome)
