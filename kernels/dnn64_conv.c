@@ -449,110 +449,6 @@ static void dnn64__conv_generic_s8(const dnn64_conv_geom *g, const int8_t *x, in
     }
 }
 
-/* 1x1 int8 on `ocb` output channels (weights w[ocb][c_in]) x `pxb` pixels
- * (constants once inlined), the ocb * pxb sums in registers while the input
- * channels stream past. Input channel ic of pixel r is x[r * xr + ic * xc].
- * base: bias - zp * sum of each channel's weights (the zero point folded
- * out); y: the first channel's output at the first pixel, channels `plane`
- * apart. */
-static DNN64__ALWAYS_INLINE void dnn64__pw_block_s8(const int8_t *x, int32_t xr, int32_t xc,
-                                                    int32_t c_in, const int8_t *w,
-                                                    const int32_t *base, const int32_t *mult,
-                                                    const int32_t *shift, int ocb, int pxb,
-                                                    const dnn64_q8_out *q, int32_t plane,
-                                                    int8_t *y)
-{
-    int32_t acc[DNN64__OCB][DNN64__PXB];
-    int32_t ic;
-    int j, r;
-    DNN64__UNROLL
-    for (j = 0; j < ocb; ++j)
-        DNN64__UNROLL
-        for (r = 0; r < pxb; ++r)
-            acc[j][r] = 0;
-    for (ic = 0; ic < c_in; ++ic, x += xc) {
-        int32_t xv[DNN64__PXB];
-        DNN64__UNROLL
-        for (r = 0; r < pxb; ++r)
-            xv[r] = x[r * xr];
-        DNN64__UNROLL
-        for (j = 0; j < ocb; ++j) {
-            const int32_t wv = w[j * c_in + ic];
-            DNN64__UNROLL
-            for (r = 0; r < pxb; ++r)
-                acc[j][r] += xv[r] * wv;
-        }
-    }
-    DNN64__UNROLL
-    for (j = 0; j < ocb; ++j)
-        DNN64__UNROLL
-        for (r = 0; r < pxb; ++r)
-            y[j * plane + r] = dnn64__out_s8(base[j] + acc[j][r], mult[j], shift[j], q);
-}
-
-/* Output channels [t, t + ocb) at `count` pixels of the strip xs[count][c_in]. */
-static DNN64__ALWAYS_INLINE void dnn64__pw_strip_s8(const int8_t *xs, int32_t count,
-                                                    int32_t c_in, const int8_t *w,
-                                                    const int32_t *base, const int32_t *mult,
-                                                    const int32_t *shift, int ocb,
-                                                    const dnn64_q8_out *q, int32_t plane,
-                                                    int8_t *y)
-{
-    int32_t p;
-    for (p = 0; p + DNN64__PXB <= count; p += DNN64__PXB)
-        dnn64__pw_block_s8(xs + p * c_in, c_in, 1, c_in, w, base, mult, shift, ocb, DNN64__PXB,
-                           q, plane, y + p);
-    for (; p < count; ++p)
-        dnn64__pw_block_s8(xs + p * c_in, c_in, 1, c_in, w, base, mult, shift, ocb, 1, q, plane,
-                           y + p);
-}
-
-/* 1x1 int8. The NCHW input is read DNN64__STRIP pixels at a time into a
- * pixel-major strip on the stack, so that the sums' inner loop streams
- * through two contiguous arrays (strip and weights) instead of striding by a
- * plane through the direct-mapped D-cache; every output-channel block then
- * reuses the strip. */
-
-/* Output channels [0, oc_count) of one image and one group: x [c_in][plane],
- * w [oc_count][c_in], y [oc_count][plane]; bias NULL for none. */
-static void dnn64__pw_s8(const int8_t *xn, int32_t c_in, int32_t plane, int32_t x_zp,
-                         const int8_t *w_tile, const int32_t *bias_tile,
-                         const int32_t *mult_tile, const int32_t *shift_tile, int32_t oc_count,
-                         const dnn64_q8_out *q, int8_t *yn)
-{
-    int8_t xs[DNN64__STRIP_BYTES];
-    int32_t base[DNN64__OCB];
-    int32_t strip = DNN64__STRIP_BYTES / c_in;
-    int32_t t, j, p0, count, ic, p;
-    int ocb;
-    if (strip > DNN64__STRIP)
-        strip = DNN64__STRIP;
-    /* strip == 0 (c_in > DNN64__STRIP_BYTES): one pixel at a time, read in place */
-    for (p0 = 0; p0 < plane; p0 += strip ? count : 1) {
-        count = plane - p0 < strip ? plane - p0 : strip;
-        for (ic = 0; ic < c_in; ++ic)
-            for (p = 0; p < count; ++p)
-                xs[p * c_in + ic] = xn[ic * plane + p0 + p];
-        for (t = 0; t < oc_count; t += ocb) {
-            const int8_t *w = w_tile + t * c_in;
-            int8_t *yt = yn + t * plane + p0;
-            ocb = strip && oc_count - t >= DNN64__OCB ? DNN64__OCB : 1;
-            for (j = 0; j < ocb; ++j)
-                base[j] = (bias_tile ? bias_tile[t + j] : 0) -
-                          x_zp * dnn64__sum_s8(w + j * c_in, c_in);
-            if (!strip)
-                dnn64__pw_block_s8(xn + p0, 1, plane, c_in, w, base, mult_tile + t,
-                                   shift_tile + t, 1, 1, q, plane, yt);
-            else if (ocb == DNN64__OCB)
-                dnn64__pw_strip_s8(xs, count, c_in, w, base, mult_tile + t, shift_tile + t,
-                                   DNN64__OCB, q, plane, yt);
-            else
-                dnn64__pw_strip_s8(xs, count, c_in, w, base, mult_tile + t, shift_tile + t, 1,
-                                   q, plane, yt);
-        }
-    }
-}
-
 /* 1x1, stride 1, no pad, any group: per image, the tile's run of channels in
  * each group. */
 static void dnn64__conv_1x1_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zp,
@@ -568,9 +464,10 @@ static void dnn64__conv_1x1_s8(const dnn64_conv_geom *g, const int8_t *x, int32_
         for (t = 0; t < oc_count; t += run) {
             const int32_t oc = oc_begin + t, gi = oc / ocpg;
             run = (gi + 1) * ocpg - oc < oc_count - t ? (gi + 1) * ocpg - oc : oc_count - t;
-            dnn64__pw_s8(x + (n * g->c_in + gi * icpg) * plane, icpg, plane, x_zp,
-                         w_tile + t * icpg, bias_tile ? bias_tile + t : 0, mult_tile + t,
-                         shift_tile + t, run, q, y + (n * g->c_out + oc) * plane);
+            dnn64__pointwise_s8(x + (n * g->c_in + gi * icpg) * plane, icpg, plane, x_zp,
+                                w_tile + t * icpg, bias_tile ? bias_tile + t : 0,
+                                mult_tile + t, shift_tile + t, run, q,
+                                y + (n * g->c_out + oc) * plane);
         }
 }
 

@@ -25,22 +25,36 @@
 #define DNN64__INT32_MIN (-2147483647 - 1)
 #define DNN64__INT32_MAX 2147483647
 
+/* The int32 of the same bits (C99 leaves the plain conversion of values above
+ * INT32_MAX implementation-defined; gcc compiles this to nothing). */
+static inline int32_t dnn64__s32(uint32_t v)
+{
+    return v > (uint32_t)DNN64__INT32_MAX ? -(int32_t)(~v) - 1 : (int32_t)v;
+}
+
 static inline int32_t dnn64__srdhm(int32_t a, int32_t b)
 {
     /* gemmlowp nudges a*b by +2^30 (>= 0) or 1 - 2^30 (< 0) and truncates toward
-     * zero: for either sign that is floor((a*b + 2^30) / 2^31). 2^62 added
-     * first keeps the shifted value non-negative (no sign bits to shift). */
-    int64_t biased;
+     * zero: for either sign that is floor((a*b + 2^30) / 2^31). Computed on the
+     * product's two 32-bit words (the nudge carries from the low into the high
+     * word): one MULT, no 64-bit additions or shifts, which cost several
+     * instructions each on a 32-bit ABI. */
+    int64_t p;
+    uint32_t lo, hi;
     if (a == DNN64__INT32_MIN && b == DNN64__INT32_MIN)
         return DNN64__INT32_MAX;
-    biased = (int64_t)a * (int64_t)b + ((int64_t)1 << 30) + ((int64_t)1 << 62);
-    return (int32_t)((biased >> 31) - ((int64_t)1 << 31));
+    p = (int64_t)a * (int64_t)b;
+    lo = (uint32_t)p + 0x40000000u;
+    hi = (uint32_t)((uint64_t)p >> 32) + (lo < (uint32_t)p ? 1u : 0u);
+    return dnn64__s32((hi << 1) | (lo >> 31));
 }
 
-/* floor(x / 2^e) without right-shifting a negative value (implementation-defined in C99). */
+/* floor(x / 2^e) without right-shifting a negative value (implementation-defined
+ * in C99) and without a branch: for x < 0 it is ~(~x >> e). */
 static inline int32_t dnn64__floor_shift(int32_t x, int32_t e)
 {
-    return x >= 0 ? x >> e : ~((~x) >> e);
+    const uint32_t sign = 0u - ((uint32_t)x >> 31);
+    return dnn64__s32((((uint32_t)x ^ sign) >> e) ^ sign);
 }
 
 static inline int32_t dnn64__rdbp(int32_t x, int32_t exponent)
@@ -80,6 +94,16 @@ static inline int8_t dnn64__out_s8(int32_t acc, int32_t mult, int32_t shift,
     int32_t v = dnn64__clamp(dnn64__mbqm(acc, mult, shift), q->act_min - zp, q->act_max - zp) + zp;
     return q->lut ? q->lut[v + 128] : (int8_t)v;
 }
+
+/* y[t][p] = out(bias[t] + sum_ic (x[ic][p] - x_zp) * w[t][ic]) for t < oc_count,
+ * p < plane: an int8 1x1 Conv of one image and group, or a Gemm row (plane 1).
+ * x [c_in][plane]; w [oc_count][c_in]; bias NULL or oc_count, mult and shift
+ * oc_count int32 (as dnn64_conv_s8); y [oc_count][plane]. Defined in
+ * dnn64_pointwise.c; uses 4 KiB of stack. */
+void dnn64__pointwise_s8(const int8_t *x, int32_t c_in, int32_t plane, int32_t x_zp,
+                         const int8_t *w, const int32_t *bias, const int32_t *mult,
+                         const int32_t *shift, int32_t oc_count, const dnn64_q8_out *q,
+                         int8_t *y);
 
 /* One fp32 activation; act may be NULL. Defined in dnn64_activation.c. */
 float dnn64__act_f32(const dnn64_act_f32 *act, float v);
