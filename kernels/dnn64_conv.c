@@ -32,6 +32,7 @@
 #define DNN64__ROW 64           /* kxk: outputs of a row summed at a time */
 #define DNN64__STRIP 16         /* 1x1: pixels per strip read pixel-major */
 #define DNN64__STRIP_BYTES 2048 /* 1x1: bytes of the strip (on the stack) */
+#define DNN64__PADDED_BYTES 16384 /* int8 depthwise: a padded input plane (on the stack) */
 
 /* Unroll the register block's loops fully, so that its sums live in registers
  * (gcc -O2 alone keeps them in a stack array). */
@@ -410,6 +411,80 @@ static void dnn64__inner_row_s8(const dnn64_conv_geom *g, const int8_t *x0, cons
     }
 }
 
+/* The rows (or columns) of input that the outputs of one axis read, from the
+ * first window's start. */
+static int32_t dnn64__extent(int32_t out, int32_t stride, int32_t k, int32_t dil)
+{
+    return (out - 1) * stride + (k - 1) * dil + 1;
+}
+
+/* rows x cols of the plane x (h_in x w_in) starting at (-top, -left), the
+ * places outside it filled with `fill`, into out[rows][cols]. */
+static void dnn64__pad_plane(const int8_t *x, int32_t h_in, int32_t w_in, int32_t top,
+                             int32_t left, int32_t rows, int32_t cols, int8_t fill, int8_t *out)
+{
+    /* the columns [lo, hi) of each row lie inside the input */
+    const int32_t lo = left < 0 ? 0 : (left < cols ? left : cols);
+    const int32_t hi_in = w_in + left, hi = hi_in < lo ? lo : (hi_in < cols ? hi_in : cols);
+    int32_t r, c;
+    for (r = 0; r < rows; ++r, out += cols) {
+        const int32_t iy = r - top;
+        if (iy < 0 || iy >= h_in) {
+            for (c = 0; c < cols; ++c)
+                out[c] = fill;
+            continue;
+        }
+        for (c = 0; c < lo; ++c)
+            out[c] = fill;
+        for (; c < hi; ++c)
+            out[c] = x[iy * w_in + c - left];
+        for (; c < cols; ++c)
+            out[c] = fill;
+    }
+}
+
+/* Depthwise-like channels (one input channel each) whose padded plane fits
+ * DNN64__PADDED_BYTES and whose border outputs have more taps than the padded
+ * plane has bytes: the plane is copied onto the stack with its pads set to
+ * the zero point, where (x - zp) = 0, so that every output is an inner one
+ * (no bounds checks, no border loop; on small planes such as 7x7 with a 5x5
+ * kernel most outputs touch a pad). Returns 0, doing nothing, when it does
+ * not apply. */
+static int dnn64__conv_padded_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zp,
+                                 const int8_t *w_tile, const int32_t *bias_tile,
+                                 const int32_t *mult_tile, const int32_t *shift_tile,
+                                 int32_t oc_begin, int32_t oc_count, const dnn64_q8_out *q,
+                                 int8_t *y)
+{
+    int8_t plane[DNN64__PADDED_BYTES];
+    const int32_t ksize = g->k_h * g->k_w;
+    const dnn64__span sy = DNN64__SPAN_Y(g), sx = DNN64__SPAN_X(g);
+    const int32_t border = g->h_out * g->w_out - (sy.hi - sy.lo) * (sx.hi - sx.lo);
+    dnn64_conv_geom pg = *g;
+    int32_t n, t, oy;
+    if (g->c_in != g->group || g->h_out <= 0 || g->w_out <= 0)
+        return 0;
+    pg.h_in = dnn64__extent(g->h_out, g->stride_h, g->k_h, g->dil_h);
+    pg.w_in = dnn64__extent(g->w_out, g->stride_w, g->k_w, g->dil_w);
+    /* worth it when the border outputs' taps outnumber the bytes copied */
+    if (pg.h_in * pg.w_in > DNN64__PADDED_BYTES || border * ksize <= pg.h_in * pg.w_in)
+        return 0;
+    pg.pad_top = pg.pad_left = 0;
+    for (n = 0; n < g->n; ++n)
+        for (t = 0; t < oc_count; ++t) {
+            const dnn64__conv_chan c = dnn64__conv_chan_at(g, n, oc_begin, t);
+            const int8_t *wt = w_tile + c.w;
+            const int32_t base = (bias_tile ? bias_tile[t] : 0) - x_zp * dnn64__sum_s8(wt, ksize);
+            dnn64__pad_plane(x + c.x, g->h_in, g->w_in, g->pad_top, g->pad_left, pg.h_in,
+                             pg.w_in, (int8_t)x_zp, plane);
+            for (oy = 0; oy < g->h_out; ++oy)
+                dnn64__inner_row_s8(&pg, plane + oy * g->stride_h * pg.w_in, wt, 1, g->w_out,
+                                    base, mult_tile[t], shift_tile[t], q,
+                                    y + c.y + oy * g->w_out);
+        }
+    return 1;
+}
+
 static void dnn64__conv_generic_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zp,
                                    const int8_t *w_tile, const int32_t *bias_tile,
                                    const int32_t *mult_tile, const int32_t *shift_tile,
@@ -479,7 +554,8 @@ void dnn64_conv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero_poi
     if (dnn64__is_1x1(g))
         dnn64__conv_1x1_s8(g, x, x_zero_point, w_tile, bias_tile, mult_tile, shift_tile,
                            oc_begin, oc_count, q, y);
-    else
+    else if (!dnn64__conv_padded_s8(g, x, x_zero_point, w_tile, bias_tile, mult_tile,
+                                    shift_tile, oc_begin, oc_count, q, y))
         dnn64__conv_generic_s8(g, x, x_zero_point, w_tile, bias_tile, mult_tile, shift_tile,
                                oc_begin, oc_count, q, y);
 }
