@@ -30,6 +30,7 @@
 #define DNN64__PXB_F32 1
 #define DNN64__STRIP_MIN_F32 8 /* fp32 1x1: below, x read in place */
 #define DNN64__ROW 64           /* kxk: outputs of a row summed at a time */
+#define DNN64__DWB 4            /* int8 depthwise: outputs of a row per register block */
 #define DNN64__STRIP 16         /* 1x1: pixels per strip read pixel-major */
 #define DNN64__STRIP_BYTES 2048 /* 1x1: bytes of the strip (on the stack) */
 #define DNN64__PADDED_BYTES 16384 /* int8 depthwise: a padded input plane (on the stack) */
@@ -349,6 +350,78 @@ static int32_t dnn64__border_s8(const dnn64_conv_geom *g, const int8_t *xg, int3
     return acc;
 }
 
+/* Depthwise (one input channel): `count` outputs of a row whose windows lie
+ * inside the input, DNN64__DWB at a time with their sums in registers, so each
+ * weight is loaded once per DNN64__DWB outputs and each sum is requantised
+ * straight from its register. x0: the first window's top-left input; w: the
+ * k_h x k_w weights; base: bias - zp * sum of the weights. The geometry comes
+ * as arguments so that the callers below can make it constant. */
+static DNN64__ALWAYS_INLINE void dnn64__dw_block(const int8_t *x0, const int8_t *w, int nb,
+                                                int32_t base, int32_t s, int32_t k_h,
+                                                int32_t k_w, int32_t row, int32_t dil_w,
+                                                const dnn64__rq *rq, int8_t *y)
+{
+    int32_t a[DNN64__DWB];
+    int32_t ky, kx;
+    int r;
+    DNN64__UNROLL
+    for (r = 0; r < nb; ++r)
+        a[r] = base;
+    for (ky = 0; ky < k_h; ++ky, x0 += row, w += k_w) {
+        DNN64__UNROLL
+        for (kx = 0; kx < k_w; ++kx) {
+            const int32_t wv = w[kx];
+            DNN64__UNROLL
+            for (r = 0; r < nb; ++r)
+                a[r] += x0[kx * dil_w + r * s] * wv;
+        }
+    }
+    /* all requantised before any is stored: a store through int8_t * could
+     * alias *rq, which would then be reloaded for every output */
+    DNN64__UNROLL
+    for (r = 0; r < nb; ++r)
+        a[r] = dnn64__rq_out(rq, a[r]);
+    DNN64__UNROLL
+    for (r = 0; r < nb; ++r)
+        y[r] = (int8_t)a[r];
+}
+
+static DNN64__ALWAYS_INLINE void dnn64__dw_row_body(const int8_t *x0, const int8_t *w,
+                                                   int32_t count, int32_t base, int32_t s,
+                                                   int32_t k_h, int32_t k_w, int32_t row,
+                                                   int32_t dil_w, const dnn64__rq *rq,
+                                                   int8_t *y)
+{
+    int32_t i;
+    for (i = 0; i + DNN64__DWB <= count; i += DNN64__DWB)
+        dnn64__dw_block(x0 + i * s, w, DNN64__DWB, base, s, k_h, k_w, row, dil_w, rq, y + i);
+    for (; i < count; ++i)
+        dnn64__dw_block(x0 + i * s, w, 1, base, s, k_h, k_w, row, dil_w, rq, y + i);
+}
+
+/* Whether dnn64__dw_row_s8 takes this depthwise geometry: the common shapes,
+ * which it unrolls. */
+static int dnn64__dw_row_fits(const dnn64_conv_geom *g)
+{
+    return g->dil_w == 1 && g->k_h == g->k_w && (g->k_w == 3 || g->k_w == 5) &&
+           (g->stride_w == 1 || g->stride_w == 2);
+}
+
+/* dnn64__dw_row_body with the geometry constant (3x3 or 5x5, stride 1 or 2). */
+static void dnn64__dw_row_s8(const dnn64_conv_geom *g, const int8_t *x0, const int8_t *w,
+                             int32_t count, int32_t base, const dnn64__rq *rq, int8_t *y)
+{
+    const int32_t row = g->dil_h * g->w_in;
+    if (g->k_w == 3 && g->stride_w == 1)
+        dnn64__dw_row_body(x0, w, count, base, 1, 3, 3, row, 1, rq, y);
+    else if (g->k_w == 3)
+        dnn64__dw_row_body(x0, w, count, base, 2, 3, 3, row, 1, rq, y);
+    else if (g->stride_w == 1)
+        dnn64__dw_row_body(x0, w, count, base, 1, 5, 5, row, 1, rq, y);
+    else
+        dnn64__dw_row_body(x0, w, count, base, 2, 5, 5, row, 1, rq, y);
+}
+
 /* `count` outputs of one row whose windows lie inside the input, sums in
  * int32 on the stack DNN64__ROW at a time: one input channel at a time, so
  * that only that channel's k_h input rows are live in the direct-mapped
@@ -358,8 +431,8 @@ static int32_t dnn64__border_s8(const dnn64_conv_geom *g, const int8_t *xg, int3
  * point folded out). 3x3 undilated is unrolled, its weights in registers;
  * 5x5 undilated unrolled. */
 static void dnn64__inner_row_s8(const dnn64_conv_geom *g, const int8_t *x0, const int8_t *wt,
-                                int32_t icpg, int32_t count, int32_t base, int32_t mult,
-                                int32_t shift, const dnn64_q8_out *q, int8_t *y)
+                                int32_t icpg, int32_t count, int32_t base, const dnn64__rq *rq,
+                                int8_t *y)
 {
     const int32_t in_plane = g->h_in * g->w_in, ksize = g->k_h * g->k_w, w_in = g->w_in;
     const int32_t stride = g->stride_w, k_h = g->k_h, k_w = g->k_w, dil_h = g->dil_h;
@@ -368,6 +441,10 @@ static void dnn64__inner_row_s8(const dnn64_conv_geom *g, const int8_t *x0, cons
     const int k3 = k_h == 3 && k_w == 3 && undilated, k5 = k_h == 5 && k_w == 5 && undilated;
     int32_t acc[DNN64__ROW];
     int32_t c0, len, i, ic, ky, kx;
+    if (icpg == 1 && dnn64__dw_row_fits(g)) {
+        dnn64__dw_row_s8(g, x0, wt, count, base, rq, y);
+        return;
+    }
     for (c0 = 0; c0 < count; c0 += len) {
         len = count - c0 < DNN64__ROW ? count - c0 : DNN64__ROW;
         for (i = 0; i < len; ++i)
@@ -407,7 +484,7 @@ static void dnn64__inner_row_s8(const dnn64_conv_geom *g, const int8_t *x0, cons
             }
         }
         for (i = 0; i < len; ++i)
-            y[c0 + i] = dnn64__out_s8(acc[i], mult, shift, q);
+            y[c0 + i] = dnn64__rq_out(rq, acc[i]);
     }
 }
 
@@ -475,12 +552,12 @@ static int dnn64__conv_padded_s8(const dnn64_conv_geom *g, const int8_t *x, int3
             const dnn64__conv_chan c = dnn64__conv_chan_at(g, n, oc_begin, t);
             const int8_t *wt = w_tile + c.w;
             const int32_t base = (bias_tile ? bias_tile[t] : 0) - x_zp * dnn64__sum_s8(wt, ksize);
+            const dnn64__rq rq = dnn64__rq_of(mult_tile[t], shift_tile[t], q);
             dnn64__pad_plane(x + c.x, g->h_in, g->w_in, g->pad_top, g->pad_left, pg.h_in,
                              pg.w_in, (int8_t)x_zp, plane);
             for (oy = 0; oy < g->h_out; ++oy)
                 dnn64__inner_row_s8(&pg, plane + oy * g->stride_h * pg.w_in, wt, 1, g->w_out,
-                                    base, mult_tile[t], shift_tile[t], q,
-                                    y + c.y + oy * g->w_out);
+                                    base, &rq, y + c.y + oy * g->w_out);
         }
     return 1;
 }
@@ -502,6 +579,7 @@ static void dnn64__conv_generic_s8(const dnn64_conv_geom *g, const int8_t *x, in
             /* inside the input: bias + sum (x - zp) w = inner_bias + sum x w */
             const int32_t inner_bias = bias - x_zp * dnn64__sum_s8(wt, icpg * ksize);
             const int32_t mult = mult_tile[t], shift = shift_tile[t];
+            const dnn64__rq rq = dnn64__rq_of(mult, shift, q);
             for (oy = 0; oy < g->h_out; ++oy) {
                 int8_t *yr = y + c.y + oy * g->w_out;
                 const int inner_row = oy >= sy.lo && oy < sy.hi;
@@ -514,8 +592,7 @@ static void dnn64__conv_generic_s8(const dnn64_conv_geom *g, const int8_t *x, in
                     continue;
                 x0 = xg + (oy * g->stride_h - g->pad_top) * g->w_in + sx.lo * g->stride_w -
                      g->pad_left;
-                dnn64__inner_row_s8(g, x0, wt, icpg, sx.hi - sx.lo, inner_bias, mult, shift, q,
-                                    yr + sx.lo);
+                dnn64__inner_row_s8(g, x0, wt, icpg, sx.hi - sx.lo, inner_bias, &rq, yr + sx.lo);
                 for (ox = sx.hi; ox < g->w_out; ++ox)
                     yr[ox] = dnn64__out_s8(dnn64__border_s8(g, xg, x_zp, wt, icpg, oy, ox, bias),
                                            mult, shift, q);

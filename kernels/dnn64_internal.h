@@ -32,21 +32,25 @@ static inline int32_t dnn64__s32(uint32_t v)
     return v > (uint32_t)DNN64__INT32_MAX ? -(int32_t)(~v) - 1 : (int32_t)v;
 }
 
+/* dnn64__srdhm for all but a == b == INT32_MIN (where it saturates).
+ * gemmlowp nudges a*b by +2^30 (>= 0) or 1 - 2^30 (< 0) and truncates toward
+ * zero: for either sign that is floor((a*b + 2^30) / 2^31). Computed on the
+ * product's two 32-bit words (the nudge carries from the low into the high
+ * word): one MULT, no 64-bit additions or shifts, which cost several
+ * instructions each on a 32-bit ABI. */
+static inline int32_t dnn64__srdhm_unsat(int32_t a, int32_t b)
+{
+    const int64_t p = (int64_t)a * (int64_t)b;
+    const uint32_t lo = (uint32_t)p + 0x40000000u;
+    const uint32_t hi = (uint32_t)((uint64_t)p >> 32) + (lo < (uint32_t)p ? 1u : 0u);
+    return dnn64__s32((hi << 1) | (lo >> 31));
+}
+
 static inline int32_t dnn64__srdhm(int32_t a, int32_t b)
 {
-    /* gemmlowp nudges a*b by +2^30 (>= 0) or 1 - 2^30 (< 0) and truncates toward
-     * zero: for either sign that is floor((a*b + 2^30) / 2^31). Computed on the
-     * product's two 32-bit words (the nudge carries from the low into the high
-     * word): one MULT, no 64-bit additions or shifts, which cost several
-     * instructions each on a 32-bit ABI. */
-    int64_t p;
-    uint32_t lo, hi;
     if (a == DNN64__INT32_MIN && b == DNN64__INT32_MIN)
         return DNN64__INT32_MAX;
-    p = (int64_t)a * (int64_t)b;
-    lo = (uint32_t)p + 0x40000000u;
-    hi = (uint32_t)((uint64_t)p >> 32) + (lo < (uint32_t)p ? 1u : 0u);
-    return dnn64__s32((hi << 1) | (lo >> 31));
+    return dnn64__srdhm_unsat(a, b);
 }
 
 /* floor(x / 2^e) without right-shifting a negative value (implementation-defined
@@ -93,6 +97,48 @@ static inline int8_t dnn64__out_s8(int32_t acc, int32_t mult, int32_t shift,
     int32_t zp = q->out_zero_point;
     int32_t v = dnn64__clamp(dnn64__mbqm(acc, mult, shift), q->act_min - zp, q->act_max - zp) + zp;
     return q->lut ? q->lut[v + 128] : (int8_t)v;
+}
+
+/* dnn64__out_s8 of one output channel, with the work that does not depend on
+ * the sum done once (dnn64__rq_of): per output one MULT, a rounding shift, the
+ * clamp and the LUT. A positive shift (a left shift, rare) and the multiplier
+ * INT32_MIN (the one case srdhm saturates) take dnn64__out_s8 itself. */
+typedef struct {
+    int32_t general; /* nonzero: use dnn64__out_s8(acc, mult, shift, q) */
+    int32_t mult, shift;
+    int32_t exp, mask, half; /* -shift, 2^exp - 1, mask >> 1 */
+    int32_t lo, hi, zp;      /* clamp bounds before the zero point, zero point */
+    const int8_t *lut;
+    const dnn64_q8_out *q;
+} dnn64__rq;
+
+static inline dnn64__rq dnn64__rq_of(int32_t mult, int32_t shift, const dnn64_q8_out *q)
+{
+    dnn64__rq r;
+    r.general = shift > 0 || mult == DNN64__INT32_MIN;
+    r.mult = mult;
+    r.shift = shift;
+    r.exp = shift > 0 ? 0 : -shift;
+    r.mask = (int32_t)(((uint32_t)1 << r.exp) - 1u);
+    r.half = r.mask >> 1;
+    r.zp = q->out_zero_point;
+    r.lo = q->act_min - r.zp;
+    r.hi = q->act_max - r.zp;
+    r.lut = q->lut;
+    r.q = q;
+    return r;
+}
+
+static DNN64__ALWAYS_INLINE int8_t dnn64__rq_out(const dnn64__rq *r, int32_t acc)
+{
+    int32_t s, v;
+    if (r->general)
+        return dnn64__out_s8(acc, r->mult, r->shift, r->q);
+    /* dnn64__rdbp(dnn64__srdhm(acc, mult), exp) with the per-channel parts ready */
+    s = dnn64__srdhm_unsat(acc, r->mult);
+    v = dnn64__floor_shift(s, r->exp) + ((s & r->mask) > r->half + (s < 0 ? 1 : 0) ? 1 : 0);
+    v = (v < r->lo ? r->lo : (v > r->hi ? r->hi : v)) + r->zp;
+    return r->lut ? r->lut[v + 128] : (int8_t)v;
 }
 
 /* y[t][p] = out(bias[t] + sum_ic (x[ic][p] - x_zp) * w[t][ic]) for t < oc_count,

@@ -137,23 +137,33 @@ static void dnn64__pw_strip(const int16_t *xs, int32_t c_in, int32_t count, cons
     int32_t t, p, j;
     for (t = 0; t + DNN64__PW_OCB <= oc_count; t += DNN64__PW_OCB) {
         const int8_t *wt = w + t * c_in;
+        dnn64__rq rq[DNN64__PW_OCB];
+        int32_t b[DNN64__PW_OCB];
+        for (j = 0; j < DNN64__PW_OCB; ++j) {
+            rq[j] = dnn64__rq_of(mult[t + j], shift[t + j], q);
+            b[j] = bias ? bias[t + j] : 0;
+        }
         for (p = 0; p + 2 <= count; p += 2) {
             int32_t acc[4][2];
             for (j = 0; j < 4; ++j)
-                acc[j][0] = acc[j][1] = bias ? bias[t + j] : 0;
+                acc[j][0] = acc[j][1] = b[j];
             dnn64__pw_4x2(xs + p * c_in, c_in, wt, wt + c_in, wt + 2 * c_in, wt + 3 * c_in, acc);
+            /* all requantised before any is stored: a store through int8_t *
+             * could alias rq, which would then be reloaded for every output */
             for (j = 0; j < 4; ++j) {
-                int8_t *yj = y + (t + j) * plane + p;
-                yj[0] = dnn64__out_s8(acc[j][0], mult[t + j], shift[t + j], q);
-                yj[1] = dnn64__out_s8(acc[j][1], mult[t + j], shift[t + j], q);
+                acc[j][0] = dnn64__rq_out(&rq[j], acc[j][0]);
+                acc[j][1] = dnn64__rq_out(&rq[j], acc[j][1]);
+            }
+            for (j = 0; j < 4; ++j) {
+                y[(t + j) * plane + p] = (int8_t)acc[j][0];
+                y[(t + j) * plane + p + 1] = (int8_t)acc[j][1];
             }
         }
         for (; p < count; ++p)
             for (j = 0; j < 4; ++j)
-                y[(t + j) * plane + p] = dnn64__out_s8(
-                    (bias ? bias[t + j] : 0) + dnn64__pw_1x1(dnn64__pw_pixel(xs, c_in, p), c_in,
-                                                              wt + j * c_in),
-                    mult[t + j], shift[t + j], q);
+                y[(t + j) * plane + p] = dnn64__rq_out(
+                    &rq[j], b[j] + dnn64__pw_1x1(dnn64__pw_pixel(xs, c_in, p), c_in,
+                                                 wt + j * c_in));
     }
     for (; t < oc_count; ++t)
         for (p = 0; p < count; ++p)

@@ -48,6 +48,7 @@ SECTION = "## CPU cycles per inference (N64, in cen64)"
 
 class CycleBench(Bench):
     platform = "cen64"
+    target_attrs = ", kernels: cpu"  # CPU-only figures, whatever the default becomes
 
     def add_model(self, name: str) -> None:
         if name != "digits":
