@@ -30,7 +30,8 @@
 #define DNN64__PXB_F32 1
 #define DNN64__STRIP_MIN_F32 8 /* fp32 1x1: below, x read in place */
 #define DNN64__ROW 64           /* kxk: outputs of a row summed at a time */
-#define DNN64__DWB 4            /* int8 depthwise: outputs of a row per register block */
+#define DNN64__DWB 4            /* int8, few input channels: outputs per register block */
+#define DNN64__FEW_IC 4         /* int8 3x3: at most this many input channels per group */
 #define DNN64__STRIP 16         /* 1x1: pixels per strip read pixel-major */
 #define DNN64__STRIP_BYTES 2048 /* 1x1: bytes of the strip (on the stack) */
 #define DNN64__PADDED_BYTES 16384 /* int8 depthwise: a padded input plane (on the stack) */
@@ -350,30 +351,34 @@ static int32_t dnn64__border_s8(const dnn64_conv_geom *g, const int8_t *xg, int3
     return acc;
 }
 
-/* Depthwise (one input channel): `count` outputs of a row whose windows lie
- * inside the input, DNN64__DWB at a time with their sums in registers, so each
- * weight is loaded once per DNN64__DWB outputs and each sum is requantised
- * straight from its register. x0: the first window's top-left input; w: the
- * k_h x k_w weights; base: bias - zp * sum of the weights. The geometry comes
- * as arguments so that the callers below can make it constant. */
-static DNN64__ALWAYS_INLINE void dnn64__dw_block(const int8_t *x0, const int8_t *w, int nb,
-                                                int32_t base, int32_t s, int32_t k_h,
-                                                int32_t k_w, int32_t row, int32_t dil_w,
-                                                const dnn64__rq *rq, int8_t *y)
+/* Few input channels (depthwise, or a stem's 3): `count` outputs of a row whose
+ * windows lie inside the input, DNN64__DWB at a time with their sums in
+ * registers over all icpg channels, so each weight is loaded once per
+ * DNN64__DWB outputs and each sum is requantised straight from its register.
+ * x0: the first window's top-left input of the first channel, channels
+ * `in_plane` apart; w: [icpg][k_h][k_w]; base: bias - zp * sum of the weights.
+ * The geometry comes as arguments so that the callers below make it constant. */
+static DNN64__ALWAYS_INLINE void dnn64__few_block(const int8_t *x0, const int8_t *w, int nb,
+                                                 int32_t icpg, int32_t in_plane, int32_t base,
+                                                 int32_t s, int32_t k, int32_t row,
+                                                 const dnn64__rq *rq, int8_t *y)
 {
     int32_t a[DNN64__DWB];
-    int32_t ky, kx;
+    int32_t ic, ky, kx;
     int r;
     DNN64__UNROLL
     for (r = 0; r < nb; ++r)
         a[r] = base;
-    for (ky = 0; ky < k_h; ++ky, x0 += row, w += k_w) {
-        DNN64__UNROLL
-        for (kx = 0; kx < k_w; ++kx) {
-            const int32_t wv = w[kx];
+    for (ic = 0; ic < icpg; ++ic, x0 += in_plane) {
+        const int8_t *xr = x0;
+        for (ky = 0; ky < k; ++ky, xr += row, w += k) {
             DNN64__UNROLL
-            for (r = 0; r < nb; ++r)
-                a[r] += x0[kx * dil_w + r * s] * wv;
+            for (kx = 0; kx < k; ++kx) {
+                const int32_t wv = w[kx];
+                DNN64__UNROLL
+                for (r = 0; r < nb; ++r)
+                    a[r] += xr[kx + r * s] * wv;
+            }
         }
     }
     /* all requantised before any is stored: a store through int8_t * could
@@ -386,40 +391,62 @@ static DNN64__ALWAYS_INLINE void dnn64__dw_block(const int8_t *x0, const int8_t 
         y[r] = (int8_t)a[r];
 }
 
-static DNN64__ALWAYS_INLINE void dnn64__dw_row_body(const int8_t *x0, const int8_t *w,
-                                                   int32_t count, int32_t base, int32_t s,
-                                                   int32_t k_h, int32_t k_w, int32_t row,
-                                                   int32_t dil_w, const dnn64__rq *rq,
-                                                   int8_t *y)
+static DNN64__ALWAYS_INLINE void dnn64__few_row_body(const int8_t *x0, const int8_t *w,
+                                                    int32_t count, int32_t icpg,
+                                                    int32_t in_plane, int32_t base, int32_t s,
+                                                    int32_t k, int32_t row,
+                                                    const dnn64__rq *rq, int8_t *y)
 {
-    int32_t i;
-    for (i = 0; i + DNN64__DWB <= count; i += DNN64__DWB)
-        dnn64__dw_block(x0 + i * s, w, DNN64__DWB, base, s, k_h, k_w, row, dil_w, rq, y + i);
-    for (; i < count; ++i)
-        dnn64__dw_block(x0 + i * s, w, 1, base, s, k_h, k_w, row, dil_w, rq, y + i);
+    /* The outputs go to y a run at a time from the stack: a store into y
+     * between the loads could evict (direct-mapped D-cache) an input line
+     * that the next block reads again. */
+    int8_t out[DNN64__ROW];
+    int32_t c0, len, i;
+    for (c0 = 0; c0 < count; c0 += len, x0 += len * s) {
+        len = count - c0 < DNN64__ROW ? count - c0 : DNN64__ROW;
+        for (i = 0; i + DNN64__DWB <= len; i += DNN64__DWB)
+            dnn64__few_block(x0 + i * s, w, DNN64__DWB, icpg, in_plane, base, s, k, row, rq,
+                             out + i);
+        for (; i < len; ++i)
+            dnn64__few_block(x0 + i * s, w, 1, icpg, in_plane, base, s, k, row, rq, out + i);
+        for (i = 0; i < len; ++i)
+            y[c0 + i] = out[i];
+    }
 }
 
-/* Whether dnn64__dw_row_s8 takes this depthwise geometry: the common shapes,
- * which it unrolls. */
-static int dnn64__dw_row_fits(const dnn64_conv_geom *g)
+/* Whether dnn64__few_row_s8 takes this geometry: square 3x3 or 5x5 kernels,
+ * undilated, stride 1 or 2, one input channel per group, or up to
+ * DNN64__FEW_IC with a 3x3 kernel (whose k_h rows of every channel stay in the
+ * D-cache together). */
+static int dnn64__few_row_fits(const dnn64_conv_geom *g, int32_t icpg)
 {
-    return g->dil_w == 1 && g->k_h == g->k_w && (g->k_w == 3 || g->k_w == 5) &&
-           (g->stride_w == 1 || g->stride_w == 2);
+    return g->dil_h == 1 && g->dil_w == 1 && g->k_h == g->k_w &&
+           (g->stride_w == 1 || g->stride_w == 2) &&
+           ((icpg == 1 && (g->k_w == 3 || g->k_w == 5)) || (icpg <= DNN64__FEW_IC && g->k_w == 3));
 }
 
-/* dnn64__dw_row_body with the geometry constant (3x3 or 5x5, stride 1 or 2). */
-static void dnn64__dw_row_s8(const dnn64_conv_geom *g, const int8_t *x0, const int8_t *w,
-                             int32_t count, int32_t base, const dnn64__rq *rq, int8_t *y)
+/* dnn64__few_row_body with the geometry constant. */
+static void dnn64__few_row_s8(const dnn64_conv_geom *g, const int8_t *x0, const int8_t *w,
+                              int32_t icpg, int32_t count, int32_t base, const dnn64__rq *rq,
+                              int8_t *y)
 {
-    const int32_t row = g->dil_h * g->w_in;
-    if (g->k_w == 3 && g->stride_w == 1)
-        dnn64__dw_row_body(x0, w, count, base, 1, 3, 3, row, 1, rq, y);
-    else if (g->k_w == 3)
-        dnn64__dw_row_body(x0, w, count, base, 2, 3, 3, row, 1, rq, y);
-    else if (g->stride_w == 1)
-        dnn64__dw_row_body(x0, w, count, base, 1, 5, 5, row, 1, rq, y);
-    else
-        dnn64__dw_row_body(x0, w, count, base, 2, 5, 5, row, 1, rq, y);
+    const int32_t row = g->w_in, in_plane = g->h_in * g->w_in, s1 = g->stride_w == 1;
+    if (icpg > 1) {
+        if (s1)
+            dnn64__few_row_body(x0, w, count, icpg, in_plane, base, 1, 3, row, rq, y);
+        else
+            dnn64__few_row_body(x0, w, count, icpg, in_plane, base, 2, 3, row, rq, y);
+    } else if (g->k_w == 3) {
+        if (s1)
+            dnn64__few_row_body(x0, w, count, 1, 0, base, 1, 3, row, rq, y);
+        else
+            dnn64__few_row_body(x0, w, count, 1, 0, base, 2, 3, row, rq, y);
+    } else {
+        if (s1)
+            dnn64__few_row_body(x0, w, count, 1, 0, base, 1, 5, row, rq, y);
+        else
+            dnn64__few_row_body(x0, w, count, 1, 0, base, 2, 5, row, rq, y);
+    }
 }
 
 /* `count` outputs of one row whose windows lie inside the input, sums in
@@ -441,8 +468,8 @@ static void dnn64__inner_row_s8(const dnn64_conv_geom *g, const int8_t *x0, cons
     const int k3 = k_h == 3 && k_w == 3 && undilated, k5 = k_h == 5 && k_w == 5 && undilated;
     int32_t acc[DNN64__ROW];
     int32_t c0, len, i, ic, ky, kx;
-    if (icpg == 1 && dnn64__dw_row_fits(g)) {
-        dnn64__dw_row_s8(g, x0, wt, count, base, rq, y);
+    if (dnn64__few_row_fits(g, icpg)) {
+        dnn64__few_row_s8(g, x0, wt, icpg, count, base, rq, y);
         return;
     }
     for (c0 = 0; c0 < count; c0 += len) {

@@ -129,11 +129,15 @@ static inline dnn64__rq dnn64__rq_of(int32_t mult, int32_t shift, const dnn64_q8
     return r;
 }
 
+/* dnn64__out_s8 for a dnn64__rq, out of line (dnn64_fixedpoint.c): the rare
+ * general case stays out of the unrolled loops' code. */
+int8_t dnn64__rq_out_general(const dnn64__rq *r, int32_t acc);
+
 static DNN64__ALWAYS_INLINE int8_t dnn64__rq_out(const dnn64__rq *r, int32_t acc)
 {
     int32_t s, v;
     if (r->general)
-        return dnn64__out_s8(acc, r->mult, r->shift, r->q);
+        return dnn64__rq_out_general(r, acc);
     /* dnn64__rdbp(dnn64__srdhm(acc, mult), exp) with the per-channel parts ready */
     s = dnn64__srdhm_unsat(acc, r->mult);
     v = dnn64__floor_shift(s, r->exp) + ((s & r->mask) > r->half + (s < 0 ? 1 : 0) ? 1 : 0);
