@@ -548,8 +548,8 @@ static void dnn64__pad_plane(const int8_t *x, int32_t h_in, int32_t w_in, int32_
 }
 
 /* Depthwise-like channels (one input channel each) whose padded plane fits
- * DNN64__PADDED_BYTES and whose border outputs have more taps than the padded
- * plane has bytes: the plane is copied onto the stack with its pads set to
+ * DNN64__PADDED_BYTES and whose border outputs would cost more than the copy:
+ * the plane is copied onto the stack with its pads set to
  * the zero point, where (x - zp) = 0, so that every output is an inner one
  * (no bounds checks, no border loop; on small planes such as 7x7 with a 5x5
  * kernel most outputs touch a pad). Returns 0, doing nothing, when it does
@@ -570,8 +570,9 @@ static int dnn64__conv_padded_s8(const dnn64_conv_geom *g, const int8_t *x, int3
         return 0;
     pg.h_in = dnn64__extent(g->h_out, g->stride_h, g->k_h, g->dil_h);
     pg.w_in = dnn64__extent(g->w_out, g->stride_w, g->k_w, g->dil_w);
-    /* worth it when the border outputs' taps outnumber the bytes copied */
-    if (pg.h_in * pg.w_in > DNN64__PADDED_BYTES || border * ksize <= pg.h_in * pg.w_in)
+    /* Worth it when the border outputs' taps, at ~28 instructions each through
+     * dnn64__border_s8, cost more than copying the plane at ~5 a byte. */
+    if (pg.h_in * pg.w_in > DNN64__PADDED_BYTES || 4 * border * ksize <= pg.h_in * pg.w_in)
         return 0;
     pg.pad_top = pg.pad_left = 0;
     for (n = 0; n < g->n; ++n)

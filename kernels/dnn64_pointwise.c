@@ -24,6 +24,11 @@
 #define DNN64__PW_OCB 4             /* output channels per register block */
 #define DNN64__PW_STRIP 16          /* pixels per strip at most */
 #define DNN64__PW_STRIP_BYTES 4096  /* bytes of the strip (on the stack) */
+#define DNN64__PW_KC 64             /* many input channels: channels per chunk */
+#define DNN64__PW_OCG 32            /* many input channels: output channels per group */
+/* Chunked when a strip would hold fewer pixels than this (over 256 channels):
+ * measured in cen64, 160 channels (12-pixel strips) are faster unchunked. */
+#define DNN64__PW_CHUNK_BELOW 8
 
 /* The sums of 4 output channels (weight rows w0..w3) at the pixel pair of xs
  * (xs[ic][2]) over ic < c_in, added to acc[channel][pixel]. */
@@ -172,6 +177,62 @@ static void dnn64__pw_strip(const int16_t *xs, int32_t c_in, int32_t count, cons
                 mult[t], shift[t], q);
 }
 
+/* Many input channels (a strip would hold few pixels): the
+ * channels are taken DNN64__PW_KC at a time, the sums of DNN64__PW_OCG output
+ * channels x DNN64__PW_STRIP pixels kept on the stack between chunks. So
+ * every weight tile line serves DNN64__PW_STRIP pixels per load instead of
+ * the 2 that a whole-channel strip would hold (the tile streams through the
+ * D-cache once per strip). */
+static void dnn64__pw_chunked(const int8_t *x, int32_t c_in, int32_t plane, int32_t x_zp,
+                              const int8_t *w, const int32_t *bias, const int32_t *mult,
+                              const int32_t *shift, int32_t oc_count, const dnn64_q8_out *q,
+                              int8_t *y)
+{
+    int16_t xs[DNN64__PW_STRIP * DNN64__PW_KC];
+    int32_t sums[DNN64__PW_OCG][DNN64__PW_STRIP];
+    int32_t p0, count, g0, gn, k0, kc, j, p, r;
+    for (p0 = 0; p0 < plane; p0 += count) {
+        count = plane - p0 < DNN64__PW_STRIP ? plane - p0 : DNN64__PW_STRIP;
+        for (g0 = 0; g0 < oc_count; g0 += gn) {
+            gn = oc_count - g0 < DNN64__PW_OCG ? oc_count - g0 : DNN64__PW_OCG;
+            for (j = 0; j < gn; ++j)
+                for (p = 0; p < count; ++p)
+                    sums[j][p] = bias ? bias[g0 + j] : 0;
+            for (k0 = 0; k0 < c_in; k0 += kc) {
+                kc = c_in - k0 < DNN64__PW_KC ? c_in - k0 : DNN64__PW_KC;
+                dnn64__pw_fill(x + k0 * plane, kc, plane, x_zp, p0, count, xs);
+                for (j = 0; j + 4 <= gn; j += 4) {
+                    const int8_t *wj = w + (g0 + j) * c_in + k0;
+                    for (p = 0; p + 2 <= count; p += 2) {
+                        int32_t acc[4][2];
+                        for (r = 0; r < 4; ++r)
+                            acc[r][0] = sums[j + r][p], acc[r][1] = sums[j + r][p + 1];
+                        dnn64__pw_4x2(xs + p * kc, kc, wj, wj + c_in, wj + 2 * c_in,
+                                      wj + 3 * c_in, acc);
+                        for (r = 0; r < 4; ++r)
+                            sums[j + r][p] = acc[r][0], sums[j + r][p + 1] = acc[r][1];
+                    }
+                    for (; p < count; ++p)
+                        for (r = 0; r < 4; ++r)
+                            sums[j + r][p] += dnn64__pw_1x1(dnn64__pw_pixel(xs, kc, p), kc,
+                                                            wj + r * c_in);
+                }
+                for (; j < gn; ++j)
+                    for (p = 0; p < count; ++p)
+                        sums[j][p] += dnn64__pw_1x1(dnn64__pw_pixel(xs, kc, p), kc,
+                                                    w + (g0 + j) * c_in + k0);
+            }
+            for (j = 0; j < gn; ++j) {
+                const dnn64__rq rq = dnn64__rq_of(mult[g0 + j], shift[g0 + j], q);
+                for (p = 0; p < count; ++p)
+                    sums[j][p] = dnn64__rq_out(&rq, sums[j][p]);
+                for (p = 0; p < count; ++p)
+                    y[(g0 + j) * plane + p0 + p] = (int8_t)sums[j][p];
+            }
+        }
+    }
+}
+
 void dnn64__pointwise_s8(const int8_t *x, int32_t c_in, int32_t plane, int32_t x_zp,
                          const int8_t *w, const int32_t *bias, const int32_t *mult,
                          const int32_t *shift, int32_t oc_count, const dnn64_q8_out *q,
@@ -180,20 +241,13 @@ void dnn64__pointwise_s8(const int8_t *x, int32_t c_in, int32_t plane, int32_t x
     int16_t xs[DNN64__PW_STRIP_BYTES / sizeof(int16_t)];
     /* whole pairs: an odd last pixel takes a pair's room */
     int32_t strip = (int32_t)(DNN64__PW_STRIP_BYTES / sizeof(int16_t)) / (2 * c_in) * 2;
-    int32_t p0, count, t, ic;
-    if (strip > DNN64__PW_STRIP)
-        strip = DNN64__PW_STRIP;
-    if (strip == 0) {
-        /* a pixel pair's channels do not fit the strip: one output at a time, in place */
-        for (t = 0; t < oc_count; ++t)
-            for (p0 = 0; p0 < plane; ++p0) {
-                int32_t sum = bias ? bias[t] : 0;
-                for (ic = 0; ic < c_in; ++ic)
-                    sum += (x[ic * plane + p0] - x_zp) * w[t * c_in + ic];
-                y[t * plane + p0] = dnn64__out_s8(sum, mult[t], shift[t], q);
-            }
+    int32_t p0, count;
+    if (strip < DNN64__PW_CHUNK_BELOW && plane > strip) {
+        dnn64__pw_chunked(x, c_in, plane, x_zp, w, bias, mult, shift, oc_count, q, y);
         return;
     }
+    if (strip > DNN64__PW_STRIP)
+        strip = DNN64__PW_STRIP;
     for (p0 = 0; p0 < plane; p0 += count) {
         count = plane - p0 < strip ? plane - p0 : strip;
         dnn64__pw_fill(x, c_in, plane, x_zp, p0, count, xs);
