@@ -5,29 +5,32 @@
  * loads and D-cache misses cost more than the multiplies (8 KiB, direct-mapped,
  * 16-byte lines: the planes of different channels often map to the same
  * lines), and there is no multiply-add.
- * - 1x1 (stride 1, no pad, any group): the input is copied DNN64__STRIP pixels
- *   at a time into a pixel-major strip on the stack; DNN64__OCB output
- *   channels x DNN64__PXB pixels of sums then stay in registers while the
- *   strip and the weights stream past, each input value serving DNN64__OCB
- *   channels and each weight DNN64__PXB pixels.
+ * - 1x1 (stride 1, no pad, any group): fp32 copies the input DNN64__STRIP
+ *   pixels at a time into a pixel-major strip on the stack; DNN64__OCB_F32
+ *   output channels x DNN64__PXB_F32 pixels of sums then stay in registers
+ *   while the strip and the weights stream past. int8: dnn64_pointwise.c.
  * - any other kernel: the outputs of a row whose windows lie inside the input
  *   are summed DNN64__ROW at a time on the stack, one input channel at a time
  *   (only that channel's rows are live in the cache), without bounds checks
  *   (3x3 undilated unrolled, its weights in registers); the border outputs go
  *   through the generic window loop (pads, strides, dilations, groups).
+ * - int8 with few input channels per group (depthwise, a stem's 3) and a 3x3
+ *   or 5x5 kernel: DNN64__DWB outputs of a row at a time in registers over all
+ *   their channels; a depthwise plane whose border outputs would cost more
+ *   than a copy is first copied onto the stack padded with the zero point, so
+ *   that all its outputs take that loop.
  * fp32 adds the same products in the same order everywhere (bias, then input
  * channel, ky, kx ascending), so all its paths agree bit for bit. int8 sums
  * are exact in any order; inside the input the zero point is folded out:
- * sum (x - zp) w = sum x w - zp sum w. Weights stay int8: widening them to
- * int16 would not save an instruction (lb and lh cost the same).
+ * sum (x - zp) w = sum x w - zp sum w.
  */
 #include "dnn64_internal.h"
 
-#define DNN64__OCB 4 /* int8: output channels per register block */
-#define DNN64__PXB 2 /* int8: pixels per register block */
-/* fp32: fewer sums, as the FPU has 16 registers for singles with FR=0 */
+/* fp32 1x1 register blocks: few sums, as the FPU has 16 registers for singles
+ * with FR=0; DNN64__PXB pixels when x is read in place */
 #define DNN64__OCB_F32 4
 #define DNN64__PXB_F32 1
+#define DNN64__PXB 2
 #define DNN64__STRIP_MIN_F32 8 /* fp32 1x1: below, x read in place */
 #define DNN64__ROW 64           /* kxk: outputs of a row summed at a time */
 #define DNN64__DWB 4            /* int8, few input channels: outputs per register block */
@@ -192,7 +195,7 @@ static DNN64__ALWAYS_INLINE void dnn64__pw_block_f32(const float *x, int32_t xr,
                                                      const dnn64_act_f32 *act, int32_t plane,
                                                      float *y)
 {
-    float acc[DNN64__OCB][DNN64__PXB];
+    float acc[DNN64__OCB_F32][DNN64__PXB];
     int32_t ic;
     int j, r;
     DNN64__UNROLL

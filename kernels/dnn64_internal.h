@@ -99,6 +99,10 @@ static inline int8_t dnn64__out_s8(int32_t acc, int32_t mult, int32_t shift,
     return q->lut ? q->lut[v + 128] : (int8_t)v;
 }
 
+/* dnn64__rq_out relies on >> of a negative int32 being an arithmetic shift
+ * (implementation-defined in C99; gcc and clang document it so). */
+typedef char dnn64__arithmetic_shift[(-5 >> 1) == -3 ? 1 : -1];
+
 /* dnn64__out_s8 of one output channel, with the work that does not depend on
  * the sum done once (dnn64__rq_of): per output one MULT, a rounding shift, the
  * clamp and the LUT. A positive shift (a left shift, rare) and the multiplier
@@ -140,7 +144,10 @@ static DNN64__ALWAYS_INLINE int8_t dnn64__rq_out(const dnn64__rq *r, int32_t acc
         return dnn64__rq_out_general(r, acc);
     /* dnn64__rdbp(dnn64__srdhm(acc, mult), exp) with the per-channel parts ready */
     s = dnn64__srdhm_unsat(acc, r->mult);
-    v = dnn64__floor_shift(s, r->exp) + ((s & r->mask) > r->half + (s < 0 ? 1 : 0) ? 1 : 0);
+    /* s >> exp: floor, as the compilers the kernels build with shift signed values
+     * arithmetically (checked by dnn64__arithmetic_shift below); one SRAV instead
+     * of dnn64__floor_shift's four instructions, per output. */
+    v = (s >> r->exp) + ((s & r->mask) > r->half + (s < 0 ? 1 : 0) ? 1 : 0);
     v = (v < r->lo ? r->lo : (v > r->hi ? r->hi : v)) + r->zp;
     return r->lut ? r->lut[v + 128] : (int8_t)v;
 }

@@ -113,6 +113,24 @@ static int32_t dnn64__pw_1x1(const int16_t *xs, int32_t c_in, const int8_t *w)
     return sum;
 }
 
+/* The sums over n input channels of 4 output channels (weight rows w, `rows`
+ * apart) at one pixel of the strip (channels 2 apart), added to acc: each input
+ * value loaded once for the 4 (a Gemm row, the odd pixel of a strip). */
+static void dnn64__pw_4x1(const int16_t *xs, int32_t n, const int8_t *w, int32_t rows,
+                          int32_t acc[4])
+{
+    const int8_t *w1 = w + rows, *w2 = w1 + rows, *w3 = w2 + rows;
+    int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3], ic;
+    for (ic = 0; ic < n; ++ic) {
+        const int32_t v = xs[2 * ic];
+        a0 += v * w[ic];
+        a1 += v * w1[ic];
+        a2 += v * w2[ic];
+        a3 += v * w3[ic];
+    }
+    acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
+}
+
 /* Pixel p of the strip xs[pair][ic][2]: its channels are 2 apart from there. */
 static const int16_t *dnn64__pw_pixel(const int16_t *xs, int32_t c_in, int32_t p)
 {
@@ -164,11 +182,16 @@ static void dnn64__pw_strip(const int16_t *xs, int32_t c_in, int32_t count, cons
                 y[(t + j) * plane + p + 1] = (int8_t)acc[j][1];
             }
         }
-        for (; p < count; ++p)
+        if (p < count) { /* the odd last pixel */
+            int32_t acc[4];
             for (j = 0; j < 4; ++j)
-                y[(t + j) * plane + p] = dnn64__rq_out(
-                    &rq[j], b[j] + dnn64__pw_1x1(dnn64__pw_pixel(xs, c_in, p), c_in,
-                                                 wt + j * c_in));
+                acc[j] = b[j];
+            dnn64__pw_4x1(dnn64__pw_pixel(xs, c_in, p), c_in, wt, c_in, acc);
+            for (j = 0; j < 4; ++j)
+                acc[j] = dnn64__rq_out(&rq[j], acc[j]);
+            for (j = 0; j < 4; ++j)
+                y[(t + j) * plane + p] = (int8_t)acc[j];
+        }
     }
     for (; t < oc_count; ++t)
         for (p = 0; p < count; ++p)
@@ -212,10 +235,14 @@ static void dnn64__pw_chunked(const int8_t *x, int32_t c_in, int32_t plane, int3
                         for (r = 0; r < 4; ++r)
                             sums[j + r][p] = acc[r][0], sums[j + r][p + 1] = acc[r][1];
                     }
-                    for (; p < count; ++p)
+                    if (p < count) { /* the odd last pixel */
+                        int32_t acc[4];
                         for (r = 0; r < 4; ++r)
-                            sums[j + r][p] += dnn64__pw_1x1(dnn64__pw_pixel(xs, kc, p), kc,
-                                                            wj + r * c_in);
+                            acc[r] = sums[j + r][p];
+                        dnn64__pw_4x1(dnn64__pw_pixel(xs, kc, p), kc, wj, c_in, acc);
+                        for (r = 0; r < 4; ++r)
+                            sums[j + r][p] = acc[r];
+                    }
                 }
                 for (; j < gn; ++j)
                     for (p = 0; p < count; ++p)

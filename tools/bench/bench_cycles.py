@@ -144,11 +144,12 @@ def table(results: list[Measured]) -> str:
 def section(results: list[Measured], command: str) -> str:
     return f"""{SECTION}
 
-`{command}`: every model built through the CLI for `bare` and run in cen64 (one seeded
-sample; int8 calibrated on seeded random inputs, digits on its calibration set). cen64
-models the VR4300's caches and latencies: CPU cycles = CP0 Count x 2, ms = cycles /
-93.75 MHz. "kernels": this tree's CPU kernels, or those of the named git revision built
-by the same code generator (before the kernel work of issue 11).
+`{command}`: every model built through the CLI for `bare` with `kernels: cpu` (no RSP) and
+run in cen64 (one seeded sample; int8 calibrated on seeded random inputs, digits on its
+calibration set). cen64 models the VR4300's caches and latencies: CPU cycles = CP0 Count
+x 2, ms = cycles / 93.75 MHz; M MACs counts Conv, ConvTranspose, Gemm and MatMul.
+"kernels": this tree's CPU kernels, or those of the named git revision built by the same
+code generator. A model that does not fit 8 MiB says so instead of a time.
 
 {table(results)}
 
