@@ -10,9 +10,10 @@ its own calibration set), built and run with ``dnn64build run --platform cen64``
 seeded sample (bench_emulator.Bench does the building). cen64 models the VR4300's caches
 and latencies, so CP0 Count x 2 is CPU cycles. With ``--baseline REV`` every row is also
 measured with the kernels (kernels/) of git revision REV in an otherwise identical copy of
-this tree: the same code generator, the old kernels (``--baseline-models``: only for those
-models). ``--parallel N`` measures N models (each in a workspace of its own) at a time.
-``--write`` replaces this benchmark's section of docs/benchmarks.md.
+this tree: the same code generator and platform layer, the old kernels
+(``--baseline-models``: only for those models). ``--parallel N`` measures N models (each
+in a workspace of its own) at a time. ``--write`` replaces this benchmark's section of
+docs/benchmarks.md.
 
 Beside each row, the physical limits: the RSP's peak (8 lanes x 62.5 MHz = 500 M
 multiply-accumulates/s) and the time to stream the model's weights from the cartridge at
@@ -84,17 +85,20 @@ class Measured:
 
 def tree_with_kernels_of(rev: str, into: Path) -> Path:
     """A copy of this tree (tracked files as they are now) whose kernels/ is that of
-    ``rev``."""
+    ``rev``, except the platform layer (kernels/platform/, which this tree's code generator
+    and toolchains call)."""
     tool = into / "tool"
     files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
                            check=True).stdout.split()
     for rel in files:
-        if (ROOT / rel).is_file() and not rel.startswith("kernels/"):
+        if (ROOT / rel).is_file() and (not rel.startswith("kernels/")
+                                       or rel.startswith("kernels/platform/")):
             (tool / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / rel, tool / rel)
     old = subprocess.run(["git", "archive", rev, "kernels"], cwd=ROOT, capture_output=True,
                          check=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(tool)], input=old, check=True)
+    subprocess.run(["tar", "-x", "-C", str(tool), "--exclude=kernels/platform"], input=old,
+                   check=True)
     return tool
 
 
