@@ -5,33 +5,39 @@
  * loads and D-cache misses cost more than the multiplies (8 KiB, direct-mapped,
  * 16-byte lines: the planes of different channels often map to the same
  * lines), and there is no multiply-add.
- * - 1x1 (stride 1, no pad, any group): the input is copied DNN64__STRIP pixels
- *   at a time into a pixel-major strip on the stack; DNN64__OCB output
- *   channels x DNN64__PXB pixels of sums then stay in registers while the
- *   strip and the weights stream past, each input value serving DNN64__OCB
- *   channels and each weight DNN64__PXB pixels.
+ * - 1x1 (stride 1, no pad, any group): fp32 copies the input DNN64__STRIP
+ *   pixels at a time into a pixel-major strip on the stack; DNN64__OCB_F32
+ *   output channels x DNN64__PXB_F32 pixels of sums then stay in registers
+ *   while the strip and the weights stream past. int8: dnn64_pointwise.c.
  * - any other kernel: the outputs of a row whose windows lie inside the input
  *   are summed DNN64__ROW at a time on the stack, one input channel at a time
  *   (only that channel's rows are live in the cache), without bounds checks
  *   (3x3 undilated unrolled, its weights in registers); the border outputs go
  *   through the generic window loop (pads, strides, dilations, groups).
+ * - int8 with few input channels per group (depthwise, a stem's 3) and a 3x3
+ *   or 5x5 kernel: DNN64__DWB outputs of a row at a time in registers over all
+ *   their channels; a depthwise plane whose border outputs would cost more
+ *   than a copy is first copied onto the stack padded with the zero point, so
+ *   that all its outputs take that loop.
  * fp32 adds the same products in the same order everywhere (bias, then input
  * channel, ky, kx ascending), so all its paths agree bit for bit. int8 sums
  * are exact in any order; inside the input the zero point is folded out:
- * sum (x - zp) w = sum x w - zp sum w. Weights stay int8: widening them to
- * int16 would not save an instruction (lb and lh cost the same).
+ * sum (x - zp) w = sum x w - zp sum w.
  */
 #include "dnn64_internal.h"
 
-#define DNN64__OCB 4 /* int8: output channels per register block */
-#define DNN64__PXB 2 /* int8: pixels per register block */
-/* fp32: fewer sums, as the FPU has 16 registers for singles with FR=0 */
+/* fp32 1x1 register blocks: few sums, as the FPU has 16 registers for singles
+ * with FR=0; DNN64__PXB pixels when x is read in place */
 #define DNN64__OCB_F32 4
 #define DNN64__PXB_F32 1
+#define DNN64__PXB 2
 #define DNN64__STRIP_MIN_F32 8 /* fp32 1x1: below, x read in place */
 #define DNN64__ROW 64           /* kxk: outputs of a row summed at a time */
+#define DNN64__DWB 4            /* int8, few input channels: outputs per register block */
+#define DNN64__FEW_IC 4         /* int8 3x3: at most this many input channels per group */
 #define DNN64__STRIP 16         /* 1x1: pixels per strip read pixel-major */
 #define DNN64__STRIP_BYTES 2048 /* 1x1: bytes of the strip (on the stack) */
+#define DNN64__PADDED_BYTES 16384 /* int8 depthwise: a padded input plane (on the stack) */
 
 /* Unroll the register block's loops fully, so that its sums live in registers
  * (gcc -O2 alone keeps them in a stack array). */
@@ -189,7 +195,7 @@ static DNN64__ALWAYS_INLINE void dnn64__pw_block_f32(const float *x, int32_t xr,
                                                      const dnn64_act_f32 *act, int32_t plane,
                                                      float *y)
 {
-    float acc[DNN64__OCB][DNN64__PXB];
+    float acc[DNN64__OCB_F32][DNN64__PXB];
     int32_t ic;
     int j, r;
     DNN64__UNROLL
@@ -348,6 +354,104 @@ static int32_t dnn64__border_s8(const dnn64_conv_geom *g, const int8_t *xg, int3
     return acc;
 }
 
+/* Few input channels (depthwise, or a stem's 3): `count` outputs of a row whose
+ * windows lie inside the input, DNN64__DWB at a time with their sums in
+ * registers over all icpg channels, so each weight is loaded once per
+ * DNN64__DWB outputs and each sum is requantised straight from its register.
+ * x0: the first window's top-left input of the first channel, channels
+ * `in_plane` apart; w: [icpg][k_h][k_w]; base: bias - zp * sum of the weights.
+ * The geometry comes as arguments so that the callers below make it constant. */
+static DNN64__ALWAYS_INLINE void dnn64__few_block(const int8_t *x0, const int8_t *w, int nb,
+                                                 int32_t icpg, int32_t in_plane, int32_t base,
+                                                 int32_t s, int32_t k, int32_t row,
+                                                 const dnn64__rq *rq, int8_t *y)
+{
+    int32_t a[DNN64__DWB];
+    int32_t ic, ky, kx;
+    int r;
+    DNN64__UNROLL
+    for (r = 0; r < nb; ++r)
+        a[r] = base;
+    for (ic = 0; ic < icpg; ++ic, x0 += in_plane) {
+        const int8_t *xr = x0;
+        for (ky = 0; ky < k; ++ky, xr += row, w += k) {
+            DNN64__UNROLL
+            for (kx = 0; kx < k; ++kx) {
+                const int32_t wv = w[kx];
+                DNN64__UNROLL
+                for (r = 0; r < nb; ++r)
+                    a[r] += xr[kx + r * s] * wv;
+            }
+        }
+    }
+    /* all requantised before any is stored: a store through int8_t * could
+     * alias *rq, which would then be reloaded for every output */
+    DNN64__UNROLL
+    for (r = 0; r < nb; ++r)
+        a[r] = dnn64__rq_out(rq, a[r]);
+    DNN64__UNROLL
+    for (r = 0; r < nb; ++r)
+        y[r] = (int8_t)a[r];
+}
+
+static DNN64__ALWAYS_INLINE void dnn64__few_row_body(const int8_t *x0, const int8_t *w,
+                                                    int32_t count, int32_t icpg,
+                                                    int32_t in_plane, int32_t base, int32_t s,
+                                                    int32_t k, int32_t row,
+                                                    const dnn64__rq *rq, int8_t *y)
+{
+    /* The outputs go to y a run at a time from the stack: a store into y
+     * between the loads could evict (direct-mapped D-cache) an input line
+     * that the next block reads again. */
+    int8_t out[DNN64__ROW];
+    int32_t c0, len, i;
+    for (c0 = 0; c0 < count; c0 += len, x0 += len * s) {
+        len = count - c0 < DNN64__ROW ? count - c0 : DNN64__ROW;
+        for (i = 0; i + DNN64__DWB <= len; i += DNN64__DWB)
+            dnn64__few_block(x0 + i * s, w, DNN64__DWB, icpg, in_plane, base, s, k, row, rq,
+                             out + i);
+        for (; i < len; ++i)
+            dnn64__few_block(x0 + i * s, w, 1, icpg, in_plane, base, s, k, row, rq, out + i);
+        for (i = 0; i < len; ++i)
+            y[c0 + i] = out[i];
+    }
+}
+
+/* Whether dnn64__few_row_s8 takes this geometry: square 3x3 or 5x5 kernels,
+ * undilated, stride 1 or 2, one input channel per group, or up to
+ * DNN64__FEW_IC with a 3x3 kernel (whose k_h rows of every channel stay in the
+ * D-cache together). */
+static int dnn64__few_row_fits(const dnn64_conv_geom *g, int32_t icpg)
+{
+    return g->dil_h == 1 && g->dil_w == 1 && g->k_h == g->k_w &&
+           (g->stride_w == 1 || g->stride_w == 2) &&
+           ((icpg == 1 && (g->k_w == 3 || g->k_w == 5)) || (icpg <= DNN64__FEW_IC && g->k_w == 3));
+}
+
+/* dnn64__few_row_body with the geometry constant. */
+static void dnn64__few_row_s8(const dnn64_conv_geom *g, const int8_t *x0, const int8_t *w,
+                              int32_t icpg, int32_t count, int32_t base, const dnn64__rq *rq,
+                              int8_t *y)
+{
+    const int32_t row = g->w_in, in_plane = g->h_in * g->w_in, s1 = g->stride_w == 1;
+    if (icpg > 1) {
+        if (s1)
+            dnn64__few_row_body(x0, w, count, icpg, in_plane, base, 1, 3, row, rq, y);
+        else
+            dnn64__few_row_body(x0, w, count, icpg, in_plane, base, 2, 3, row, rq, y);
+    } else if (g->k_w == 3) {
+        if (s1)
+            dnn64__few_row_body(x0, w, count, 1, 0, base, 1, 3, row, rq, y);
+        else
+            dnn64__few_row_body(x0, w, count, 1, 0, base, 2, 3, row, rq, y);
+    } else {
+        if (s1)
+            dnn64__few_row_body(x0, w, count, 1, 0, base, 1, 5, row, rq, y);
+        else
+            dnn64__few_row_body(x0, w, count, 1, 0, base, 2, 5, row, rq, y);
+    }
+}
+
 /* `count` outputs of one row whose windows lie inside the input, sums in
  * int32 on the stack DNN64__ROW at a time: one input channel at a time, so
  * that only that channel's k_h input rows are live in the direct-mapped
@@ -357,8 +461,8 @@ static int32_t dnn64__border_s8(const dnn64_conv_geom *g, const int8_t *xg, int3
  * point folded out). 3x3 undilated is unrolled, its weights in registers;
  * 5x5 undilated unrolled. */
 static void dnn64__inner_row_s8(const dnn64_conv_geom *g, const int8_t *x0, const int8_t *wt,
-                                int32_t icpg, int32_t count, int32_t base, int32_t mult,
-                                int32_t shift, const dnn64_q8_out *q, int8_t *y)
+                                int32_t icpg, int32_t count, int32_t base, const dnn64__rq *rq,
+                                int8_t *y)
 {
     const int32_t in_plane = g->h_in * g->w_in, ksize = g->k_h * g->k_w, w_in = g->w_in;
     const int32_t stride = g->stride_w, k_h = g->k_h, k_w = g->k_w, dil_h = g->dil_h;
@@ -367,6 +471,10 @@ static void dnn64__inner_row_s8(const dnn64_conv_geom *g, const int8_t *x0, cons
     const int k3 = k_h == 3 && k_w == 3 && undilated, k5 = k_h == 5 && k_w == 5 && undilated;
     int32_t acc[DNN64__ROW];
     int32_t c0, len, i, ic, ky, kx;
+    if (dnn64__few_row_fits(g, icpg)) {
+        dnn64__few_row_s8(g, x0, wt, icpg, count, base, rq, y);
+        return;
+    }
     for (c0 = 0; c0 < count; c0 += len) {
         len = count - c0 < DNN64__ROW ? count - c0 : DNN64__ROW;
         for (i = 0; i < len; ++i)
@@ -406,8 +514,83 @@ static void dnn64__inner_row_s8(const dnn64_conv_geom *g, const int8_t *x0, cons
             }
         }
         for (i = 0; i < len; ++i)
-            y[c0 + i] = dnn64__out_s8(acc[i], mult, shift, q);
+            y[c0 + i] = dnn64__rq_out(rq, acc[i]);
     }
+}
+
+/* The rows (or columns) of input that the outputs of one axis read, from the
+ * first window's start. */
+static int32_t dnn64__extent(int32_t out, int32_t stride, int32_t k, int32_t dil)
+{
+    return (out - 1) * stride + (k - 1) * dil + 1;
+}
+
+/* rows x cols of the plane x (h_in x w_in) starting at (-top, -left), the
+ * places outside it filled with `fill`, into out[rows][cols]. */
+static void dnn64__pad_plane(const int8_t *x, int32_t h_in, int32_t w_in, int32_t top,
+                             int32_t left, int32_t rows, int32_t cols, int8_t fill, int8_t *out)
+{
+    /* the columns [lo, hi) of each row lie inside the input */
+    const int32_t lo = left < 0 ? 0 : (left < cols ? left : cols);
+    const int32_t hi_in = w_in + left, hi = hi_in < lo ? lo : (hi_in < cols ? hi_in : cols);
+    int32_t r, c;
+    for (r = 0; r < rows; ++r, out += cols) {
+        const int32_t iy = r - top;
+        if (iy < 0 || iy >= h_in) {
+            for (c = 0; c < cols; ++c)
+                out[c] = fill;
+            continue;
+        }
+        for (c = 0; c < lo; ++c)
+            out[c] = fill;
+        for (; c < hi; ++c)
+            out[c] = x[iy * w_in + c - left];
+        for (; c < cols; ++c)
+            out[c] = fill;
+    }
+}
+
+/* Depthwise-like channels (one input channel each) whose padded plane fits
+ * DNN64__PADDED_BYTES and whose border outputs would cost more than the copy:
+ * the plane is copied onto the stack with its pads set to
+ * the zero point, where (x - zp) = 0, so that every output is an inner one
+ * (no bounds checks, no border loop; on small planes such as 7x7 with a 5x5
+ * kernel most outputs touch a pad). Returns 0, doing nothing, when it does
+ * not apply. */
+static int dnn64__conv_padded_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zp,
+                                 const int8_t *w_tile, const int32_t *bias_tile,
+                                 const int32_t *mult_tile, const int32_t *shift_tile,
+                                 int32_t oc_begin, int32_t oc_count, const dnn64_q8_out *q,
+                                 int8_t *y)
+{
+    int8_t plane[DNN64__PADDED_BYTES];
+    const int32_t ksize = g->k_h * g->k_w;
+    const dnn64__span sy = DNN64__SPAN_Y(g), sx = DNN64__SPAN_X(g);
+    const int32_t border = g->h_out * g->w_out - (sy.hi - sy.lo) * (sx.hi - sx.lo);
+    dnn64_conv_geom pg = *g;
+    int32_t n, t, oy;
+    if (g->c_in != g->group || g->h_out <= 0 || g->w_out <= 0)
+        return 0;
+    pg.h_in = dnn64__extent(g->h_out, g->stride_h, g->k_h, g->dil_h);
+    pg.w_in = dnn64__extent(g->w_out, g->stride_w, g->k_w, g->dil_w);
+    /* Worth it when the border outputs' taps, at ~28 instructions each through
+     * dnn64__border_s8, cost more than copying the plane at ~5 a byte. */
+    if (pg.h_in * pg.w_in > DNN64__PADDED_BYTES || 4 * border * ksize <= pg.h_in * pg.w_in)
+        return 0;
+    pg.pad_top = pg.pad_left = 0;
+    for (n = 0; n < g->n; ++n)
+        for (t = 0; t < oc_count; ++t) {
+            const dnn64__conv_chan c = dnn64__conv_chan_at(g, n, oc_begin, t);
+            const int8_t *wt = w_tile + c.w;
+            const int32_t base = (bias_tile ? bias_tile[t] : 0) - x_zp * dnn64__sum_s8(wt, ksize);
+            const dnn64__rq rq = dnn64__rq_of(mult_tile[t], shift_tile[t], q);
+            dnn64__pad_plane(x + c.x, g->h_in, g->w_in, g->pad_top, g->pad_left, pg.h_in,
+                             pg.w_in, (int8_t)x_zp, plane);
+            for (oy = 0; oy < g->h_out; ++oy)
+                dnn64__inner_row_s8(&pg, plane + oy * g->stride_h * pg.w_in, wt, 1, g->w_out,
+                                    base, &rq, y + c.y + oy * g->w_out);
+        }
+    return 1;
 }
 
 static void dnn64__conv_generic_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zp,
@@ -427,6 +610,7 @@ static void dnn64__conv_generic_s8(const dnn64_conv_geom *g, const int8_t *x, in
             /* inside the input: bias + sum (x - zp) w = inner_bias + sum x w */
             const int32_t inner_bias = bias - x_zp * dnn64__sum_s8(wt, icpg * ksize);
             const int32_t mult = mult_tile[t], shift = shift_tile[t];
+            const dnn64__rq rq = dnn64__rq_of(mult, shift, q);
             for (oy = 0; oy < g->h_out; ++oy) {
                 int8_t *yr = y + c.y + oy * g->w_out;
                 const int inner_row = oy >= sy.lo && oy < sy.hi;
@@ -439,116 +623,11 @@ static void dnn64__conv_generic_s8(const dnn64_conv_geom *g, const int8_t *x, in
                     continue;
                 x0 = xg + (oy * g->stride_h - g->pad_top) * g->w_in + sx.lo * g->stride_w -
                      g->pad_left;
-                dnn64__inner_row_s8(g, x0, wt, icpg, sx.hi - sx.lo, inner_bias, mult, shift, q,
-                                    yr + sx.lo);
+                dnn64__inner_row_s8(g, x0, wt, icpg, sx.hi - sx.lo, inner_bias, &rq, yr + sx.lo);
                 for (ox = sx.hi; ox < g->w_out; ++ox)
                     yr[ox] = dnn64__out_s8(dnn64__border_s8(g, xg, x_zp, wt, icpg, oy, ox, bias),
                                            mult, shift, q);
             }
-        }
-    }
-}
-
-/* 1x1 int8 on `ocb` output channels (weights w[ocb][c_in]) x `pxb` pixels
- * (constants once inlined), the ocb * pxb sums in registers while the input
- * channels stream past. Input channel ic of pixel r is x[r * xr + ic * xc].
- * base: bias - zp * sum of each channel's weights (the zero point folded
- * out); y: the first channel's output at the first pixel, channels `plane`
- * apart. */
-static DNN64__ALWAYS_INLINE void dnn64__pw_block_s8(const int8_t *x, int32_t xr, int32_t xc,
-                                                    int32_t c_in, const int8_t *w,
-                                                    const int32_t *base, const int32_t *mult,
-                                                    const int32_t *shift, int ocb, int pxb,
-                                                    const dnn64_q8_out *q, int32_t plane,
-                                                    int8_t *y)
-{
-    int32_t acc[DNN64__OCB][DNN64__PXB];
-    int32_t ic;
-    int j, r;
-    DNN64__UNROLL
-    for (j = 0; j < ocb; ++j)
-        DNN64__UNROLL
-        for (r = 0; r < pxb; ++r)
-            acc[j][r] = 0;
-    for (ic = 0; ic < c_in; ++ic, x += xc) {
-        int32_t xv[DNN64__PXB];
-        DNN64__UNROLL
-        for (r = 0; r < pxb; ++r)
-            xv[r] = x[r * xr];
-        DNN64__UNROLL
-        for (j = 0; j < ocb; ++j) {
-            const int32_t wv = w[j * c_in + ic];
-            DNN64__UNROLL
-            for (r = 0; r < pxb; ++r)
-                acc[j][r] += xv[r] * wv;
-        }
-    }
-    DNN64__UNROLL
-    for (j = 0; j < ocb; ++j)
-        DNN64__UNROLL
-        for (r = 0; r < pxb; ++r)
-            y[j * plane + r] = dnn64__out_s8(base[j] + acc[j][r], mult[j], shift[j], q);
-}
-
-/* Output channels [t, t + ocb) at `count` pixels of the strip xs[count][c_in]. */
-static DNN64__ALWAYS_INLINE void dnn64__pw_strip_s8(const int8_t *xs, int32_t count,
-                                                    int32_t c_in, const int8_t *w,
-                                                    const int32_t *base, const int32_t *mult,
-                                                    const int32_t *shift, int ocb,
-                                                    const dnn64_q8_out *q, int32_t plane,
-                                                    int8_t *y)
-{
-    int32_t p;
-    for (p = 0; p + DNN64__PXB <= count; p += DNN64__PXB)
-        dnn64__pw_block_s8(xs + p * c_in, c_in, 1, c_in, w, base, mult, shift, ocb, DNN64__PXB,
-                           q, plane, y + p);
-    for (; p < count; ++p)
-        dnn64__pw_block_s8(xs + p * c_in, c_in, 1, c_in, w, base, mult, shift, ocb, 1, q, plane,
-                           y + p);
-}
-
-/* 1x1 int8. The NCHW input is read DNN64__STRIP pixels at a time into a
- * pixel-major strip on the stack, so that the sums' inner loop streams
- * through two contiguous arrays (strip and weights) instead of striding by a
- * plane through the direct-mapped D-cache; every output-channel block then
- * reuses the strip. */
-
-/* Output channels [0, oc_count) of one image and one group: x [c_in][plane],
- * w [oc_count][c_in], y [oc_count][plane]; bias NULL for none. */
-static void dnn64__pw_s8(const int8_t *xn, int32_t c_in, int32_t plane, int32_t x_zp,
-                         const int8_t *w_tile, const int32_t *bias_tile,
-                         const int32_t *mult_tile, const int32_t *shift_tile, int32_t oc_count,
-                         const dnn64_q8_out *q, int8_t *yn)
-{
-    int8_t xs[DNN64__STRIP_BYTES];
-    int32_t base[DNN64__OCB];
-    int32_t strip = DNN64__STRIP_BYTES / c_in;
-    int32_t t, j, p0, count, ic, p;
-    int ocb;
-    if (strip > DNN64__STRIP)
-        strip = DNN64__STRIP;
-    /* strip == 0 (c_in > DNN64__STRIP_BYTES): one pixel at a time, read in place */
-    for (p0 = 0; p0 < plane; p0 += strip ? count : 1) {
-        count = plane - p0 < strip ? plane - p0 : strip;
-        for (ic = 0; ic < c_in; ++ic)
-            for (p = 0; p < count; ++p)
-                xs[p * c_in + ic] = xn[ic * plane + p0 + p];
-        for (t = 0; t < oc_count; t += ocb) {
-            const int8_t *w = w_tile + t * c_in;
-            int8_t *yt = yn + t * plane + p0;
-            ocb = strip && oc_count - t >= DNN64__OCB ? DNN64__OCB : 1;
-            for (j = 0; j < ocb; ++j)
-                base[j] = (bias_tile ? bias_tile[t + j] : 0) -
-                          x_zp * dnn64__sum_s8(w + j * c_in, c_in);
-            if (!strip)
-                dnn64__pw_block_s8(xn + p0, 1, plane, c_in, w, base, mult_tile + t,
-                                   shift_tile + t, 1, 1, q, plane, yt);
-            else if (ocb == DNN64__OCB)
-                dnn64__pw_strip_s8(xs, count, c_in, w, base, mult_tile + t, shift_tile + t,
-                                   DNN64__OCB, q, plane, yt);
-            else
-                dnn64__pw_strip_s8(xs, count, c_in, w, base, mult_tile + t, shift_tile + t, 1,
-                                   q, plane, yt);
         }
     }
 }
@@ -568,9 +647,10 @@ static void dnn64__conv_1x1_s8(const dnn64_conv_geom *g, const int8_t *x, int32_
         for (t = 0; t < oc_count; t += run) {
             const int32_t oc = oc_begin + t, gi = oc / ocpg;
             run = (gi + 1) * ocpg - oc < oc_count - t ? (gi + 1) * ocpg - oc : oc_count - t;
-            dnn64__pw_s8(x + (n * g->c_in + gi * icpg) * plane, icpg, plane, x_zp,
-                         w_tile + t * icpg, bias_tile ? bias_tile + t : 0, mult_tile + t,
-                         shift_tile + t, run, q, y + (n * g->c_out + oc) * plane);
+            dnn64__pointwise_s8(x + (n * g->c_in + gi * icpg) * plane, icpg, plane, x_zp,
+                                w_tile + t * icpg, bias_tile ? bias_tile + t : 0,
+                                mult_tile + t, shift_tile + t, run, q,
+                                y + (n * g->c_out + oc) * plane);
         }
 }
 
@@ -582,7 +662,8 @@ void dnn64_conv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero_poi
     if (dnn64__is_1x1(g))
         dnn64__conv_1x1_s8(g, x, x_zero_point, w_tile, bias_tile, mult_tile, shift_tile,
                            oc_begin, oc_count, q, y);
-    else
+    else if (!dnn64__conv_padded_s8(g, x, x_zero_point, w_tile, bias_tile, mult_tile,
+                                    shift_tile, oc_begin, oc_count, q, y))
         dnn64__conv_generic_s8(g, x, x_zero_point, w_tile, bias_tile, mult_tile, shift_tile,
                                oc_begin, oc_count, q, y);
 }

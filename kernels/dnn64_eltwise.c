@@ -87,40 +87,84 @@ void dnn64_binary_f32(int32_t op, const dnn64_bcast *bc, const float *a, const f
 #undef DNN64__ROW_F32
 }
 
-/* TFLite int8 add/sub of one element pair; `sign` is +1 (add) or -1 (sub). */
-static int8_t dnn64__add_one(int32_t av, int32_t bv, int32_t sign, const dnn64_add_s8_params *p)
+/* TFLite int8 add/sub: each input is first rescaled on its own (a function of
+ * its 256 possible values), then their sum or difference is requantised. */
+static int32_t dnn64__add_side(int32_t v, int32_t zero_point, int32_t mult, int32_t shift,
+                               const dnn64_add_s8_params *p)
 {
-    const int32_t as = dnn64__mbqm((av - p->a_zero_point) * (1 << p->left_shift), p->a_mult,
-                                   p->a_shift);
-    const int32_t bs = dnn64__mbqm((bv - p->b_zero_point) * (1 << p->left_shift), p->b_mult,
-                                   p->b_shift);
+    return dnn64__mbqm((v - zero_point) * (1 << p->left_shift), mult, shift);
+}
+
+/* The second step, from the two rescaled inputs; `sign` is +1 (add) or -1 (sub). */
+static int8_t dnn64__add_out(int32_t as, int32_t bs, int32_t sign, const dnn64_add_s8_params *p)
+{
     const int32_t raw = dnn64__mbqm(sign > 0 ? as + bs : as - bs, p->out_mult, p->out_shift);
     return (int8_t)(dnn64__clamp(raw, p->act_min - p->out_zero_point,
                                  p->act_max - p->out_zero_point) + p->out_zero_point);
 }
 
+/* Tables of both inputs' rescaled values (at[v + 128]) pay for themselves
+ * (512 requantisations) from this many elements on. */
+#define DNN64__ADD_TABLES_FROM 1024
+
+/* Rows: per element two table loads instead of two requantisations. The params
+ * are copied so that stores through y (int8_t *, which may alias anything) do
+ * not make the compiler reload them for every element. */
 static void dnn64__row_add_s8(const int8_t *a, int32_t sa, const int8_t *b, int32_t sb, int8_t *y,
-                              int32_t len, int32_t sign, const dnn64_add_s8_params *p)
+                              int32_t len, int32_t sign, const dnn64_add_s8_params *params,
+                              const int32_t *at, const int32_t *bt)
+{
+    const dnn64_add_s8_params p = *params;
+    int32_t i;
+    for (i = 0; i < len; ++i)
+        y[i] = dnn64__add_out(at[a[i * sa] + 128], bt[b[i * sb] + 128], sign, &p);
+}
+
+/* The same without tables, for small tensors. */
+static void dnn64__row_add_direct_s8(const int8_t *a, int32_t sa, const int8_t *b, int32_t sb,
+                                     int8_t *y, int32_t len, int32_t sign,
+                                     const dnn64_add_s8_params *p)
 {
     int32_t i;
     for (i = 0; i < len; ++i)
-        y[i] = dnn64__add_one(a[i * sa], b[i * sb], sign, p);
+        y[i] = dnn64__add_out(dnn64__add_side(a[i * sa], p->a_zero_point, p->a_mult,
+                                              p->a_shift, p),
+                              dnn64__add_side(b[i * sb], p->b_zero_point, p->b_mult,
+                                              p->b_shift, p),
+                              sign, p);
+}
+
+static void dnn64__add_or_sub_s8(const dnn64_bcast *bc, const int8_t *a, const int8_t *b,
+                                 const dnn64_add_s8_params *p, int32_t sign, int8_t *y)
+{
+    int32_t at[256], bt[256], v;
+    if (dnn64__bcast_rows(bc) * bc->dims[bc->rank - 1] < DNN64__ADD_TABLES_FROM) {
+#define DNN64__ROW_ADD(ar, sa, br, sb, yr, len) \
+    dnn64__row_add_direct_s8(ar, sa, br, sb, yr, len, sign, p)
+        DNN64__FOR_ROWS(bc, a, b, y, DNN64__ROW_ADD);
+#undef DNN64__ROW_ADD
+        return;
+    }
+    for (v = -128; v < 128; ++v) {
+        at[v + 128] = dnn64__add_side(v, p->a_zero_point, p->a_mult, p->a_shift, p);
+        bt[v + 128] = dnn64__add_side(v, p->b_zero_point, p->b_mult, p->b_shift, p);
+    }
+#define DNN64__ROW_ADD(ar, sa, br, sb, yr, len) \
+    dnn64__row_add_s8(ar, sa, br, sb, yr, len, sign, p, at, bt)
+    DNN64__FOR_ROWS(bc, a, b, y, DNN64__ROW_ADD);
+#undef DNN64__ROW_ADD
 }
 
 void dnn64_add_s8(const dnn64_bcast *bc, const int8_t *a, const int8_t *b,
                   const dnn64_add_s8_params *p, int8_t *y)
 {
-#define DNN64__ROW_ADD(ar, sa, br, sb, yr, len) dnn64__row_add_s8(ar, sa, br, sb, yr, len, 1, p)
-    DNN64__FOR_ROWS(bc, a, b, y, DNN64__ROW_ADD);
-#undef DNN64__ROW_ADD
+    dnn64__add_or_sub_s8(bc, a, b, p, 1, y);
 }
 
 void dnn64_sub_s8(const dnn64_bcast *bc, const int8_t *a, const int8_t *b,
                   const dnn64_add_s8_params *p, int8_t *y)
 {
-#define DNN64__ROW_SUB(ar, sa, br, sb, yr, len) dnn64__row_add_s8(ar, sa, br, sb, yr, len, -1, p)
-    DNN64__FOR_ROWS(bc, a, b, y, DNN64__ROW_SUB);
-#undef DNN64__ROW_SUB
+    dnn64__add_or_sub_s8(bc, a, b, p, -1, y);
 }
 
 static int8_t dnn64__mul_out(int32_t v, const dnn64_mul_s8_params *p)
@@ -131,11 +175,13 @@ static int8_t dnn64__mul_out(int32_t v, const dnn64_mul_s8_params *p)
 }
 
 static void dnn64__row_mul_s8(const int8_t *a, int32_t sa, const int8_t *b, int32_t sb, int8_t *y,
-                              int32_t len, const dnn64_mul_s8_params *p)
+                              int32_t len, const dnn64_mul_s8_params *params)
 {
+    /* a copy: stores through y (int8_t *) could alias *params */
+    const dnn64_mul_s8_params p = *params;
     int32_t i;
     for (i = 0; i < len; ++i)
-        y[i] = dnn64__mul_out((a[i * sa] - p->a_zero_point) * (b[i * sb] - p->b_zero_point), p);
+        y[i] = dnn64__mul_out((a[i * sa] - p.a_zero_point) * (b[i * sb] - p.b_zero_point), &p);
 }
 
 void dnn64_mul_s8(const dnn64_bcast *bc, const int8_t *a, const int8_t *b,

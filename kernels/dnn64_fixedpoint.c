@@ -16,6 +16,11 @@ int32_t dnn64_mbqm(int32_t x, int32_t multiplier, int32_t shift)
     return dnn64__mbqm(x, multiplier, shift);
 }
 
+int8_t dnn64__rq_out_general(const dnn64__rq *r, int32_t acc)
+{
+    return dnn64__out_s8(acc, r->mult, r->shift, r->q);
+}
+
 void dnn64_lut_s8(const int8_t *lut, const int8_t *x, int8_t *y, int32_t count)
 {
     int32_t i;

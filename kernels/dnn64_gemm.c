@@ -27,6 +27,13 @@ void dnn64_gemm_s8(int32_t m, int32_t k, int32_t n, const int8_t *a, int32_t a_z
 {
     const int32_t sk = trans_b ? 1 : oc_count, st = trans_b ? k : 1;
     int32_t i, t, kk;
+    if (trans_b) {
+        /* each row is a 1x1 Conv of one pixel */
+        for (i = 0; i < m; ++i)
+            dnn64__pointwise_s8(a + i * k, k, 1, a_zero_point, b_tile, bias_tile, mult_tile,
+                                shift_tile, oc_count, q, y + i * n + oc_begin);
+        return;
+    }
     for (i = 0; i < m; ++i) {
         const int8_t *ar = a + i * k;
         for (t = 0; t < oc_count; ++t) {

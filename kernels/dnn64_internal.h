@@ -25,22 +25,40 @@
 #define DNN64__INT32_MIN (-2147483647 - 1)
 #define DNN64__INT32_MAX 2147483647
 
-static inline int32_t dnn64__srdhm(int32_t a, int32_t b)
+/* The int32 of the same bits (C99 leaves the plain conversion of values above
+ * INT32_MAX implementation-defined; gcc compiles this to nothing). */
+static inline int32_t dnn64__s32(uint32_t v)
 {
-    /* gemmlowp nudges a*b by +2^30 (>= 0) or 1 - 2^30 (< 0) and truncates toward
-     * zero: for either sign that is floor((a*b + 2^30) / 2^31). 2^62 added
-     * first keeps the shifted value non-negative (no sign bits to shift). */
-    int64_t biased;
-    if (a == DNN64__INT32_MIN && b == DNN64__INT32_MIN)
-        return DNN64__INT32_MAX;
-    biased = (int64_t)a * (int64_t)b + ((int64_t)1 << 30) + ((int64_t)1 << 62);
-    return (int32_t)((biased >> 31) - ((int64_t)1 << 31));
+    return v > (uint32_t)DNN64__INT32_MAX ? -(int32_t)(~v) - 1 : (int32_t)v;
 }
 
-/* floor(x / 2^e) without right-shifting a negative value (implementation-defined in C99). */
+/* dnn64__srdhm for all but a == b == INT32_MIN (where it saturates).
+ * gemmlowp nudges a*b by +2^30 (>= 0) or 1 - 2^30 (< 0) and truncates toward
+ * zero: for either sign that is floor((a*b + 2^30) / 2^31). Computed on the
+ * product's two 32-bit words (the nudge carries from the low into the high
+ * word): one MULT, no 64-bit additions or shifts, which cost several
+ * instructions each on a 32-bit ABI. */
+static inline int32_t dnn64__srdhm_unsat(int32_t a, int32_t b)
+{
+    const int64_t p = (int64_t)a * (int64_t)b;
+    const uint32_t lo = (uint32_t)p + 0x40000000u;
+    const uint32_t hi = (uint32_t)((uint64_t)p >> 32) + (lo < (uint32_t)p ? 1u : 0u);
+    return dnn64__s32((hi << 1) | (lo >> 31));
+}
+
+static inline int32_t dnn64__srdhm(int32_t a, int32_t b)
+{
+    if (a == DNN64__INT32_MIN && b == DNN64__INT32_MIN)
+        return DNN64__INT32_MAX;
+    return dnn64__srdhm_unsat(a, b);
+}
+
+/* floor(x / 2^e) without right-shifting a negative value (implementation-defined
+ * in C99) and without a branch: for x < 0 it is ~(~x >> e). */
 static inline int32_t dnn64__floor_shift(int32_t x, int32_t e)
 {
-    return x >= 0 ? x >> e : ~((~x) >> e);
+    const uint32_t sign = 0u - ((uint32_t)x >> 31);
+    return dnn64__s32((((uint32_t)x ^ sign) >> e) ^ sign);
 }
 
 static inline int32_t dnn64__rdbp(int32_t x, int32_t exponent)
@@ -80,6 +98,69 @@ static inline int8_t dnn64__out_s8(int32_t acc, int32_t mult, int32_t shift,
     int32_t v = dnn64__clamp(dnn64__mbqm(acc, mult, shift), q->act_min - zp, q->act_max - zp) + zp;
     return q->lut ? q->lut[v + 128] : (int8_t)v;
 }
+
+/* dnn64__rq_out relies on >> of a negative int32 being an arithmetic shift
+ * (implementation-defined in C99; gcc and clang document it so). */
+typedef char dnn64__arithmetic_shift[(-5 >> 1) == -3 ? 1 : -1];
+
+/* dnn64__out_s8 of one output channel, with the work that does not depend on
+ * the sum done once (dnn64__rq_of): per output one MULT, a rounding shift, the
+ * clamp and the LUT. A positive shift (a left shift, rare) and the multiplier
+ * INT32_MIN (the one case srdhm saturates) take dnn64__out_s8 itself. */
+typedef struct {
+    int32_t general; /* nonzero: use dnn64__out_s8(acc, mult, shift, q) */
+    int32_t mult, shift;
+    int32_t exp, mask, half; /* -shift, 2^exp - 1, mask >> 1 */
+    int32_t lo, hi, zp;      /* clamp bounds before the zero point, zero point */
+    const int8_t *lut;
+    const dnn64_q8_out *q;
+} dnn64__rq;
+
+static inline dnn64__rq dnn64__rq_of(int32_t mult, int32_t shift, const dnn64_q8_out *q)
+{
+    dnn64__rq r;
+    r.general = shift > 0 || mult == DNN64__INT32_MIN;
+    r.mult = mult;
+    r.shift = shift;
+    r.exp = shift > 0 ? 0 : -shift;
+    r.mask = (int32_t)(((uint32_t)1 << r.exp) - 1u);
+    r.half = r.mask >> 1;
+    r.zp = q->out_zero_point;
+    r.lo = q->act_min - r.zp;
+    r.hi = q->act_max - r.zp;
+    r.lut = q->lut;
+    r.q = q;
+    return r;
+}
+
+/* dnn64__out_s8 for a dnn64__rq, out of line (dnn64_fixedpoint.c): the rare
+ * general case stays out of the unrolled loops' code. */
+int8_t dnn64__rq_out_general(const dnn64__rq *r, int32_t acc);
+
+static DNN64__ALWAYS_INLINE int8_t dnn64__rq_out(const dnn64__rq *r, int32_t acc)
+{
+    int32_t s, v;
+    if (r->general)
+        return dnn64__rq_out_general(r, acc);
+    /* dnn64__rdbp(dnn64__srdhm(acc, mult), exp) with the per-channel parts ready */
+    s = dnn64__srdhm_unsat(acc, r->mult);
+    /* s >> exp: floor, as the compilers the kernels build with shift signed values
+     * arithmetically (checked by dnn64__arithmetic_shift below); one SRAV instead
+     * of dnn64__floor_shift's four instructions, per output. */
+    v = (s >> r->exp) + ((s & r->mask) > r->half + (s < 0 ? 1 : 0) ? 1 : 0);
+    v = (v < r->lo ? r->lo : (v > r->hi ? r->hi : v)) + r->zp;
+    return r->lut ? r->lut[v + 128] : (int8_t)v;
+}
+
+/* y[t][p] = out(bias[t] + sum_ic (x[ic][p] - x_zp) * w[t][ic]) for t < oc_count,
+ * p < plane: an int8 1x1 Conv of one image and group, or a Gemm row (plane 1).
+ * x [c_in][plane]; w [oc_count][c_in]; bias NULL or oc_count, mult and shift
+ * oc_count int32 (as dnn64_conv_s8); y [oc_count][plane]. Defined in
+ * dnn64_pointwise.c; uses 4 KiB of stack. */
+void dnn64__pointwise_s8(const int8_t *x, int32_t c_in, int32_t plane, int32_t x_zp,
+                         const int8_t *w, const int32_t *bias, const int32_t *mult,
+                         const int32_t *shift, int32_t oc_count, const dnn64_q8_out *q,
+                         int8_t *y);
 
 /* One fp32 activation; act may be NULL. Defined in dnn64_activation.c. */
 float dnn64__act_f32(const dnn64_act_f32 *act, float v);

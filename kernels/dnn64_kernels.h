@@ -170,7 +170,7 @@ void dnn64_conv_f32(const dnn64_conv_geom *g, const float *x, const float *w_til
  *   mult_tile, shift_tile: in, oc_count int32 each (per-channel requant).
  *   q:            in,  output stage (zero point, clamp, optional LUT).
  *   y:            out, [n, c_out, h_out, w_out] int8; only the tile written.
- * Uses up to 2 KiB of stack. */
+ * Uses up to 17 KiB of stack (a padded depthwise plane of 16 KiB). */
 void dnn64_conv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero_point,
                    const int8_t *w_tile, const int32_t *bias_tile, const int32_t *mult_tile,
                    const int32_t *shift_tile, int32_t oc_begin, int32_t oc_count,

@@ -51,6 +51,43 @@ static void print_f32(const char *name, const float *p, int n)
     printf("\n");
 }
 
+/* int8 Conv shapes that take the kernels' specialised paths (their MIPS assembly
+ * included): one line each, "<name> <outputs>". */
+static void conv_case_s8(const char *name, const dnn64_conv_geom *g, int x_zp)
+{
+    static const int mult[9] = {1518500250, 1200000000, 1800000000, 1073741824, 2000000000,
+                                1300000000, 1100000000, 1900000000, 1400000000};
+    static const int shift[9] = {-9, -8, -10, -7, -9, 1, -8, -9, -10};
+    static signed char x[3600], w[1500], y[600];
+    const dnn64_q8_out q = {-4, -128, 127, 0};
+    const int xs = g->n * g->c_in * g->h_in * g->w_in;
+    const int ws = g->c_out * (g->c_in / g->group) * g->k_h * g->k_w;
+    const int ys = g->n * g->c_out * g->h_out * g->w_out;
+    int b[9], i;
+    fill_s8(x, xs);
+    fill_s8(w, ws);
+    for (i = 0; i < g->c_out; ++i)
+        b[i] = (int)(lcg() >> 20) - 2048;
+    dnn64_conv_s8(g, x, x_zp, w, b, mult, shift, 0, g->c_out, &q, y);
+    print_s8(name, y, ys);
+}
+
+static void conv_paths_s8(void)
+{
+    /* 1x1: two blocks of 4 channels and one more, 7 pixels (pairs and an odd one) */
+    static const dnn64_conv_geom pw = {1, 5, 1, 7, 9, 1, 7, 1, 1, 1, 1, 1, 1, 0, 0, 1};
+    /* 1x1 over 256 input channels: chunks of 64 (and 44), 12 pixels */
+    static const dnn64_conv_geom chunked = {1, 300, 3, 4, 5, 3, 4, 1, 1, 1, 1, 1, 1, 0, 0, 1};
+    /* depthwise 5x5, a padded plane */
+    static const dnn64_conv_geom dw5 = {1, 3, 7, 9, 3, 7, 9, 5, 5, 1, 1, 1, 1, 2, 2, 3};
+    /* 3 input channels, 3x3 stride 2 (a stem) */
+    static const dnn64_conv_geom stem = {1, 3, 9, 10, 4, 5, 5, 3, 3, 2, 2, 1, 1, 1, 1, 1};
+    conv_case_s8("conv_pw_s8", &pw, 7);
+    conv_case_s8("conv_chunked_s8", &chunked, -2);
+    conv_case_s8("conv_dw5_s8", &dw5, 3);
+    conv_case_s8("conv_stem_s8", &stem, -5);
+}
+
 int main(void)
 {
     static const dnn64_conv_geom cg = {1, 4, 6, 5, 6, 3, 5, 3, 3, 2, 1, 1, 1, 1, 1, 2};
@@ -94,5 +131,6 @@ int main(void)
     fill_s8(rx, 24);
     dnn64_resize_linear_s8(2, 3, 4, 5, 7, 5.0f / 3.0f, 7.0f / 4.0f, DNN64_COORD_HALF_PIXEL, rx, ry);
     print_s8("resize_linear_s8", ry, 70);
+    conv_paths_s8();
     return 0;
 }

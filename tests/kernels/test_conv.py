@@ -36,10 +36,18 @@ CONV_CASES = [
     (1, 20, 3, 7, 11, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
     (2, 100, 5, 3, 6, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
     (1, 2100, 1, 3, 5, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),  # int8: no strip fits
+    # int8 1x1 with many input channels: chunks of 64 (a short last one), two groups of
+    # output channels (32 + 5: blocks of 4 and a remainder), 16-pixel strips and a short one
+    (1, 200, 7, 5, 37, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
+    # int8 1x1, 8 channels: two whole 4-channel blocks, the last one with a positive shift
+    (1, 9, 3, 5, 8, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
     (2, 12, 4, 5, 20, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 4),  # grouped 1x1 (ShuffleNet)
     # rows of more than 64 outputs inside the input (summed 64 at a time)
     (1, 2, 3, 70, 3, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),
     (1, 4, 9, 9, 4, (5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 4),  # depthwise 5x5, mostly border
+    # depthwise 5x5 stride 2 (few-channel rows), and one with uneven pads on a padded plane
+    (1, 3, 13, 14, 3, (5, 5), (2, 2), (2, 2, 2, 2), (1, 1), 3),
+    (1, 2, 7, 7, 2, (5, 5), (1, 1), (2, 1, 2, 3), (1, 1), 2),
     (1, 3, 11, 12, 4, (3, 3), (2, 2), (1, 1, 0, 0), (1, 1), 1),  # stem-like: stride 2
 ]
 

@@ -17,6 +17,8 @@ SHAPES = [
     ((2, 1, 3, 1, 2, 3), (1, 2, 1, 4, 1, 3)),  # rank 6
     ((5,), ()),  # scalar
 ]
+# int8 Add/Sub take tables of each input's rescaled values from 1024 elements on
+LARGE_SHAPES = [((2, 8, 9, 10), (8, 1, 1)), ((4, 16, 20), (4, 16, 20))]
 
 
 @pytest.mark.parametrize("op", ["Add", "Sub", "Mul", "Div"])
@@ -67,7 +69,7 @@ def _int8_pair(a_shape, b_shape, seed):
 
 
 @pytest.mark.parametrize("q", QUANT)
-@pytest.mark.parametrize("a_shape,b_shape", SHAPES[:5])
+@pytest.mark.parametrize("a_shape,b_shape", SHAPES[:5] + LARGE_SHAPES)
 @pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
 def test_binary_s8_bit_exact(kernels, q, a_shape, b_shape, op) -> None:
     a, b = _int8_pair(a_shape, b_shape, 32)
@@ -91,10 +93,12 @@ def test_binary_s8_bit_exact(kernels, q, a_shape, b_shape, op) -> None:
 
 
 @pytest.mark.parametrize("into", ["a", "b"])
-def test_add_s8_in_place_over_either_input(kernels, into) -> None:
+@pytest.mark.parametrize("shape", [(2, 3, 4, 5), (2, 16, 8, 5)])
+def test_add_s8_in_place_over_either_input(kernels, into, shape) -> None:
     """A residual Add(+ReLU) written over whichever input dies there: each element's
-    inputs are requantised before its output is stored, so y may be a or b."""
-    a, b = _int8_pair((2, 3, 4, 5), (2, 3, 4, 5), 34)
+    inputs are requantised before its output is stored, so y may be a or b (with and
+    without the input tables)."""
+    a, b = _int8_pair(shape, shape, 34)
     p = im.add_params(*QUANT[0])
     act_min = QUANT[0][5]  # ReLU: clamp at the output zero point
     want = im.add_s8(a, b, p, act_min, 127)

@@ -131,3 +131,20 @@ def test_big_endian_kernels_under_qemu(kernels, mips_objects: list[Path], tmp_pa
     rx = rng.s8(24).reshape(2, 3, 4)
     want_rs = resize_linear_s8_ref(rx, (5, 7), (5 / 3, 7 / 4), "half_pixel")
     assert [int(v) for v in got["resize_linear_s8"]] == want_rs.reshape(-1).tolist()
+
+    # int8 Convs through the specialised paths (conv_paths_s8 in the driver): bit-exact
+    # against the numpy reference, the pointwise kernel's MIPS assembly included
+    mult9 = np.array([1518500250, 1200000000, 1800000000, 1073741824, 2000000000, 1300000000,
+                      1100000000, 1900000000, 1400000000])
+    shift9 = np.array([-9, -8, -10, -7, -9, 1, -8, -9, -10])
+    for name, (c_in, h, w, c_out, k, s, pad, group), x_zp in [
+            ("conv_pw_s8", (5, 1, 7, 9, 1, 1, 0, 1), 7),
+            ("conv_chunked_s8", (300, 3, 4, 5, 1, 1, 0, 1), -2),
+            ("conv_dw5_s8", (3, 7, 9, 3, 5, 1, 2, 3), 3),
+            ("conv_stem_s8", (3, 9, 10, 4, 3, 2, 1, 1), -5)]:
+        x = rng.s8(c_in * h * w).reshape(1, c_in, h, w)
+        wt = rng.s8(c_out * c_in // group * k * k).reshape(c_out, c_in // group, k, k)
+        b = np.array([(rng.next() >> 20) - 2048 for _ in range(c_out)], np.int32)
+        acc = conv_acc_int(x, x_zp, wt, b, (s, s), (pad,) * 4, (1, 1), group)
+        want = output_stage(acc, mult9[:c_out], shift9[:c_out], -4, -128, 127, None)
+        assert [int(v) for v in got[name]] == want.reshape(-1).tolist(), name

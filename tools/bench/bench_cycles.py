@@ -1,7 +1,8 @@
 """CPU cycles per inference in cen64, the cycle-accurate emulator, through the real CLI.
 
     python -m tools.bench.bench_cycles [--models digits,small_cnn,shufflenet,mobilenetv3]
-        [--modes int8,fp32] [--baseline REV] [--timeout 600] [--jobs 2] [--write]
+        [--modes int8,fp32] [--baseline REV] [--baseline-models a,b] [--timeout 600]
+        [--jobs 2] [--parallel 1] [--write]
 
 Each model (a zoo name, or ``digits`` from models/) gets an ``n64_model`` target per mode in
 a temporary workspace (toolchain: bare; int8 calibrated on seeded random inputs, digits on
@@ -9,8 +10,10 @@ its own calibration set), built and run with ``dnn64build run --platform cen64``
 seeded sample (bench_emulator.Bench does the building). cen64 models the VR4300's caches
 and latencies, so CP0 Count x 2 is CPU cycles. With ``--baseline REV`` every row is also
 measured with the kernels (kernels/) of git revision REV in an otherwise identical copy of
-this tree: the same code generator, the old kernels. ``--write`` replaces this benchmark's
-section of docs/benchmarks.md.
+this tree: the same code generator and platform layer, the old kernels
+(``--baseline-models``: only for those models). ``--parallel N`` measures N models (each
+in a workspace of its own) at a time. ``--write`` replaces this benchmark's section of
+docs/benchmarks.md.
 
 Beside each row, the physical limits: the RSP's peak (8 lanes x 62.5 MHz = 500 M
 multiply-accumulates/s) and the time to stream the model's weights from the cartridge at
@@ -27,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,6 +52,7 @@ SECTION = "## CPU cycles per inference (N64, in cen64)"
 
 class CycleBench(Bench):
     platform = "cen64"
+    target_attrs = ", kernels: cpu"  # CPU-only figures, whatever the default becomes
 
     def add_model(self, name: str) -> None:
         if name != "digits":
@@ -80,34 +85,37 @@ class Measured:
 
 def tree_with_kernels_of(rev: str, into: Path) -> Path:
     """A copy of this tree (tracked files as they are now) whose kernels/ is that of
-    ``rev``."""
+    ``rev``, except the platform layer (kernels/platform/, which this tree's code generator
+    and toolchains call)."""
     tool = into / "tool"
     files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
                            check=True).stdout.split()
     for rel in files:
-        if (ROOT / rel).is_file() and not rel.startswith("kernels/"):
+        if (ROOT / rel).is_file() and (not rel.startswith("kernels/")
+                                       or rel.startswith("kernels/platform/")):
             (tool / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / rel, tool / rel)
     old = subprocess.run(["git", "archive", rev, "kernels"], cwd=ROOT, capture_output=True,
                          check=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(tool)], input=old, check=True)
+    subprocess.run(["tar", "-x", "-C", str(tool), "--exclude=kernels/platform"], input=old,
+                   check=True)
     return tool
 
 
-def measure(names: list[str], modes: list[str], tool: Path, kernels: str, args: argparse.Namespace,
+def measure(name: str, modes: list[str], tool: Path, kernels: str, args: argparse.Namespace,
             workdir: Path) -> list[Measured]:
+    """Every mode of one model, built and run with the dnn64build of ``tool``."""
     bench = CycleBench(workdir, args.timeout, args.jobs, env={"PYTHONPATH": str(tool)})
+    bench.add_model(name)
     results = []
-    for name in names:
-        bench.add_model(name)
-        for mode in modes:
-            started = time.monotonic()
-            row = bench.measure(name, mode, model_macs(name))
-            print(f"{name} {mode} ({kernels}): {row.ticks} ticks, {row.outcome}, "
-                  f"{time.monotonic() - started:.0f} s", file=sys.stderr)
-            if row.log:
-                print(row.log, file=sys.stderr)
-            results.append(Measured(row, kernels))
+    for mode in modes:
+        started = time.monotonic()
+        row = bench.measure(name, mode, model_macs(name))
+        print(f"{name} {mode} ({kernels}): {row.ticks} ticks, {row.outcome}, "
+              f"{time.monotonic() - started:.0f} s", file=sys.stderr)
+        if row.log:
+            print(row.log, file=sys.stderr)
+        results.append(Measured(row, kernels))
     return results
 
 
@@ -140,11 +148,12 @@ def table(results: list[Measured]) -> str:
 def section(results: list[Measured], command: str) -> str:
     return f"""{SECTION}
 
-`{command}`: every model built through the CLI for `bare` and run in cen64 (one seeded
-sample; int8 calibrated on seeded random inputs, digits on its calibration set). cen64
-models the VR4300's caches and latencies: CPU cycles = CP0 Count x 2, ms = cycles /
-93.75 MHz. "kernels": this tree's CPU kernels, or those of the named git revision built
-by the same code generator (before the kernel work of issue 11).
+`{command}`: every model built through the CLI for `bare` with `kernels: cpu` (no RSP) and
+run in cen64 (one seeded sample; int8 calibrated on seeded random inputs, digits on its
+calibration set). cen64 models the VR4300's caches and latencies: CPU cycles = CP0 Count
+x 2, ms = cycles / 93.75 MHz; M MACs counts Conv, ConvTranspose, Gemm and MatMul.
+"kernels": this tree's CPU kernels, or those of the named git revision built by the same
+code generator. A model that does not fit 8 MiB says so instead of a time.
 
 {table(results)}
 
@@ -180,16 +189,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--modes", default="int8,fp32")
     parser.add_argument("--baseline", default=None,
                         help="also measure the kernels of this git revision")
+    parser.add_argument("--baseline-models", default=None,
+                        help="comma-separated: measure the baseline for these models only")
+    parser.add_argument("--parallel", type=int, default=1,
+                        help="models measured at a time")
     parser.add_argument("--timeout", type=float, default=600.0, help="cen64 time limit (s)")
     parser.add_argument("--jobs", type=int, default=2, help="dnn64build build -j")
     parser.add_argument("--write", action="store_true", help="update docs/benchmarks.md")
     args = parser.parse_args(argv)
     names, modes = args.models.split(","), args.modes.split(",")
+    baseline_names = args.baseline_models.split(",") if args.baseline_models else names
     with tempfile.TemporaryDirectory(prefix="bench_cycles") as tmp:
-        results = measure(names, modes, ROOT, "this tree", args, Path(tmp) / "ws")
+        jobs = [(name, ROOT, "this tree", Path(tmp) / f"ws_{name}") for name in names]
         if args.baseline:
             tool = tree_with_kernels_of(args.baseline, Path(tmp))
-            results += measure(names, modes, tool, args.baseline, args, Path(tmp) / "ws_base")
+            jobs += [(name, tool, args.baseline, Path(tmp) / f"base_{name}")
+                     for name in baseline_names]
+        with ThreadPoolExecutor(max_workers=args.parallel) as pool:
+            done = pool.map(lambda job: measure(job[0], modes, job[1], job[2], args, job[3]),
+                            jobs)
+            results = [m for measured in done for m in measured]
     command = "python -m tools.bench.bench_cycles " + " ".join(
         a for a in (argv if argv is not None else sys.argv[1:]) if a != "--write")
     text = section(results, command.strip())

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -114,8 +115,18 @@ def macs(model: onnx.ModelProto) -> int:
     return total
 
 
+def target_stem(name: str) -> str:
+    """A model's target name without its mode: the model's name when short enough for the
+    ROM title (20 characters with "_int8") and the C symbol (m_models_<target>, 31), else
+    its first 9 characters and 5 hex digits of its SHA-1."""
+    if len(name) <= 15:
+        return name
+    return f"{name[:9]}_{hashlib.sha1(name.encode()).hexdigest()[:5]}"
+
+
 class Bench:
     platform = "emulator"  # dnn64build run --platform
+    target_attrs = ""  # more attributes of every n64_model target (", kernels: cpu")
 
     def __init__(self, root: Path, timeout: float, jobs: int,
                  env: dict[str, str] | None = None) -> None:
@@ -137,11 +148,11 @@ class Bench:
         np.savez(self.root / f"{name}_in.npz", **_samples(model, rng, None))
 
     def _set_target(self, name: str, mode: str, memory: str) -> str:
-        target = f"{name}_{mode}"
+        target = f"{target_stem(name)}_{mode}"
         quantize = (f"{{mode: int8, calibration: {name}_calib.npz}}" if mode == "int8"
                     else "{mode: none}")
         self.targets[target] = (f"{{rule: n64_model, name: {target}, src: {name}.onnx, "
-                                f"memory: {memory}, quantize: {quantize}}}")
+                                f"memory: {memory}, quantize: {quantize}{self.target_attrs}}}")
         (self.root / "models" / "BUILD.yaml").write_text(
             "targets:\n" + "".join(f"  - {e}\n" for e in self.targets.values()))
         return target

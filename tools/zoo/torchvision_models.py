@@ -116,16 +116,25 @@ def deeplabv3(opset: int = OPSET) -> onnx.ModelProto:
 
 # --- inverted-residual classifiers ---------------------------------------------------
 
-def mnasnet(opset: int = OPSET) -> onnx.ModelProto:
-    """MNASNet 1.0."""
-    b = NetBuilder("mnasnet", seed=24, opset=opset)
-    x = _conv_bn(b, b.input("input", [1, 3, 224, 224]), 3, 32, 3, 2)
-    x = _conv_bn(b, x, 32, 32, 3, group=32)
-    x = _conv_bn(b, x, 32, 16, 1, act=None)
-    cin = 16
-    for cout, k, stride, expand, repeats in [(24, 3, 2, 3, 3), (40, 5, 2, 3, 3),
-                                             (80, 5, 2, 6, 3), (96, 3, 1, 6, 2),
-                                             (192, 5, 2, 6, 4), (320, 3, 1, 6, 1)]:
+def _mnasnet_depth(depth: int, alpha: float) -> int:
+    """torchvision's channel scaling: depth * alpha to a multiple of 8, rounded up when
+    rounding down would lose more than 10%."""
+    scaled = depth * alpha
+    rounded = max(8, int(scaled + 4) // 8 * 8)
+    return rounded if rounded >= 0.9 * scaled else rounded + 8
+
+
+def _mnasnet(name: str, alpha: float, seed: int, opset: int) -> onnx.ModelProto:
+    b = NetBuilder(name, seed=seed, opset=opset)
+    stem, first, *depths = (_mnasnet_depth(d, alpha) for d in (32, 16, 24, 40, 80, 96, 192, 320))
+    x = _conv_bn(b, b.input("input", [1, 3, 224, 224]), 3, stem, 3, 2)
+    x = _conv_bn(b, x, stem, stem, 3, group=stem)
+    x = _conv_bn(b, x, stem, first, 1, act=None)
+    cin = first
+    for cout, (k, stride, expand, repeats) in zip(depths, [(3, 2, 3, 3), (5, 2, 3, 3),
+                                                          (5, 2, 6, 3), (3, 1, 6, 2),
+                                                          (5, 2, 6, 4), (3, 1, 6, 1)],
+                                                  strict=True):
         for i in range(repeats):
             s = stride if i == 0 else 1
             hidden = cin * expand
@@ -136,6 +145,16 @@ def mnasnet(opset: int = OPSET) -> onnx.ModelProto:
             cin = cout
     x = b.mean_hw(_conv_bn(b, x, cin, 1280, 1))
     return b.build(_classifier(b, x, 1280))
+
+
+def mnasnet(opset: int = OPSET) -> onnx.ModelProto:
+    """MNASNet 1.0."""
+    return _mnasnet("mnasnet", 1.0, 24, opset)
+
+
+def mnasnet0_5(opset: int = OPSET) -> onnx.ModelProto:
+    """MNASNet 0.5 (torchvision's mnasnet0_5: every depth halved, then rounded)."""
+    return _mnasnet("mnasnet0_5", 0.5, 33, opset)
 
 
 def efficientnet_b0(opset: int = OPSET) -> onnx.ModelProto:
@@ -308,6 +327,7 @@ def unet4(opset: int = OPSET) -> onnx.ModelProto:
 BUILDERS = {
     "mobilenet_v3_small": mobilenet_v3_small,
     "mnasnet": mnasnet,
+    "mnasnet0_5": mnasnet0_5,
     "efficientnet_b0": efficientnet_b0,
     "regnet_y_400mf": regnet_y_400mf,
     "shufflenet_v2": shufflenet_v2,
