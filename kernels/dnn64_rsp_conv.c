@@ -26,38 +26,46 @@
 #pragma weak dnn64_rsp_wait
 #pragma weak dnn64_rsp_read
 
-#define HEADER_BYTES 16
+#define HEADER_BYTES 48
+#define CONSTS_AT 0x20
+#define PARAM_BYTES 16
+#define STATE_BYTES 32 /* per row and column block: V lo, V hi */
 #define LANES 8
 #define KGROUPS_MAX (DNN64_RSP_K_PER_JOB / LANES)
 /* At most 32 columns: more (for depthwise, one row a group) measured slower in cen64,
  * as the larger buffers conflict in the direct-mapped 8 KiB D-cache. */
 #define BLOCKS_MAX 4
 #define COLS_MAX (BLOCKS_MAX * LANES)
-#define ROWS_MAX 32
+#define ROWS_MAX 64
+#define FLAG_FIRST 1u
+#define FLAG_LAST 2u
+/* |bias| below this and K <= DNN64_RSP_K_MAX keep |2 acc| < 2^30 (dnn64_rsp.h). */
+#define BIAS_LIMIT (1 << 28)
 
 typedef struct {
-    int32_t rows, blocks, kgroups;          /* this job's shape */
-    uint32_t a_offset, b_offset, c_offset;  /* DMEM offsets (16-byte aligned) */
-    uint32_t b_block_stride, b_k_stride;    /* B layout: packed or input rows */
+    int32_t rows, blocks, kgroups;         /* this job's shape */
+    uint32_t a, b, p, s, y;                /* DMEM offsets (16-byte aligned) */
+    uint32_t b_block_stride, b_k_stride;   /* B layout: packed or input rows */
 } job_shape;
 
 /* Two RDRAM images of a job (one packed while the RSP runs the other), one result. */
 static uint8_t DNN64_ALIGNED(images[2][DNN64_RSP_DMEM_BYTES]);
 static uint8_t DNN64_ALIGNED(result[DNN64_RSP_DMEM_BYTES]);
-static int32_t sums[ROWS_MAX * COLS_MAX]; /* [rows][blocks * 8] */
-static int32_t wsums[ROWS_MAX];
 
 static uint32_t align16(uint32_t v)
 {
     return (v + 15u) & ~15u;
 }
 
-/* A job of `rows` x `blocks` (DMEM layout in matmul_s8.rsp), or rows 0 if none fits. */
-static job_shape shape_of(int32_t rows_wanted, int32_t blocks, int32_t kgroups)
+/* A job of `rows` x `blocks` x `kgroups` (DMEM layout in matmul_s8.rsp), or rows 0 if
+ * none fits. `state`: S holds V between jobs (several jobs along k, or no REQUANT). */
+static job_shape shape_of(int32_t rows_wanted, int32_t blocks, int32_t kgroups, int state)
 {
     job_shape s;
-    const int32_t b_bytes = blocks * kgroups * 64, per_row = kgroups * 16 + blocks * 32;
-    const int32_t room = (int32_t)DNN64_RSP_DMEM_BYTES - HEADER_BYTES - b_bytes;
+    const int32_t b_bytes = blocks * kgroups * 64;
+    const int32_t per_row = kgroups * 8 + PARAM_BYTES + (state ? blocks * STATE_BYTES : 0) +
+                            blocks * LANES;
+    const int32_t room = (int32_t)DNN64_RSP_DMEM_BYTES - HEADER_BYTES - 16 - b_bytes;
     int32_t rows = room > 0 ? room / per_row : 0;
     if (rows > rows_wanted)
         rows = rows_wanted;
@@ -66,9 +74,11 @@ static job_shape shape_of(int32_t rows_wanted, int32_t blocks, int32_t kgroups)
     s.rows = rows;
     s.blocks = blocks;
     s.kgroups = kgroups;
-    s.a_offset = HEADER_BYTES;
-    s.b_offset = s.a_offset + align16((uint32_t)(rows * kgroups * 16));
-    s.c_offset = s.b_offset + (uint32_t)b_bytes;
+    s.a = HEADER_BYTES;
+    s.p = align16(s.a + (uint32_t)(rows * kgroups * 8));
+    s.b = s.p + (uint32_t)(rows * PARAM_BYTES);
+    s.s = s.b + (uint32_t)b_bytes;
+    s.y = s.s + (state ? (uint32_t)(rows * blocks * STATE_BYTES) : 0u);
     s.b_block_stride = (uint32_t)(kgroups * 64); /* packed [nb][k][8] */
     s.b_k_stride = LANES;
     return s;
@@ -77,13 +87,14 @@ static job_shape shape_of(int32_t rows_wanted, int32_t blocks, int32_t kgroups)
 /* Rows matter most: the CPU packs each input byte once per job and the job reuses it
  * once per row. So: as many rows as fit beside at most BLOCKS_MAX column blocks, the
  * inputs taking at most half of DMEM. */
-static job_shape shape_for(int32_t rows_wanted, int32_t blocks_wanted, int32_t kgroups)
+static job_shape shape_for(int32_t rows_wanted, int32_t blocks_wanted, int32_t kgroups,
+                           int state)
 {
     const int32_t fit = (int32_t)(DNN64_RSP_DMEM_BYTES / 2u) / (kgroups * 64);
     int32_t blocks = blocks_wanted < BLOCKS_MAX ? blocks_wanted : BLOCKS_MAX;
     if (blocks > fit)
         blocks = fit;
-    return shape_of(rows_wanted, blocks, kgroups);
+    return shape_of(rows_wanted, blocks, kgroups, state);
 }
 
 static void put_u16(uint8_t *p, uint32_t v)
@@ -92,31 +103,69 @@ static void put_u16(uint8_t *p, uint32_t v)
     p[1] = (uint8_t)v;
 }
 
-/* Header, then A[r][kk] = W[r][k0 + kk] as big-endian int16, 0 past k. */
-static void pack_weights(uint8_t *job, const job_shape *s, const int8_t *w_rows, int32_t k,
-                         int32_t k0)
+/* The header of a job with `kgroups` k groups (its last along k may have fewer). */
+static void put_header(uint8_t *job, const job_shape *s, int32_t kgroups, uint32_t flags,
+                       int rows_layout, const dnn64_q8_out *q)
 {
-    const int32_t kc = s->kgroups * LANES;
-    const int32_t valid = k - k0 < kc ? k - k0 : kc;
-    int32_t r, kk;
     put_u16(job + 0, (uint32_t)s->rows);
     put_u16(job + 2, (uint32_t)s->blocks);
-    put_u16(job + 4, (uint32_t)s->kgroups);
-    put_u16(job + 6, s->a_offset);
-    put_u16(job + 8, s->b_offset);
-    put_u16(job + 10, s->c_offset);
-    put_u16(job + 12, s->b_block_stride);
+    put_u16(job + 4, (uint32_t)kgroups);
+    put_u16(job + 6, flags);
+    put_u16(job + 8, s->a);
+    put_u16(job + 10, s->b);
+    put_u16(job + 12, rows_layout ? s->b_block_stride : (uint32_t)(kgroups * 64));
     put_u16(job + 14, s->b_k_stride);
+    put_u16(job + 16, s->p);
+    put_u16(job + 18, s->s);
+    put_u16(job + 20, s->y);
+    put_u16(job + CONSTS_AT + 0, (uint32_t)q->out_zero_point);
+    put_u16(job + CONSTS_AT + 2, (uint32_t)q->act_min);
+    put_u16(job + CONSTS_AT + 4, (uint32_t)q->act_max);
+    put_u16(job + CONSTS_AT + 6, 256u);
+    put_u16(job + CONSTS_AT + 8, 1u);
+    put_u16(job + CONSTS_AT + 10, 0xFFFFu);
+    put_u16(job + CONSTS_AT + 12, 0u);
+    put_u16(job + CONSTS_AT + 14, 0u);
+}
+
+/* A[r][kk] = W[r][k0 + kk] for kk < 8 * kgroups, 0 past k. */
+static void pack_weights(uint8_t *job, const job_shape *s, const int8_t *w_rows, int32_t k,
+                         int32_t k0, int32_t kgroups)
+{
+    const int32_t kc = kgroups * LANES;
+    const int32_t valid = k - k0 < kc ? k - k0 : kc;
+    int32_t r, kk;
     for (r = 0; r < s->rows; ++r) {
         const int8_t *wr = w_rows + r * k + k0;
-        uint8_t *a = job + s->a_offset + (uint32_t)(r * kc * 2);
-        for (kk = 0; kk < valid; ++kk) {
-            a[2 * kk] = (uint8_t)(wr[kk] < 0 ? 0xFF : 0);
-            a[2 * kk + 1] = (uint8_t)wr[kk];
-        }
+        int8_t *a = (int8_t *)job + s->a + (uint32_t)(r * kc);
+        for (kk = 0; kk < valid; ++kk)
+            a[kk] = wr[kk];
         for (; kk < kc; ++kk)
-            a[2 * kk] = a[2 * kk + 1] = 0;
+            a[kk] = 0;
     }
+}
+
+/* Whether the output stage of channel t runs on the RSP: no table, 2 <= -shift <= 15
+ * and a normalised multiplier above 2^30 (matmul_s8.rsp's conditions). */
+static int requant_on_rsp(int32_t mult, int32_t shift, const dnn64_q8_out *q)
+{
+    return q->lut == 0 && shift <= -2 && shift >= -15 && mult > (1 << 30);
+}
+
+/* P row: 2c (c = bias - x_zp * sum W) and the output stage constants of matmul_s8.rsp. */
+static void put_params(uint8_t *p, int32_t c, int32_t mult, int32_t shift, int on_rsp)
+{
+    const uint32_t c2 = (uint32_t)c * 2u;
+    const int32_t e = -shift;
+    put_u16(p + 0, c2 >> 16);
+    put_u16(p + 2, c2 & 0xFFFFu);
+    put_u16(p + 4, (uint32_t)mult >> 16);
+    put_u16(p + 6, (uint32_t)mult & 0xFFFFu);
+    /* K = 2^15 + 2^(15+e) = (1 + 2^(e-1)) * 2^16 - 2^15 */
+    put_u16(p + 8, e >= 2 && e <= 15 ? 1u + (1u << (e - 1)) : 0u);
+    put_u16(p + 10, 0x8000u);
+    put_u16(p + 12, e >= 2 && e <= 15 ? 1u << (16 - e) : 0u);
+    put_u16(p + 14, (uint32_t)on_rsp);
 }
 
 /* B[nb][kk][lane] = X[k0 + kk][s0 + 8 nb + lane] of the group's input xg: the input
@@ -132,7 +181,7 @@ static void pack_inputs(uint8_t *job, const job_shape *s, const dnn64_conv_geom 
     int32_t iy0[COLS_MAX], ix0[COLS_MAX];
     int32_t col, kk, oy = s0 / g->w_out, ox = s0 % g->w_out;
     int32_t ic = k0 / ksize, ky = (k0 % ksize) / g->k_w, kx = k0 % g->k_w;
-    int8_t *b0 = (int8_t *)job + s->b_offset;
+    int8_t *b0 = (int8_t *)job + s->b;
     for (col = 0; col < valid; ++col) {
         iy0[col] = oy * g->stride_h - g->pad_top;
         ix0[col] = ox * g->stride_w - g->pad_left;
@@ -180,18 +229,26 @@ static int gathers_rows(const dnn64_conv_geom *g, const int8_t *xg)
            (g->h_in * g->w_in) % 8 == 0 && ((uintptr_t)xg & 7u) == 0;
 }
 
-/* sums (=, or += after the first k chunk) the job's result: HI (bits 32..47) and MD
- * (16..31) of sum << 24 per lane. */
-static void take_result(const job_shape *s, int first)
+/* Row r's outputs of the last job: its int8 from Y (the RSP's output stage), or from V
+ * (2 acc, in S) through the CPU's own. */
+static void finish_row(const job_shape *s, int32_t r, int on_rsp, int8_t *y_row,
+                       int32_t valid, int32_t mult, int32_t shift, const dnn64_q8_out *q)
 {
-    int32_t r, col;
-    for (r = 0; r < s->rows; ++r)
-        for (col = 0; col < s->blocks * LANES; ++col) {
-            const uint8_t *v = result + (r * s->blocks + col / LANES) * 32 + (col % LANES) * 2;
-            const int32_t sum = (int16_t)(((uint32_t)v[0] << 8) | v[1]) * 256 + v[16];
-            int32_t *acc = &sums[r * s->blocks * LANES + col];
-            *acc = first ? sum : *acc + sum;
-        }
+    int32_t col;
+    if (on_rsp) {
+        const int8_t *src = (const int8_t *)result + s->y + r * s->blocks * LANES;
+        for (col = 0; col < valid; ++col)
+            y_row[col] = src[col];
+        return;
+    }
+    for (col = 0; col < valid; ++col) {
+        const uint8_t *v = result + s->s + (uint32_t)((r * s->blocks + col / LANES) *
+                                                      STATE_BYTES + (col % LANES) * 2);
+        const uint32_t lo = ((uint32_t)v[0] << 8) | v[1];
+        const uint32_t hi = ((uint32_t)v[16] << 8) | v[17];
+        const int32_t acc = (int32_t)((hi << 16) | lo) / 2; /* V is even */
+        y_row[col] = dnn64__out_s8(acc, mult, shift, q);
+    }
 }
 
 void dnn64_rsp_conv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero_point,
@@ -205,8 +262,11 @@ void dnn64_rsp_conv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero
                                                                  : KGROUPS_MAX;
     const int32_t kc = kgroups * LANES, k_jobs = (k + kc - 1) / kc;
     const int32_t blocks_needed = (positions + LANES - 1) / LANES;
-    int32_t n, t0, j, r, col;
-    if (k > DNN64_RSP_K_MAX || !dnn64_rsp_available || !dnn64_rsp_available()) {
+    int32_t n, t0, j, r, t;
+    int fits = k <= DNN64_RSP_K_MAX && dnn64_rsp_available && dnn64_rsp_available();
+    for (t = 0; fits && bias_tile && t < oc_count; ++t)
+        fits = bias_tile[t] < BIAS_LIMIT && bias_tile[t] > -BIAS_LIMIT;
+    if (!fits) {
         dnn64_conv_s8(g, x, x_zero_point, w_tile, bias_tile, mult_tile, shift_tile, oc_begin,
                       oc_count, q, y);
         return;
@@ -219,9 +279,17 @@ void dnn64_rsp_conv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero
             const dnn64__conv_chan c = dnn64__conv_chan_at(g, n, oc_begin, t0);
             const int8_t *w_rows = w_tile + c.w, *xg = x + c.x;
             const int rows_layout = gathers_rows(g, xg);
-            job_shape s = shape_for(wanted, blocks_needed, kgroups);
-            const int32_t cols = s.blocks * LANES, s_jobs = (positions + cols - 1) / cols;
-            const int32_t jobs = s_jobs * k_jobs;
+            /* weights by SP DMA straight from the tile when its rows are 8-byte aligned */
+            const int weights_dma = k % 8 == 0 && ((uintptr_t)w_rows & 7u) == 0;
+            int all_on_rsp = 1;
+            job_shape s;
+            int32_t cols, s_jobs, jobs;
+            for (t = 0; t < wanted && all_on_rsp; ++t)
+                all_on_rsp = requant_on_rsp(mult_tile[t0 + t], shift_tile[t0 + t], q);
+            s = shape_for(wanted, blocks_needed, kgroups, k_jobs > 1 || !all_on_rsp);
+            cols = s.blocks * LANES;
+            s_jobs = (positions + cols - 1) / cols;
+            jobs = s_jobs * k_jobs;
             if (rows_layout) {
                 s.b_block_stride = LANES;
                 s.b_k_stride = (uint32_t)cols;
@@ -230,52 +298,55 @@ void dnn64_rsp_conv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero
                 int32_t kk, sum = 0;
                 for (kk = 0; kk < k; ++kk)
                     sum += w_rows[r * k + kk];
-                wsums[r] = (bias_tile ? bias_tile[t0 + r] : 0) - x_zero_point * sum;
+                put_params(images[0] + s.p + (uint32_t)(r * PARAM_BYTES),
+                           (bias_tile ? bias_tile[t0 + r] : 0) - x_zero_point * sum,
+                           mult_tile[t0 + r], shift_tile[t0 + r],
+                           requant_on_rsp(mult_tile[t0 + r], shift_tile[t0 + r], q));
             }
             /* job j: positions from (j / k_jobs) * cols, taps from (j % k_jobs) * kc */
-            pack_weights(images[0], &s, w_rows, k, 0);
-            if (!rows_layout)
-                pack_inputs(images[0], &s, g, xg, x_zero_point, k, 0, 0);
-            for (j = 0; j <= jobs; ++j) {
-                const int32_t kj = (j - 1) % k_jobs; /* of job j - 1 */
-                if (j < jobs) {
-                    const int32_t s0 = (j / k_jobs) * cols, k0 = (j % k_jobs) * kc;
-                    uint8_t *image = images[j & 1], *next = images[(j + 1) & 1];
-                    if (k_jobs > 1 || j == 0) /* else the weights are in DMEM already */
-                        dnn64_rsp_write(0, image, s.b_offset);
-                    if (rows_layout) /* taps past k meet zero weights: any bytes will do */
-                        dnn64_rsp_write_rows(s.b_offset, xg + k0 * positions + s0,
-                                             (uint32_t)cols,
-                                             (uint32_t)(k - k0 < kc ? k - k0 : kc),
-                                             (uint32_t)positions);
-                    else
-                        dnn64_rsp_write(s.b_offset, image + s.b_offset,
-                                        s.c_offset - s.b_offset);
-                    dnn64_rsp_start();
-                    if (j + 1 < jobs) { /* pack job j + 1 while the RSP runs job j */
-                        const int32_t next_k0 = ((j + 1) % k_jobs) * kc;
-                        if (k_jobs > 1)
-                            pack_weights(next, &s, w_rows, k, next_k0);
-                        if (!rows_layout)
-                            pack_inputs(next, &s, g, xg, x_zero_point, k, next_k0,
-                                        ((j + 1) / k_jobs) * cols);
-                    }
+            for (j = 0; j < jobs; ++j) {
+                const int32_t kj = j % k_jobs, s0 = (j / k_jobs) * cols, k0 = kj * kc;
+                const int32_t kg = (k - k0 + LANES - 1) / LANES < kgroups
+                                       ? (k - k0 + LANES - 1) / LANES
+                                       : kgroups;
+                const uint32_t flags = (kj == 0 ? FLAG_FIRST : 0u) |
+                                       (kj == k_jobs - 1 ? FLAG_LAST : 0u);
+                uint8_t *image = images[0];
+                put_header(image, &s, kg, flags, rows_layout, q);
+                if (!weights_dma && (k_jobs > 1 || j == 0))
+                    pack_weights(image, &s, w_rows, k, k0, kg);
+                if (!rows_layout) {
+                    job_shape sj = s;
+                    sj.kgroups = kg;
+                    pack_inputs(image, &sj, g, xg, x_zero_point, k, k0, s0);
                 }
-                if (j > 0) { /* and finish job j - 1 (its result is in `result`) */
-                    const int32_t s0 = ((j - 1) / k_jobs) * cols;
-                    take_result(&s, kj == 0);
-                    if (kj == k_jobs - 1)
-                        for (r = 0; r < s.rows; ++r) {
-                            const int32_t t = t0 + r;
-                            int8_t *yr = y + c.y + r * positions + s0;
-                            for (col = 0; col < cols && s0 + col < positions; ++col)
-                                yr[col] = dnn64__out_s8(wsums[r] + sums[r * cols + col],
-                                                        mult_tile[t], shift_tile[t], q);
-                        }
-                }
-                if (j < jobs) {
-                    dnn64_rsp_wait();
-                    dnn64_rsp_read(result, s.c_offset, (uint32_t)(s.rows * s.blocks * 32));
+                if (j == 0) /* header, weights (unless DMA'd below) and the row constants */
+                    dnn64_rsp_write(0, image, s.b);
+                else if (!weights_dma && k_jobs > 1)
+                    dnn64_rsp_write(0, image, s.p);
+                else
+                    dnn64_rsp_write(0, image, HEADER_BYTES);
+                if (weights_dma && (k_jobs > 1 || j == 0))
+                    dnn64_rsp_write_rows(s.a, w_rows + k0, (uint32_t)(kg * LANES),
+                                         (uint32_t)s.rows, (uint32_t)k);
+                if (rows_layout) /* taps past k meet zero weights: any bytes will do */
+                    dnn64_rsp_write_rows(s.b, xg + k0 * positions + s0, (uint32_t)cols,
+                                         (uint32_t)(k - k0 < kc ? k - k0 : kc),
+                                         (uint32_t)positions);
+                else
+                    dnn64_rsp_write(s.b, image + s.b, (uint32_t)(kg * 64 * s.blocks));
+                dnn64_rsp_start();
+                dnn64_rsp_wait();
+                if (kj == k_jobs - 1) {
+                    const int32_t valid = positions - s0 < cols ? positions - s0 : cols;
+                    if (!all_on_rsp)
+                        dnn64_rsp_read(result + s.s, s.s, s.y - s.s);
+                    dnn64_rsp_read(result + s.y, s.y, (uint32_t)(s.rows * cols));
+                    for (r = 0; r < s.rows; ++r)
+                        finish_row(&s, r, requant_on_rsp(mult_tile[t0 + r],
+                                                         shift_tile[t0 + r], q),
+                                   y + c.y + r * positions + s0, valid, mult_tile[t0 + r],
+                                   shift_tile[t0 + r], q);
                 }
             }
             t0 += s.rows;

@@ -17,6 +17,7 @@ import pytest
 
 from dnn64build.emulator import run_rom
 from dnn64build.errors import UserError
+from dnn64build.quant.intmath import quantize_multiplier
 from dnn64build.rom import Asset, build_asset_image, pack_rom
 from dnn64build.toolchains.base import KERNELS_DIR
 from tests.compile_program import compile_and_link
@@ -43,12 +44,19 @@ CASES = [
 ]
 
 
+# channel -> real multiplier: on the CPU (-shift 1, 16; M = 2^30) or the RSP (-shift 2, 15)
+EDGE_MULTIPLIERS = {1: 0.3, 2: 0.2, 3: 2.1e-5, 4: 1e-5, 5: 2.0**-8}
+
+
 def case_data(case, rng):
     n, c_in, h, w, c_out, k, stride, pads, dil, group, tile = case
     x = rng.integers(-128, 128, (n, c_in, h, w), dtype=np.int8)
     wt = rng.integers(-128, 128, (c_out, c_in // group, k, k), dtype=np.int8)
     bias = rng.integers(-20000, 20000, c_out, dtype=np.int32)
     mult, shift = requant_params(rng, c_out)
+    if c_out >= 8:  # the edges of the RSP's output stage (2 <= -shift <= 15, M > 2^30)
+        for channel, real in EDGE_MULTIPLIERS.items():
+            mult[channel], shift[channel] = quantize_multiplier(real)
     x_zp, out_zp = int(rng.integers(-128, 128)), int(rng.integers(-20, 20))
     return x, wt, bias, mult, shift, x_zp, out_zp
 

@@ -47,6 +47,12 @@ COLUMNS = ("model", "MACs", "kernels", "Convs on the RSP", "CPU cycles", "cycles
            "ms at 93.75 MHz", "vs cpu", "vs the integer reference")
 
 
+def target(name: str, kernels: str) -> str:
+    """The target's name: at most 20 characters (a ROM title, and the model's C symbol
+    m_models_<name> must leave room for its asset names)."""
+    return f"{name[:15]}_{kernels}"
+
+
 def workspace(root: Path, names: list[str]) -> None:
     (root / "models").mkdir(parents=True)
     (root / "BUILD.yaml").write_text(
@@ -62,14 +68,14 @@ def workspace(root: Path, names: list[str]) -> None:
         np.savez(root / f"{name}_in.npz", input=rng.standard_normal([1, *shape]).astype(np.float32))
         for kernels in KERNELS:
             targets.append(
-                f"  - {{rule: n64_model, name: {name}_{kernels}, src: {name}.onnx, "
+                f"  - {{rule: n64_model, name: {target(name, kernels)}, src: {name}.onnx, "
                 f"kernels: {kernels}, memory: 8MiB, planner: {{fusion: none}}, "
                 f"quantize: {{mode: int8, calibration: {name}_calib.npz}}}}")
     (root / "models" / "BUILD.yaml").write_text("\n".join(targets) + "\n")
 
 
 def measure(root: Path, name: str, kernels: str, timeout: float) -> dict[str, object]:
-    label = f"//models:{name}_{kernels}"
+    label = f"//models:{target(name, kernels)}"
     proc = subprocess.run(
         [sys.executable, "-m", "dnn64build", "run", label, "--platform", "cen64",
          "--input", f"{name}_in.npz", "--timeout", str(timeout)],
@@ -77,7 +83,7 @@ def measure(root: Path, name: str, kernels: str, timeout: float) -> dict[str, ob
     out = proc.stdout + proc.stderr
     cycles = re.search(r"(\d+) CPU cycles", out)
     verdict = re.search(r"vs the reference executor: (.*)", out)
-    meta = root / "dnn64-out" / "bin" / "models" / f"{name}_{kernels}" / "codegen" / "meta.json"
+    meta = root / "dnn64-out" / "bin" / "models" / target(name, kernels) / "codegen" / "meta.json"
     rsp_nodes = len(json.loads(meta.read_text())["rsp_nodes"]) if meta.is_file() else None
     if cycles is None:
         print(out[-3000:], file=sys.stderr)
@@ -95,6 +101,8 @@ def table(rows: list[tuple[str, ...]]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default="small_cnn,shufflenet,mobilenetv3")
+    parser.add_argument("--kernels", default=",".join(KERNELS),
+                        help="which of cpu, rsp, auto to run (the first given is the 'vs' base)")
     parser.add_argument("--timeout", type=float, default=900.0)
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args(argv)
@@ -103,13 +111,14 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench_rsp") as tmp:
         root = Path(tmp)
         workspace(root, names)
+        kernel_choices = args.kernels.split(",")
         for name in names:
             count = macs(onnx.load(root / "models" / f"{name}.onnx"))
             base = None
-            for kernels in KERNELS:
+            for kernels in kernel_choices:
                 r = measure(root, name, kernels, args.timeout)
                 cycles = r["cycles"]
-                if kernels == "cpu":
+                if kernels == kernel_choices[0]:
                     base = cycles
                 cells = (name, f"{count / 1e6:.2f} M", kernels, str(r["rsp_nodes"]),
                          f"{cycles:,}" if cycles else "-",

@@ -116,16 +116,18 @@ def deeplabv3(opset: int = OPSET) -> onnx.ModelProto:
 
 # --- inverted-residual classifiers ---------------------------------------------------
 
-def mnasnet(opset: int = OPSET) -> onnx.ModelProto:
-    """MNASNet 1.0."""
-    b = NetBuilder("mnasnet", seed=24, opset=opset)
-    x = _conv_bn(b, b.input("input", [1, 3, 224, 224]), 3, 32, 3, 2)
-    x = _conv_bn(b, x, 32, 32, 3, group=32)
-    x = _conv_bn(b, x, 32, 16, 1, act=None)
-    cin = 16
-    for cout, k, stride, expand, repeats in [(24, 3, 2, 3, 3), (40, 5, 2, 3, 3),
-                                             (80, 5, 2, 6, 3), (96, 3, 1, 6, 2),
-                                             (192, 5, 2, 6, 4), (320, 3, 1, 6, 1)]:
+def _mnasnet(name: str, seed: int, alpha: float, opset: int) -> onnx.ModelProto:
+    """MNASNet with width multiplier ``alpha`` (torchvision's _get_depths: every stage's
+    width scaled and rounded to a multiple of 8; the last conv keeps 1280)."""
+    d = [_divisible(c * alpha) for c in (32, 16, 24, 40, 80, 96, 192, 320)]
+    b = NetBuilder(name, seed=seed, opset=opset)
+    x = _conv_bn(b, b.input("input", [1, 3, 224, 224]), 3, d[0], 3, 2)
+    x = _conv_bn(b, x, d[0], d[0], 3, group=d[0])
+    x = _conv_bn(b, x, d[0], d[1], 1, act=None)
+    cin = d[1]
+    for cout, k, stride, expand, repeats in [(d[2], 3, 2, 3, 3), (d[3], 5, 2, 3, 3),
+                                             (d[4], 5, 2, 6, 3), (d[5], 3, 1, 6, 2),
+                                             (d[6], 5, 2, 6, 4), (d[7], 3, 1, 6, 1)]:
         for i in range(repeats):
             s = stride if i == 0 else 1
             hidden = cin * expand
@@ -136,6 +138,16 @@ def mnasnet(opset: int = OPSET) -> onnx.ModelProto:
             cin = cout
     x = b.mean_hw(_conv_bn(b, x, cin, 1280, 1))
     return b.build(_classifier(b, x, 1280))
+
+
+def mnasnet(opset: int = OPSET) -> onnx.ModelProto:
+    """MNASNet 1.0."""
+    return _mnasnet("mnasnet", 24, 1.0, opset)
+
+
+def mnasnet0_5(opset: int = OPSET) -> onnx.ModelProto:
+    """MNASNet 0.5 (torchvision's mnasnet0_5)."""
+    return _mnasnet("mnasnet0_5", 25, 0.5, opset)
 
 
 def efficientnet_b0(opset: int = OPSET) -> onnx.ModelProto:
@@ -308,6 +320,7 @@ def unet4(opset: int = OPSET) -> onnx.ModelProto:
 BUILDERS = {
     "mobilenet_v3_small": mobilenet_v3_small,
     "mnasnet": mnasnet,
+    "mnasnet0_5": mnasnet0_5,
     "efficientnet_b0": efficientnet_b0,
     "regnet_y_400mf": regnet_y_400mf,
     "shufflenet_v2": shufflenet_v2,
