@@ -9,10 +9,14 @@
  * dnn64_conv_s8's bias + sum_k (x - x_zero_point) * W exactly.
  *
  * A job (DMEM layout in matmul_s8.rsp) covers `rows` channels x `blocks` * 8
- * positions x 8 * kgroups taps; the CPU sums the jobs along k in int32. While the RSP
- * computes job j the CPU packs job j + 1 into the other of two RDRAM images and
- * requantises the result of job j - 1. When the taps fit one job, the weights go to
- * DMEM once per group of rows and each job only moves its inputs. */
+ * positions x 8 * kgroups taps; the RSP carries acc (as 2 acc, starting from
+ * bias - x_zero_point * sum W, which the CPU computes once per group of rows) from
+ * job to job along k in DMEM and writes int8 outputs after the last. While the RSP
+ * computes job j the CPU packs job j + 1 into the other of two RDRAM images and copies
+ * out (or requantises, for channels the RSP's output stage cannot take) the outputs
+ * of the last finished job. When the taps fit one job, the weights go to DMEM once per
+ * group of rows and each job only moves its inputs; int8 weight rows whose length is
+ * a multiple of 8 go there by SP DMA, unpacked. */
 #include "dnn64_internal.h"
 #include "dnn64_rsp.h"
 #include "platform/dnn64_platform.h"
@@ -37,6 +41,7 @@
 #define BLOCKS_MAX 4
 #define COLS_MAX (BLOCKS_MAX * LANES)
 #define ROWS_MAX 64
+#define ROWS_KGROUPS_MAX 8 /* input rows in DMEM: 64 taps x 32 bytes */
 #define FLAG_FIRST 1u
 #define FLAG_LAST 2u
 /* |bias| below this and K <= DNN64_RSP_K_MAX keep |2 acc| < 2^30 (dnn64_rsp.h). */
@@ -221,12 +226,14 @@ static void pack_inputs(uint8_t *job, const job_shape *s, const dnn64_conv_geom 
 }
 
 /* A 1x1 Conv with stride 1 and no padding reads B[k][s] = xg[k * plane + s]: SP DMA
- * moves those rows into DMEM as they are (rows layout), when they are 8-byte aligned. */
+ * moves 32 bytes of each of those rows into DMEM as they are (rows layout), when they
+ * are 8-byte aligned and at least 32 bytes apart. */
 static int gathers_rows(const dnn64_conv_geom *g, const int8_t *xg)
 {
+    const int32_t plane = g->h_in * g->w_in;
     return g->k_h == 1 && g->k_w == 1 && g->stride_h == 1 && g->stride_w == 1 &&
            g->pad_top == 0 && g->pad_left == 0 && g->h_out == g->h_in && g->w_out == g->w_in &&
-           (g->h_in * g->w_in) % 8 == 0 && ((uintptr_t)xg & 7u) == 0;
+           plane % 8 == 0 && plane >= COLS_MAX && ((uintptr_t)xg & 7u) == 0;
 }
 
 /* Row r's outputs of the last job: its int8 from Y (the RSP's output stage), or from V
@@ -251,6 +258,54 @@ static void finish_row(const job_shape *s, int32_t r, int on_rsp, int8_t *y_row,
     }
 }
 
+/* One row group (output channels of one group and image) of a Conv, as jobs. */
+typedef struct {
+    const dnn64_conv_geom *g;
+    const int8_t *w_rows, *xg;
+    int32_t x_zp, k, kc, k_jobs, positions, cols;
+    int rows_layout, weights_dma;
+    job_shape s;
+} row_group;
+
+/* Job j's image: positions from (j / k_jobs) * cols, taps from (j % k_jobs) * kc. */
+static void prepare_job(const row_group *rg, int32_t j, uint8_t *image, const dnn64_q8_out *q)
+{
+    const int32_t kj = j % rg->k_jobs, k0 = kj * rg->kc;
+    const int32_t kg_left = (rg->k - k0 + LANES - 1) / LANES;
+    job_shape sj = rg->s;
+    sj.kgroups = kg_left < rg->s.kgroups ? kg_left : rg->s.kgroups;
+    put_header(image, &sj, sj.kgroups,
+               (kj == 0 ? FLAG_FIRST : 0u) | (kj == rg->k_jobs - 1 ? FLAG_LAST : 0u),
+               rg->rows_layout, q);
+    if (!rg->weights_dma && (rg->k_jobs > 1 || j == 0))
+        pack_weights(image, &sj, rg->w_rows, rg->k, k0, sj.kgroups);
+    if (!rg->rows_layout)
+        pack_inputs(image, &sj, rg->g, rg->xg, rg->x_zp, rg->k, k0, (j / rg->k_jobs) * rg->cols);
+}
+
+/* Job j's image (and what comes straight from the tensors) to DMEM. */
+static void send_job(const row_group *rg, int32_t j, const uint8_t *image)
+{
+    const int32_t kj = j % rg->k_jobs, k0 = kj * rg->kc;
+    const int32_t taps = rg->k - k0 < rg->kc ? rg->k - k0 : rg->kc;
+    const int32_t kg = (taps + LANES - 1) / LANES;
+    const job_shape *s = &rg->s;
+    if (j == 0) /* header, weights (unless DMA'd below) and the row constants */
+        dnn64_rsp_write(0, image, s->b);
+    else if (!rg->weights_dma && rg->k_jobs > 1)
+        dnn64_rsp_write(0, image, s->p);
+    else
+        dnn64_rsp_write(0, image, HEADER_BYTES);
+    if (rg->weights_dma && (rg->k_jobs > 1 || j == 0))
+        dnn64_rsp_write_rows(s->a, rg->w_rows + k0, (uint32_t)(kg * LANES), (uint32_t)s->rows,
+                             (uint32_t)rg->k);
+    if (rg->rows_layout) /* taps past k meet zero weights: any bytes will do */
+        dnn64_rsp_write_rows(s->b, rg->xg + k0 * rg->positions + (j / rg->k_jobs) * rg->cols,
+                             (uint32_t)rg->cols, (uint32_t)taps, (uint32_t)rg->positions);
+    else
+        dnn64_rsp_write(s->b, image + s->b, (uint32_t)(kg * 64 * s->blocks));
+}
+
 void dnn64_rsp_conv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero_point,
                        const int8_t *w_tile, const int32_t *bias_tile, const int32_t *mult_tile,
                        const int32_t *shift_tile, int32_t oc_begin, int32_t oc_count,
@@ -258,12 +313,10 @@ void dnn64_rsp_conv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero
 {
     const int32_t icpg = g->c_in / g->group, ocpg = g->c_out / g->group;
     const int32_t k = icpg * g->k_h * g->k_w, positions = g->h_out * g->w_out;
-    const int32_t kgroups = (k + LANES - 1) / LANES < KGROUPS_MAX ? (k + LANES - 1) / LANES
-                                                                 : KGROUPS_MAX;
-    const int32_t kc = kgroups * LANES, k_jobs = (k + kc - 1) / kc;
     const int32_t blocks_needed = (positions + LANES - 1) / LANES;
-    int32_t n, t0, j, r, t;
+    int32_t n, t0, j, r, t, kgroups;
     int fits = k <= DNN64_RSP_K_MAX && dnn64_rsp_available && dnn64_rsp_available();
+    row_group rg;
     for (t = 0; fits && bias_tile && t < oc_count; ++t)
         fits = bias_tile[t] < BIAS_LIMIT && bias_tile[t] > -BIAS_LIMIT;
     if (!fits) {
@@ -271,85 +324,80 @@ void dnn64_rsp_conv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero
                       oc_count, q, y);
         return;
     }
+    rg.g = g;
+    rg.x_zp = x_zero_point;
+    rg.k = k;
+    rg.positions = positions;
     for (n = 0; n < g->n; ++n) {
         for (t0 = 0; t0 < oc_count;) {
             /* rows of one group: they share the input block */
             const int32_t left_in_group = ocpg - (oc_begin + t0) % ocpg;
             const int32_t wanted = left_in_group < oc_count - t0 ? left_in_group : oc_count - t0;
             const dnn64__conv_chan c = dnn64__conv_chan_at(g, n, oc_begin, t0);
-            const int8_t *w_rows = w_tile + c.w, *xg = x + c.x;
-            const int rows_layout = gathers_rows(g, xg);
-            /* weights by SP DMA straight from the tile when its rows are 8-byte aligned */
-            const int weights_dma = k % 8 == 0 && ((uintptr_t)w_rows & 7u) == 0;
             int all_on_rsp = 1;
-            job_shape s;
-            int32_t cols, s_jobs, jobs;
+            int32_t jobs, done = -1; /* done: a job whose outputs are in `result` */
+            rg.w_rows = w_tile + c.w;
+            rg.xg = x + c.x;
+            rg.rows_layout = gathers_rows(g, rg.xg);
+            /* input rows: taps 32 bytes apart (4 blocks), at most 64 taps (2 KiB) a job */
+            kgroups = (k + LANES - 1) / LANES;
+            if (kgroups > (rg.rows_layout ? ROWS_KGROUPS_MAX : KGROUPS_MAX))
+                kgroups = rg.rows_layout ? ROWS_KGROUPS_MAX : KGROUPS_MAX;
+            rg.kc = kgroups * LANES;
+            rg.k_jobs = (k + rg.kc - 1) / rg.kc;
+            /* weights by SP DMA straight from the tile when its rows are 8-byte aligned */
+            rg.weights_dma = k % 8 == 0 && ((uintptr_t)rg.w_rows & 7u) == 0;
             for (t = 0; t < wanted && all_on_rsp; ++t)
                 all_on_rsp = requant_on_rsp(mult_tile[t0 + t], shift_tile[t0 + t], q);
-            s = shape_for(wanted, blocks_needed, kgroups, k_jobs > 1 || !all_on_rsp);
-            cols = s.blocks * LANES;
-            s_jobs = (positions + cols - 1) / cols;
-            jobs = s_jobs * k_jobs;
-            if (rows_layout) {
-                s.b_block_stride = LANES;
-                s.b_k_stride = (uint32_t)cols;
+            rg.s = rg.rows_layout
+                       ? shape_of(wanted, BLOCKS_MAX, kgroups, rg.k_jobs > 1 || !all_on_rsp)
+                       : shape_for(wanted, blocks_needed, kgroups, rg.k_jobs > 1 || !all_on_rsp);
+            rg.cols = rg.s.blocks * LANES;
+            jobs = (positions + rg.cols - 1) / rg.cols * rg.k_jobs;
+            if (rg.rows_layout) {
+                rg.s.b_block_stride = LANES;
+                rg.s.b_k_stride = (uint32_t)rg.cols;
             }
-            for (r = 0; r < s.rows; ++r) {
+            for (r = 0; r < rg.s.rows; ++r) {
                 int32_t kk, sum = 0;
                 for (kk = 0; kk < k; ++kk)
-                    sum += w_rows[r * k + kk];
-                put_params(images[0] + s.p + (uint32_t)(r * PARAM_BYTES),
+                    sum += rg.w_rows[r * k + kk];
+                put_params(images[0] + rg.s.p + (uint32_t)(r * PARAM_BYTES),
                            (bias_tile ? bias_tile[t0 + r] : 0) - x_zero_point * sum,
                            mult_tile[t0 + r], shift_tile[t0 + r],
                            requant_on_rsp(mult_tile[t0 + r], shift_tile[t0 + r], q));
             }
-            /* job j: positions from (j / k_jobs) * cols, taps from (j % k_jobs) * kc */
-            for (j = 0; j < jobs; ++j) {
-                const int32_t kj = j % k_jobs, s0 = (j / k_jobs) * cols, k0 = kj * kc;
-                const int32_t kg = (k - k0 + LANES - 1) / LANES < kgroups
-                                       ? (k - k0 + LANES - 1) / LANES
-                                       : kgroups;
-                const uint32_t flags = (kj == 0 ? FLAG_FIRST : 0u) |
-                                       (kj == k_jobs - 1 ? FLAG_LAST : 0u);
-                uint8_t *image = images[0];
-                put_header(image, &s, kg, flags, rows_layout, q);
-                if (!weights_dma && (k_jobs > 1 || j == 0))
-                    pack_weights(image, &s, w_rows, k, k0, kg);
-                if (!rows_layout) {
-                    job_shape sj = s;
-                    sj.kgroups = kg;
-                    pack_inputs(image, &sj, g, xg, x_zero_point, k, k0, s0);
+            prepare_job(&rg, 0, images[0], q);
+            /* While the RSP runs job j, the CPU prepares job j + 1 and writes out the
+             * outputs of the last finished job. */
+            for (j = 0; j <= jobs; ++j) {
+                if (j < jobs) {
+                    send_job(&rg, j, images[j & 1]);
+                    dnn64_rsp_start();
+                    if (j + 1 < jobs)
+                        prepare_job(&rg, j + 1, images[(j + 1) & 1], q);
                 }
-                if (j == 0) /* header, weights (unless DMA'd below) and the row constants */
-                    dnn64_rsp_write(0, image, s.b);
-                else if (!weights_dma && k_jobs > 1)
-                    dnn64_rsp_write(0, image, s.p);
-                else
-                    dnn64_rsp_write(0, image, HEADER_BYTES);
-                if (weights_dma && (k_jobs > 1 || j == 0))
-                    dnn64_rsp_write_rows(s.a, w_rows + k0, (uint32_t)(kg * LANES),
-                                         (uint32_t)s.rows, (uint32_t)k);
-                if (rows_layout) /* taps past k meet zero weights: any bytes will do */
-                    dnn64_rsp_write_rows(s.b, xg + k0 * positions + s0, (uint32_t)cols,
-                                         (uint32_t)(k - k0 < kc ? k - k0 : kc),
-                                         (uint32_t)positions);
-                else
-                    dnn64_rsp_write(s.b, image + s.b, (uint32_t)(kg * 64 * s.blocks));
-                dnn64_rsp_start();
-                dnn64_rsp_wait();
-                if (kj == k_jobs - 1) {
-                    const int32_t valid = positions - s0 < cols ? positions - s0 : cols;
-                    if (!all_on_rsp)
-                        dnn64_rsp_read(result + s.s, s.s, s.y - s.s);
-                    dnn64_rsp_read(result + s.y, s.y, (uint32_t)(s.rows * cols));
-                    for (r = 0; r < s.rows; ++r)
-                        finish_row(&s, r, requant_on_rsp(mult_tile[t0 + r],
-                                                         shift_tile[t0 + r], q),
+                if (done >= 0) {
+                    const int32_t s0 = (done / rg.k_jobs) * rg.cols;
+                    const int32_t valid = positions - s0 < rg.cols ? positions - s0 : rg.cols;
+                    for (r = 0; r < rg.s.rows; ++r)
+                        finish_row(&rg.s, r, requant_on_rsp(mult_tile[t0 + r],
+                                                            shift_tile[t0 + r], q),
                                    y + c.y + r * positions + s0, valid, mult_tile[t0 + r],
                                    shift_tile[t0 + r], q);
+                    done = -1;
+                }
+                if (j < jobs) {
+                    dnn64_rsp_wait();
+                    if (j % rg.k_jobs == rg.k_jobs - 1) {
+                        if (!all_on_rsp)
+                            dnn64_rsp_read(result + rg.s.s, rg.s.s, rg.s.y - rg.s.s);
+                        dnn64_rsp_read(result + rg.s.y, rg.s.y, (uint32_t)(rg.s.rows * rg.cols));
+                        done = j;
+                    }
                 }
             }
-            t0 += s.rows;
+            t0 += rg.s.rows;
         }
     }
 }

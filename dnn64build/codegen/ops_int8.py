@@ -72,7 +72,7 @@ def _channel_params(ctx: Ctx, bias_name: str, p: dict, channels: int) -> tuple[n
 
 # dnn64_rsp.h: the RSP conv sums K = c_in/group * k_h * k_w products exactly up to
 # DNN64_RSP_K_MAX; a longer reduction runs on the CPU.
-RSP_K_MAX = 65536
+RSP_K_MAX = 8192
 # `kernels: auto` keeps a Conv with fewer output channels per group on the CPU: the CPU
 # packs every input byte of a job, which the RSP reuses once per output channel, so
 # depthwise layers gain nothing (measured in cen64: tools/bench/bench_rsp.py).
