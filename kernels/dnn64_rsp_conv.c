@@ -150,11 +150,12 @@ static void pack_weights(uint8_t *job, const job_shape *s, const int8_t *w_rows,
     }
 }
 
-/* Whether the output stage of channel t runs on the RSP: no table, 2 <= -shift <= 15
- * and a normalised multiplier above 2^30 (matmul_s8.rsp's conditions). */
-static int requant_on_rsp(int32_t mult, int32_t shift, const dnn64_q8_out *q)
+/* Whether the output stage of a channel runs on the RSP: 2 <= -shift <= 15 and a
+ * normalised multiplier above 2^30 (matmul_s8.rsp's conditions). A table (q->lut), if
+ * any, is applied by the CPU to what the RSP writes. */
+static int requant_on_rsp(int32_t mult, int32_t shift)
 {
-    return q->lut == 0 && shift <= -2 && shift >= -15 && mult > (1 << 30);
+    return shift <= -2 && shift >= -15 && mult > (1 << 30);
 }
 
 /* P row: 2c (c = bias - x_zp * sum W) and the output stage constants of matmul_s8.rsp. */
@@ -173,6 +174,62 @@ static void put_params(uint8_t *p, int32_t c, int32_t mult, int32_t shift, int o
     put_u16(p + 14, (uint32_t)on_rsp);
 }
 
+/* Columns [c, c + n) of one tap's row of B (blocks `block_stride` bytes apart) from
+ * src, `step` bytes apart (step 0: n copies of *src). */
+static void put_cols(int8_t *row, int32_t block_stride, int32_t c, int32_t n,
+                     const int8_t *src, int32_t step)
+{
+    while (n > 0) {
+        int8_t *p = row + (c >> 3) * block_stride + (c & 7);
+        int32_t run = LANES - (c & 7);
+        if (run > n)
+            run = n;
+        c += run;
+        n -= run;
+        while (run-- > 0) {
+            *p++ = *src;
+            src += step;
+        }
+    }
+}
+
+/* ceil(a / d) for a >= 0 and a small d, without a DIV (37 cycles) for d = 1, 2. */
+static int32_t ceil_div(int32_t a, int32_t d)
+{
+    return d == 1 ? a : d == 2 ? (a + 1) >> 1 : (a + d - 1) / d;
+}
+
+/* One tap's row of B: X[tap][s0 + col] for col < valid, the input plane xp under the
+ * tap at offsets (dy, dx) from each output's window origin, x_zp in the padding. */
+static void pack_tap(int8_t *row, int32_t block_stride, const dnn64_conv_geom *g,
+                     const int8_t *xp, int32_t dy, int32_t dx, const int8_t *zp, int32_t s0,
+                     int32_t valid)
+{
+    const int32_t sw = g->stride_w;
+    /* the outputs ox whose input column ox * sw + dx lies inside [0, w_in) */
+    int32_t lo = dx >= 0 ? 0 : ceil_div(-dx, sw);
+    int32_t hi = dx > g->w_in - 1 ? 0 : ceil_div(g->w_in - dx, sw);
+    int32_t c = 0, oy = s0 / g->w_out, ox = s0 % g->w_out;
+    if (hi > g->w_out)
+        hi = g->w_out;
+    while (c < valid) {
+        const int32_t n = g->w_out - ox < valid - c ? g->w_out - ox : valid - c;
+        const int32_t iy = oy * g->stride_h + dy;
+        if ((uint32_t)iy >= (uint32_t)g->h_in) {
+            put_cols(row, block_stride, c, n, zp, 0);
+        } else {
+            const int32_t a = lo < ox ? ox : (lo > ox + n ? ox + n : lo);
+            const int32_t b = hi < a ? a : (hi > ox + n ? ox + n : hi);
+            put_cols(row, block_stride, c, a - ox, zp, 0);
+            put_cols(row, block_stride, c + a - ox, b - a, xp + iy * g->w_in + a * sw + dx, sw);
+            put_cols(row, block_stride, c + b - ox, ox + n - b, zp, 0);
+        }
+        c += n;
+        ox = 0;
+        ++oy;
+    }
+}
+
 /* B[nb][kk][lane] = X[k0 + kk][s0 + 8 nb + lane] of the group's input xg: the input
  * under tap k0 + kk of that output position, x_zp in the padding, 0 past k or the
  * last position. */
@@ -183,38 +240,24 @@ static void pack_inputs(uint8_t *job, const job_shape *s, const dnn64_conv_geom 
     const int32_t positions = g->h_out * g->w_out, in_plane = g->h_in * g->w_in;
     const int32_t valid = positions - s0 < cols ? positions - s0 : cols;
     const int32_t block_stride = kc * LANES, ksize = g->k_h * g->k_w;
-    int32_t iy0[COLS_MAX], ix0[COLS_MAX];
-    int32_t col, kk, oy = s0 / g->w_out, ox = s0 % g->w_out;
-    int32_t ic = k0 / ksize, ky = (k0 % ksize) / g->k_w, kx = k0 % g->k_w;
+    /* a 1x1 Conv with stride 1 and no padding: tap k's row is xg[k * plane + s] */
+    const int plain = ksize == 1 && g->stride_h == 1 && g->stride_w == 1 && g->pad_top == 0 &&
+                      g->pad_left == 0 && g->h_out == g->h_in && g->w_out == g->w_in;
+    const int8_t zp = (int8_t)x_zp, zero = 0;
+    int32_t kk, ic = k0 / ksize, ky = (k0 % ksize) / g->k_w, kx = k0 % g->k_w;
     int8_t *b0 = (int8_t *)job + s->b;
-    for (col = 0; col < valid; ++col) {
-        iy0[col] = oy * g->stride_h - g->pad_top;
-        ix0[col] = ox * g->stride_w - g->pad_left;
-        if (++ox == g->w_out) {
-            ox = 0;
-            ++oy;
-        }
-    }
     for (kk = 0; kk < kc; ++kk) {
         int8_t *row = b0 + kk * LANES;
         if (k0 + kk >= k) {
-            for (col = 0; col < cols; ++col)
-                row[(col >> 3) * block_stride + (col & 7)] = 0;
+            put_cols(row, block_stride, 0, cols, &zero, 0);
             continue;
         }
-        {
-            const int8_t *xp = xg + ic * in_plane;
-            const int32_t dy = ky * g->dil_h, dx = kx * g->dil_w;
-            for (col = 0; col < valid; ++col) {
-                const int32_t iy = iy0[col] + dy, ix = ix0[col] + dx;
-                row[(col >> 3) * block_stride + (col & 7)] =
-                    ((uint32_t)iy < (uint32_t)g->h_in && (uint32_t)ix < (uint32_t)g->w_in)
-                        ? xp[iy * g->w_in + ix]
-                        : (int8_t)x_zp;
-            }
-            for (; col < cols; ++col)
-                row[(col >> 3) * block_stride + (col & 7)] = 0;
-        }
+        if (plain)
+            put_cols(row, block_stride, 0, valid, xg + ic * in_plane + s0, 1);
+        else
+            pack_tap(row, block_stride, g, xg + ic * in_plane, ky * g->dil_h - g->pad_top,
+                     kx * g->dil_w - g->pad_left, &zp, s0, valid);
+        put_cols(row, block_stride, valid, cols - valid, &zero, 0);
         if (++kx == g->k_w) {
             kx = 0;
             if (++ky == g->k_h) {
@@ -244,8 +287,12 @@ static void finish_row(const job_shape *s, int32_t r, int on_rsp, int8_t *y_row,
     int32_t col;
     if (on_rsp) {
         const int8_t *src = (const int8_t *)result + s->y + r * s->blocks * LANES;
-        for (col = 0; col < valid; ++col)
-            y_row[col] = src[col];
+        if (q->lut)
+            for (col = 0; col < valid; ++col)
+                y_row[col] = q->lut[src[col] + 128];
+        else
+            for (col = 0; col < valid; ++col)
+                y_row[col] = src[col];
         return;
     }
     for (col = 0; col < valid; ++col) {
@@ -348,7 +395,7 @@ void dnn64_rsp_conv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero
             /* weights by SP DMA straight from the tile when its rows are 8-byte aligned */
             rg.weights_dma = k % 8 == 0 && ((uintptr_t)rg.w_rows & 7u) == 0;
             for (t = 0; t < wanted && all_on_rsp; ++t)
-                all_on_rsp = requant_on_rsp(mult_tile[t0 + t], shift_tile[t0 + t], q);
+                all_on_rsp = requant_on_rsp(mult_tile[t0 + t], shift_tile[t0 + t]);
             rg.s = rg.rows_layout
                        ? shape_of(wanted, BLOCKS_MAX, kgroups, rg.k_jobs > 1 || !all_on_rsp)
                        : shape_for(wanted, blocks_needed, kgroups, rg.k_jobs > 1 || !all_on_rsp);
@@ -365,7 +412,7 @@ void dnn64_rsp_conv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero
                 put_params(images[0] + rg.s.p + (uint32_t)(r * PARAM_BYTES),
                            (bias_tile ? bias_tile[t0 + r] : 0) - x_zero_point * sum,
                            mult_tile[t0 + r], shift_tile[t0 + r],
-                           requant_on_rsp(mult_tile[t0 + r], shift_tile[t0 + r], q));
+                           requant_on_rsp(mult_tile[t0 + r], shift_tile[t0 + r]));
             }
             prepare_job(&rg, 0, images[0], q);
             /* While the RSP runs job j, the CPU prepares job j + 1 and writes out the
@@ -382,7 +429,7 @@ void dnn64_rsp_conv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero
                     const int32_t valid = positions - s0 < rg.cols ? positions - s0 : rg.cols;
                     for (r = 0; r < rg.s.rows; ++r)
                         finish_row(&rg.s, r, requant_on_rsp(mult_tile[t0 + r],
-                                                            shift_tile[t0 + r], q),
+                                                            shift_tile[t0 + r]),
                                    y + c.y + r * positions + s0, valid, mult_tile[t0 + r],
                                    shift_tile[t0 + r], q);
                     done = -1;

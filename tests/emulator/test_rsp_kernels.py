@@ -44,11 +44,14 @@ CASES = [
 ]
 
 
+# cases whose output stage ends in a table (a fused activation, q->lut) and a narrower
+# clamp: a k x k case and one of 1x1 input rows
+TABLE_CASES = {3, 9}
 # channel -> real multiplier: on the CPU (-shift 1, 16; M = 2^30) or the RSP (-shift 2, 15)
 EDGE_MULTIPLIERS = {1: 0.3, 2: 0.2, 3: 2.1e-5, 4: 1e-5, 5: 2.0**-8}
 
 
-def case_data(case, rng):
+def case_data(case, rng, with_table: bool):
     n, c_in, h, w, c_out, k, stride, pads, dil, group, tile = case
     x = rng.integers(-128, 128, (n, c_in, h, w), dtype=np.int8)
     wt = rng.integers(-128, 128, (c_out, c_in // group, k, k), dtype=np.int8)
@@ -58,29 +61,34 @@ def case_data(case, rng):
         for channel, real in EDGE_MULTIPLIERS.items():
             mult[channel], shift[channel] = quantize_multiplier(real)
     x_zp, out_zp = int(rng.integers(-128, 128)), int(rng.integers(-20, 20))
-    return x, wt, bias, mult, shift, x_zp, out_zp
+    # with a table: a narrower clamp too, as a fused ReLU6-like activation gives
+    lut = rng.integers(-128, 128, 256, dtype=np.int8) if with_table else None
+    act = (-60, 100) if with_table else (-128, 127)
+    return x, wt, bias, mult, shift, x_zp, out_zp, act, lut
 
 
 def pack_case(case, data) -> bytes:
     n, c_in, h, w, c_out, k, stride, pads, dil, group, tile = case
-    x, wt, bias, mult, shift, x_zp, out_zp = data
+    x, wt, bias, mult, shift, x_zp, out_zp, act, lut = data
     begin, count = tile or (0, c_out)
     ho = conv_out(h, k, stride, pads[0], pads[2], dil)
     wo = conv_out(w, k, stride, pads[1], pads[3], dil)
     sl = slice(begin, begin + count)
     fields = [n, c_in, h, w, c_out, ho, wo, k, k, stride, stride, dil, dil, pads[0], pads[1],
-              group, x_zp, out_zp, -128, 127, begin, count, x.size, wt[sl].size]
+              group, x_zp, out_zp, *act, int(lut is not None), begin, count, x.size,
+              wt[sl].size]
     pad4 = lambda b: b + b"\0" * (-len(b) % 4)  # noqa: E731
+    table = b"" if lut is None else lut.tobytes()
     return (struct.pack(f">{len(fields)}i", *fields) + pad4(x.tobytes())
-            + pad4(wt[sl].tobytes()) + bias[sl].astype(">i4").tobytes()
+            + pad4(wt[sl].tobytes()) + table + bias[sl].astype(">i4").tobytes()
             + mult[sl].astype(">i4").tobytes() + shift[sl].astype(">i4").tobytes())
 
 
 def expected_y(case, data) -> np.ndarray:
     n, c_in, h, w, c_out, k, stride, pads, dil, group, tile = case
-    x, wt, bias, mult, shift, x_zp, out_zp = data
+    x, wt, bias, mult, shift, x_zp, out_zp, act, lut = data
     acc = conv_acc_int(x, x_zp, wt, bias, (stride, stride), pads, (dil, dil), group)
-    y = output_stage(acc, mult, shift, out_zp, -128, 127, None)
+    y = output_stage(acc, mult, shift, out_zp, *act, lut)
     if tile:  # the kernel writes only the tile; the probe zeroes y first
         keep = np.zeros_like(y)
         keep[:, tile[0] : tile[0] + tile[1]] = y[:, tile[0] : tile[0] + tile[1]]
@@ -91,7 +99,7 @@ def expected_y(case, data) -> np.ndarray:
 @pytest.mark.emulator
 def test_rsp_conv_bit_exact_in_mupen64plus(bare, boot_stub, mupen64plus, tmp_path):
     rng = np.random.default_rng(11)
-    datas = [case_data(case, rng) for case in CASES]
+    datas = [case_data(case, rng, i in TABLE_CASES) for i, case in enumerate(CASES)]
     blob = struct.pack(">i", len(CASES)) + b"".join(map(pack_case, CASES, datas))
     program = compile_and_link(
         bare, [PROBE, *sorted(KERNELS_DIR.glob("*.c"))], [KERNELS_DIR], tmp_path / "probe.bin"
