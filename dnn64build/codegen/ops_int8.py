@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dnn64build.codegen.cfmt import c_call, c_float, c_int, c_ints
+from dnn64build.codegen.cfmt import c_call, c_float, c_int, c_ints, c_struct
 from dnn64build.codegen.common import (
     Emitter,
     binary_operands,
@@ -117,17 +117,28 @@ def conv(ctx: Ctx) -> Lowered:
 
 
 def _gemm(ctx: Ctx, a: str, bt: np.ndarray, bias_name: str) -> Lowered:
-    """int8 Y = A @ bt.T (+ bias) through dnn64_gemm_s8, tiled over the rows of bt."""
+    """int8 Y = A @ bt.T (+ bias) through dnn64_gemm_s8, tiled over the rows of bt; with
+    RSP kernels (`rsp`, `auto`) as the 1x1 Conv it is: m images of k channels of one
+    position, bt its weights, through dnn64_rsp_conv_s8."""
     y = ctx.node.outputs[0]
     _require_int8(ctx, a, y)
     ctx.require_disjoint(y, a)
     p = ctx.node.attrs["int8"]
     n, k = bt.shape
     m = ctx.numel(a) // k
-    low = Lowered()
+    low = Lowered(on_rsp=ctx.kernels != "cpu" and k <= RSP_K_MAX)
     q = _q8_out(ctx, low, p)
     ap, yp, zp = ctx.ptr(a), ctx.ptr(y), c_int(p["x_zero_point"])
     arrays = (np.ascontiguousarray(bt, dtype=np.int8), *_channel_params(ctx, bias_name, p, n))
+    if low.on_rsp:
+        geom = ctx.sym("geom")
+        low.decls.append(c_struct("dnn64_conv_geom", geom, {
+            "n": m, "c_in": k, "h_in": 1, "w_in": 1, "c_out": n, "h_out": 1, "w_out": 1,
+            "k_h": 1, "k_w": 1, "stride_h": 1, "stride_w": 1, "dil_h": 1, "dil_w": 1,
+            "pad_top": 0, "pad_left": 0, "group": 1}))
+        low.steps.append(Tiled(arrays, lambda begin, count, s: c_call(
+            "dnn64_rsp_conv_s8", f"&{geom}", ap, zp, *s, begin, count, q, yp)))
+        return low
     low.steps.append(Tiled(arrays, lambda begin, count, s: c_call(
         "dnn64_gemm_s8", m, k, n, ap, zp, s[0], 1, *s[1:], begin, count, q, yp)))
     return low

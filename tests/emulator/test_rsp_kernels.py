@@ -142,9 +142,9 @@ def test_rsp_that_never_halts_ends_within_the_time_limit(bare, boot_stub, mupen6
 
 @pytest.mark.emulator
 def test_rsp_model_matches_host_and_the_integer_reference(bare, mupen64plus, tmp_path):
-    """small_cnn int8 with `kernels: rsp` (both Convs on the RSP: K = 9 and K = 72), through
-    the CLI: the ROM's outputs equal the host build's bit for bit, and `run` checks each
-    against the integer reference executor."""
+    """small_cnn int8 with `kernels: rsp` (both Convs, K = 9 and K = 72, and the Gemm on the
+    RSP), through the CLI: the ROM's outputs equal the host build's bit for bit, and `run`
+    checks each against the integer reference executor."""
     import onnx
 
     from tests.build.conftest import Workspace
@@ -179,4 +179,4 @@ def test_rsp_model_matches_host_and_the_integer_reference(bare, mupen64plus, tmp
     for name, value in outputs["emulator"].items():
         assert value.tobytes() == outputs["host"][name].tobytes(), name
     meta = json.loads((ws.root / "dnn64-out/bin/models/cnn/codegen/meta.json").read_text())
-    assert meta["kernels"] == "rsp" and len(meta["rsp_nodes"]) == 2
+    assert meta["kernels"] == "rsp" and len(meta["rsp_nodes"]) == 3
