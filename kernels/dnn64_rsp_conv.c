@@ -51,6 +51,7 @@ typedef struct {
     int32_t rows, blocks, kgroups;         /* this job's shape */
     uint32_t a, b, p, s, y;                /* DMEM offsets (16-byte aligned) */
     uint32_t b_block_stride, b_k_stride;   /* B layout: packed or input rows */
+    uint32_t b_row_stride;                 /* 0, or each row's own B (one group a row) */
 } job_shape;
 
 /* Two RDRAM images of a job (one packed while the RSP runs the other), one result. */
@@ -63,14 +64,17 @@ static uint32_t align16(uint32_t v)
 }
 
 /* A job of `rows` x `blocks` x `kgroups` (DMEM layout in matmul_s8.rsp), or rows 0 if
- * none fits. `state`: S holds V between jobs (several jobs along k, or no REQUANT). */
-static job_shape shape_of(int32_t rows_wanted, int32_t blocks, int32_t kgroups, int state)
+ * none fits. `state`: S holds V between jobs (several jobs along k, or channels whose
+ * output stage the CPU runs). `own_b`: every row has its own B (one group a row). */
+static job_shape shape_of(int32_t rows_wanted, int32_t blocks, int32_t kgroups, int state,
+                          int own_b)
 {
     job_shape s;
     const int32_t b_bytes = blocks * kgroups * 64;
     const int32_t per_row = kgroups * 8 + PARAM_BYTES + (state ? blocks * STATE_BYTES : 0) +
-                            blocks * LANES;
-    const int32_t room = (int32_t)DNN64_RSP_DMEM_BYTES - HEADER_BYTES - 16 - b_bytes;
+                            blocks * LANES + (own_b ? b_bytes : 0);
+    const int32_t room =
+        (int32_t)DNN64_RSP_DMEM_BYTES - HEADER_BYTES - 16 - (own_b ? 0 : b_bytes);
     int32_t rows = room > 0 ? room / per_row : 0;
     if (rows > rows_wanted)
         rows = rows_wanted;
@@ -82,7 +86,8 @@ static job_shape shape_of(int32_t rows_wanted, int32_t blocks, int32_t kgroups, 
     s.a = HEADER_BYTES;
     s.p = align16(s.a + (uint32_t)(rows * kgroups * 8));
     s.b = s.p + (uint32_t)(rows * PARAM_BYTES);
-    s.s = s.b + (uint32_t)b_bytes;
+    s.b_row_stride = own_b ? (uint32_t)b_bytes : 0u;
+    s.s = s.b + (uint32_t)(own_b ? rows * b_bytes : b_bytes);
     s.y = s.s + (state ? (uint32_t)(rows * blocks * STATE_BYTES) : 0u);
     s.b_block_stride = (uint32_t)(kgroups * 64); /* packed [nb][k][8] */
     s.b_k_stride = LANES;
@@ -93,13 +98,13 @@ static job_shape shape_of(int32_t rows_wanted, int32_t blocks, int32_t kgroups, 
  * once per row. So: as many rows as fit beside at most BLOCKS_MAX column blocks, the
  * inputs taking at most half of DMEM. */
 static job_shape shape_for(int32_t rows_wanted, int32_t blocks_wanted, int32_t kgroups,
-                           int state)
+                           int state, int own_b)
 {
     const int32_t fit = (int32_t)(DNN64_RSP_DMEM_BYTES / 2u) / (kgroups * 64);
     int32_t blocks = blocks_wanted < BLOCKS_MAX ? blocks_wanted : BLOCKS_MAX;
     if (blocks > fit)
         blocks = fit;
-    return shape_of(rows_wanted, blocks, kgroups, state);
+    return shape_of(rows_wanted, blocks, kgroups, state, own_b);
 }
 
 static void put_u16(uint8_t *p, uint32_t v)
@@ -123,6 +128,7 @@ static void put_header(uint8_t *job, const job_shape *s, int32_t kgroups, uint32
     put_u16(job + 16, s->p);
     put_u16(job + 18, s->s);
     put_u16(job + 20, s->y);
+    put_u16(job + 22, s->b_row_stride);
     put_u16(job + CONSTS_AT + 0, (uint32_t)q->out_zero_point);
     put_u16(job + CONSTS_AT + 2, (uint32_t)q->act_min);
     put_u16(job + CONSTS_AT + 4, (uint32_t)q->act_max);
@@ -233,7 +239,7 @@ static void pack_tap(int8_t *row, int32_t block_stride, const dnn64_conv_geom *g
 /* B[nb][kk][lane] = X[k0 + kk][s0 + 8 nb + lane] of the group's input xg: the input
  * under tap k0 + kk of that output position, x_zp in the padding, 0 past k or the
  * last position. */
-static void pack_inputs(uint8_t *job, const job_shape *s, const dnn64_conv_geom *g,
+static void pack_inputs(int8_t *b0, const job_shape *s, const dnn64_conv_geom *g,
                         const int8_t *xg, int32_t x_zp, int32_t k, int32_t k0, int32_t s0)
 {
     const int32_t kc = s->kgroups * LANES, cols = s->blocks * LANES;
@@ -245,7 +251,6 @@ static void pack_inputs(uint8_t *job, const job_shape *s, const dnn64_conv_geom 
                       g->pad_left == 0 && g->h_out == g->h_in && g->w_out == g->w_in;
     const int8_t zp = (int8_t)x_zp, zero = 0;
     int32_t kk, ic = k0 / ksize, ky = (k0 % ksize) / g->k_w, kx = k0 % g->k_w;
-    int8_t *b0 = (int8_t *)job + s->b;
     for (kk = 0; kk < kc; ++kk) {
         int8_t *row = b0 + kk * LANES;
         if (k0 + kk >= k) {
@@ -310,6 +315,7 @@ typedef struct {
     const dnn64_conv_geom *g;
     const int8_t *w_rows, *xg;
     int32_t x_zp, k, kc, k_jobs, positions, cols;
+    int32_t xg_row_stride; /* own_b: from one row's group input to the next's */
     int rows_layout, weights_dma;
     job_shape s;
 } row_group;
@@ -326,8 +332,13 @@ static void prepare_job(const row_group *rg, int32_t j, uint8_t *image, const dn
                rg->rows_layout, q);
     if (!rg->weights_dma && (rg->k_jobs > 1 || j == 0))
         pack_weights(image, &sj, rg->w_rows, rg->k, k0, sj.kgroups);
-    if (!rg->rows_layout)
-        pack_inputs(image, &sj, rg->g, rg->xg, rg->x_zp, rg->k, k0, (j / rg->k_jobs) * rg->cols);
+    if (!rg->rows_layout) {
+        int32_t r;
+        for (r = 0; r < (sj.b_row_stride ? sj.rows : 1); ++r) /* each row's group, or one */
+            pack_inputs((int8_t *)image + sj.b + (uint32_t)r * sj.b_row_stride, &sj, rg->g,
+                        rg->xg + r * rg->xg_row_stride, rg->x_zp, rg->k, k0,
+                        (j / rg->k_jobs) * rg->cols);
+    }
 }
 
 /* Job j's image (and what comes straight from the tensors) to DMEM. */
@@ -350,7 +361,8 @@ static void send_job(const row_group *rg, int32_t j, const uint8_t *image)
         dnn64_rsp_write_rows(s->b, rg->xg + k0 * rg->positions + (j / rg->k_jobs) * rg->cols,
                              (uint32_t)rg->cols, (uint32_t)taps, (uint32_t)rg->positions);
     else
-        dnn64_rsp_write(s->b, image + s->b, (uint32_t)(kg * 64 * s->blocks));
+        dnn64_rsp_write(s->b, image + s->b,
+                        (uint32_t)(kg * 64 * s->blocks) * (s->b_row_stride ? (uint32_t)s->rows : 1u));
 }
 
 void dnn64_rsp_conv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero_point,
@@ -377,15 +389,18 @@ void dnn64_rsp_conv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero
     rg.positions = positions;
     for (n = 0; n < g->n; ++n) {
         for (t0 = 0; t0 < oc_count;) {
-            /* rows of one group: they share the input block */
-            const int32_t left_in_group = ocpg - (oc_begin + t0) % ocpg;
+            /* rows of one group share their input block; with one channel a group
+             * (depthwise), a job takes rows of several groups, each with its own */
+            const int own_b = ocpg == 1;
+            const int32_t left_in_group = own_b ? oc_count - t0 : ocpg - (oc_begin + t0) % ocpg;
             const int32_t wanted = left_in_group < oc_count - t0 ? left_in_group : oc_count - t0;
             const dnn64__conv_chan c = dnn64__conv_chan_at(g, n, oc_begin, t0);
             int all_on_rsp = 1;
             int32_t jobs, done = -1; /* done: a job whose outputs are in `result` */
             rg.w_rows = w_tile + c.w;
             rg.xg = x + c.x;
-            rg.rows_layout = gathers_rows(g, rg.xg);
+            rg.xg_row_stride = icpg * g->h_in * g->w_in;
+            rg.rows_layout = !own_b && gathers_rows(g, rg.xg);
             /* input rows: taps 32 bytes apart (4 blocks), at most 64 taps (2 KiB) a job */
             kgroups = (k + LANES - 1) / LANES;
             if (kgroups > (rg.rows_layout ? ROWS_KGROUPS_MAX : KGROUPS_MAX))
@@ -397,8 +412,9 @@ void dnn64_rsp_conv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero
             for (t = 0; t < wanted && all_on_rsp; ++t)
                 all_on_rsp = requant_on_rsp(mult_tile[t0 + t], shift_tile[t0 + t]);
             rg.s = rg.rows_layout
-                       ? shape_of(wanted, BLOCKS_MAX, kgroups, rg.k_jobs > 1 || !all_on_rsp)
-                       : shape_for(wanted, blocks_needed, kgroups, rg.k_jobs > 1 || !all_on_rsp);
+                       ? shape_of(wanted, BLOCKS_MAX, kgroups, rg.k_jobs > 1 || !all_on_rsp, 0)
+                       : shape_for(wanted, blocks_needed, kgroups, rg.k_jobs > 1 || !all_on_rsp,
+                                   own_b);
             rg.cols = rg.s.blocks * LANES;
             jobs = (positions + rg.cols - 1) / rg.cols * rg.k_jobs;
             if (rg.rows_layout) {

@@ -41,6 +41,9 @@ CASES = [
     (1, 150, 8, 8, 37, 1, 1, (0, 0, 0, 0), 1, 1, None),   # K = 150: two jobs along k
     (2, 24, 4, 6, 10, 1, 1, (0, 0, 0, 0), 1, 1, None),    # batch 2, 24 positions
     (1, 20, 16, 16, 45, 1, 1, (0, 0, 0, 0), 1, 1, (5, 33)),  # 256 positions, a tile
+    # depthwise: a job takes rows of several groups, each with its own inputs
+    (1, 20, 9, 9, 20, 5, 2, (2, 2, 2, 2), 1, 20, (3, 14)),  # 5x5 stride 2, a tile
+    (1, 4, 6, 6, 8, 3, 1, (1, 1, 1, 1), 1, 4, None),      # two channels a group
 ]
 
 
