@@ -94,17 +94,33 @@ static job_shape shape_of(int32_t rows_wanted, int32_t blocks, int32_t kgroups, 
     return s;
 }
 
-/* Rows matter most: the CPU packs each input byte once per job and the job reuses it
- * once per row. So: as many rows as fit beside at most BLOCKS_MAX column blocks, the
- * inputs taking at most half of DMEM. */
+/* The CPU's share of a job with packed inputs, in CPU cycles (measured in cen64): about
+ * PACK_CYCLES a byte of B, JOB_CYCLES for the rest (SP DMA, start, wait, copying out). */
+#define PACK_CYCLES 6
+#define JOB_CYCLES 3000
+
+/* Packed inputs: the CPU packs each input byte once per job and the job reuses it once
+ * per row (own_b: never). So: the column blocks (at most BLOCKS_MAX, the inputs taking
+ * at most half of DMEM) that cost the CPU the least per multiply-accumulate. */
 static job_shape shape_for(int32_t rows_wanted, int32_t blocks_wanted, int32_t kgroups,
                            int state, int own_b)
 {
     const int32_t fit = (int32_t)(DNN64_RSP_DMEM_BYTES / 2u) / (kgroups * 64);
     int32_t blocks = blocks_wanted < BLOCKS_MAX ? blocks_wanted : BLOCKS_MAX;
+    job_shape best;
     if (blocks > fit)
         blocks = fit;
-    return shape_of(rows_wanted, blocks, kgroups, state, own_b);
+    best = shape_of(rows_wanted, blocks, kgroups, state, own_b);
+    for (--blocks; blocks >= 1 && !own_b; --blocks) {
+        /* cost per MAC of b blocks x r rows: (P * 64 kg b + J) / (r * 64 kg b); compare
+         * the two shapes' costs cross-multiplied (all terms fit 32 bits) */
+        const job_shape s = shape_of(rows_wanted, blocks, kgroups, state, own_b);
+        const int32_t bytes = kgroups * 64 * blocks, best_bytes = kgroups * 64 * best.blocks;
+        if (s.rows > 0 && (PACK_CYCLES * bytes + JOB_CYCLES) / s.rows * best_bytes <
+                              (PACK_CYCLES * best_bytes + JOB_CYCLES) / best.rows * bytes)
+            best = s;
+    }
+    return best;
 }
 
 static void put_u16(uint8_t *p, uint32_t v)

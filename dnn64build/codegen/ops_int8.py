@@ -87,6 +87,13 @@ def conv_on_rsp(ctx: Ctx, reduction: int, per_group: int) -> bool:
     return ctx.kernels == "rsp" or per_group >= AUTO_RSP_ROWS_MIN
 
 
+def gemm_on_rsp(ctx: Ctx, k: int) -> bool:
+    """Whether an int8 Gemm of reduction ``k`` runs on the RSP: only with `rsp`. Its rows
+    become images of one position each, so a job fills one of the 8 lanes; measured no
+    faster than the CPU's dnn64_gemm_s8 (docs/benchmarks.md), `auto` keeps the CPU."""
+    return ctx.kernels == "rsp" and k <= RSP_K_MAX
+
+
 def conv(ctx: Ctx) -> Lowered:
     node = ctx.node
     x, w, b = node_inputs(node, 3)
@@ -117,16 +124,16 @@ def conv(ctx: Ctx) -> Lowered:
 
 
 def _gemm(ctx: Ctx, a: str, bt: np.ndarray, bias_name: str) -> Lowered:
-    """int8 Y = A @ bt.T (+ bias) through dnn64_gemm_s8, tiled over the rows of bt; with
-    RSP kernels (`rsp`, `auto`) as the 1x1 Conv it is: m images of k channels of one
-    position, bt its weights, through dnn64_rsp_conv_s8."""
+    """int8 Y = A @ bt.T (+ bias) through dnn64_gemm_s8, tiled over the rows of bt; on the
+    RSP (see gemm_on_rsp) as the 1x1 Conv it is: m images of k channels of one position,
+    bt its weights, through dnn64_rsp_conv_s8."""
     y = ctx.node.outputs[0]
     _require_int8(ctx, a, y)
     ctx.require_disjoint(y, a)
     p = ctx.node.attrs["int8"]
     n, k = bt.shape
     m = ctx.numel(a) // k
-    low = Lowered(on_rsp=ctx.kernels != "cpu" and k <= RSP_K_MAX)
+    low = Lowered(on_rsp=gemm_on_rsp(ctx, k))
     q = _q8_out(ctx, low, p)
     ap, yp, zp = ctx.ptr(a), ctx.ptr(y), c_int(p["x_zero_point"])
     arrays = (np.ascontiguousarray(bt, dtype=np.int8), *_channel_params(ctx, bias_name, p, n))
