@@ -1,7 +1,10 @@
 """int8 models with their Conv layers on the CPU or on the RSP, in CPU cycles measured in cen64.
 
     python -m tools.bench.bench_rsp [--models small_cnn,shufflenet,mobilenetv3]
-        [--timeout 900] [--write]
+        [--kernels cpu,rsp,auto] [--timeout 900] [--write]
+
+A model may name its own kernel choices: ``--models mobilenet_v3_small,resnet18:auto``
+(``+`` between several: ``resnet18:cpu+auto``).
 
 Each zoo model gets three int8 ``n64_model`` targets in a temporary workspace (toolchain
 bare, memory 8MiB, no fused groups (their Convs would stay on the CPU), calibrated on
@@ -106,19 +109,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=900.0)
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args(argv)
-    names = args.models.split(",")
+    names = [m.split(":")[0] for m in args.models.split(",")]
+    per_model = [m.split(":")[1].split("+") if ":" in m else None
+                 for m in args.models.split(",")]
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench_rsp") as tmp:
         root = Path(tmp)
         workspace(root, names)
-        kernel_choices = args.kernels.split(",")
-        for name in names:
+        for name, choices in zip(names, per_model, strict=True):
+            kernel_choices = choices or args.kernels.split(",")
             count = macs(onnx.load(root / "models" / f"{name}.onnx"))
             base = None
             for kernels in kernel_choices:
                 r = measure(root, name, kernels, args.timeout)
                 cycles = r["cycles"]
-                if kernels == kernel_choices[0]:
+                if kernels == "cpu":
                     base = cycles
                 cells = (name, f"{count / 1e6:.2f} M", kernels, str(r["rsp_nodes"]),
                          f"{cycles:,}" if cycles else "-",
@@ -128,10 +133,11 @@ def main(argv: list[str] | None = None) -> int:
                 rows.append(cells)
                 print(" | ".join(cells), flush=True)
     intro = textwrap.fill(
-        f"`python -m tools.bench.bench_rsp --models {args.models} --write`: one int8 "
-        "inference of each model, its Conv layers on the CPU (`kernels: cpu`), on the RSP "
-        "(`rsp`), or on the RSP where a group has at least 8 output channels (`auto`); MACs "
-        "of Conv/Gemm/MatMul. CPU cycles are CP0 Count x 2 in cen64 (docs/rsp.md).",
+        f"`python -m tools.bench.bench_rsp --models {args.models} --kernels {args.kernels} "
+        "--write`: one int8 inference of each model (whole inference, wall time), its Conv "
+        "layers on the CPU (`kernels: cpu`), every int8 Conv and Gemm on the RSP (`rsp`), "
+        "or the Convs whose groups have at least 8 output channels (`auto`); MACs of "
+        "Conv/Gemm/MatMul. CPU cycles are CP0 Count x 2 in cen64 (docs/rsp.md).",
         width=90, break_on_hyphens=False)
     text = f"{SECTION}\n\n{intro}\n\n{table(rows)}\n\n{NOTES}"
     print(text)
