@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dnn64build.emulator import run_rom
+from dnn64build.emulator import run_rom, run_rom_cen64
 from dnn64build.errors import UserError
 from dnn64build.quant.intmath import quantize_multiplier
 from dnn64build.rom import Asset, build_asset_image, pack_rom
@@ -133,6 +133,22 @@ def fault_rom(bare, boot_stub, tmp_path, fault: int) -> Path:
 def test_rsp_job_past_dmem_is_a_clear_error(bare, boot_stub, mupen64plus, tmp_path):
     with pytest.raises(UserError, match="DNN64-FAIL RSP: SP DMA past the end of DMEM"):
         run_rom(fault_rom(bare, boot_stub, tmp_path, 1), timeout=20)
+
+
+@pytest.mark.emulator
+def test_rsp_misaligned_dma_is_a_clear_error(bare, boot_stub, mupen64plus, tmp_path):
+    with pytest.raises(UserError, match="DNN64-FAIL RSP: SP DMA address or length not a "
+                                        "multiple of 8 bytes"):
+        run_rom(fault_rom(bare, boot_stub, tmp_path, 3), timeout=20)
+
+
+@pytest.mark.cen64
+def test_rsp_that_never_halts_is_reported_by_the_cpu_in_cen64(bare, boot_stub, cen64, tmp_path):
+    # cen64 runs the RSP beside the CPU, as the console does: the CPU's own time limit on
+    # the wait (a quarter second of console time) reports the stuck kernel
+    with pytest.raises(UserError, match="DNN64-FAIL RSP: the kernel did not halt within the "
+                                        "time limit"):
+        run_rom_cen64(fault_rom(bare, boot_stub, tmp_path, 2), timeout=120)
 
 
 @pytest.mark.emulator
