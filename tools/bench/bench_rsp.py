@@ -40,11 +40,19 @@ CPU_HZ = 93.75e6
 KERNELS = ("cpu", "rsp", "auto")
 SECTION = "## int8 Conv on the RSP: CPU cycles per inference (N64, in cen64)"
 NOTES = """\
-Targets plan with `fusion: none`: a Conv in a fused group runs its CPU region kernel. The
-RSP's share of a layer is cheap (64 multiply-accumulates per 8 vector instructions); the
-CPU's is not: im2col packing of k x k inputs (reused once per output channel, so depthwise
-layers gain nothing) and decoding and requantising every output. A change of code size
-alone moves CPU-only figures by up to ~10% (I-cache layout).
+- Targets plan with `fusion: none`: a Conv in a fused group runs its CPU region kernel.
+  "Convs on the RSP" counts the nodes whose kernel call goes to the RSP (Gemm included
+  with `rsp`).
+- On the RSP a layer's multiply-accumulates and its requantisation run there (docs/rsp.md);
+  the CPU packs the im2col block of k x k layers and of 1x1 layers on planes that are not
+  a multiple of 8 bytes, queues the jobs and copies the int8 outputs out. Depthwise layers
+  and Gemm stay on the CPU with `auto`: on the RSP (`rsp`) they are slower (the packed
+  inputs of a depthwise job serve one channel; a Gemm row fills one lane of eight).
+- The RSP's time is cen64's model of it (62.5 MHz beside the CPU's 93.75); how closely it
+  follows the console's RSP (which can issue a vector and a scalar instruction together)
+  is not checked here. In these runs the CPU, not the RSP, is the bottleneck
+  (bench_rsp_profile).
+- A change of code size alone moves CPU-only figures by up to ~10% (I-cache layout).
 """
 COLUMNS = ("model", "MACs", "kernels", "Convs on the RSP", "CPU cycles", "cycles/MAC",
            "ms at 93.75 MHz", "vs cpu", "vs the integer reference")
