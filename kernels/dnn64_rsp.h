@@ -28,4 +28,13 @@ void dnn64_rsp_conv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero
                        const int32_t *shift_tile, int32_t oc_begin, int32_t oc_count,
                        const dnn64_q8_out *q, int8_t *y);
 
+/* int8 Gemm of one row (m = 1) on the RSP, the output channels in its lanes; arguments
+ * as dnn64_gemm_s8 with m = 1 and trans_b = 1. The RSP sums a . B (exact: |2 sum| < 2^28
+ * for k <= DNN64_RSP_K_MAX); the CPU adds bias - a_zero_point * sum B and runs the
+ * output stage. */
+void dnn64_rsp_gemv_s8(int32_t k, int32_t n, const int8_t *a, int32_t a_zero_point,
+                       const int8_t *b_tile, const int32_t *bias_tile, const int32_t *mult_tile,
+                       const int32_t *shift_tile, int32_t oc_begin, int32_t oc_count,
+                       const dnn64_q8_out *q, int8_t *y);
+
 #endif /* DNN64_RSP_H */

@@ -87,11 +87,14 @@ def conv_on_rsp(ctx: Ctx, reduction: int, per_group: int) -> bool:
     return ctx.kernels == "rsp" or per_group >= AUTO_RSP_ROWS_MIN
 
 
-def gemm_on_rsp(ctx: Ctx, k: int) -> bool:
-    """Whether an int8 Gemm of reduction ``k`` runs on the RSP: only with `rsp`. Its rows
-    become images of one position each, so a job fills one of the 8 lanes; measured no
-    faster than the CPU's dnn64_gemm_s8 (docs/benchmarks.md), `auto` keeps the CPU."""
-    return ctx.kernels == "rsp" and k <= RSP_K_MAX
+def gemm_on_rsp(ctx: Ctx, m: int, k: int) -> bool:
+    """Whether an int8 Gemm of ``m`` rows and reduction ``k`` runs on the RSP: with `rsp`
+    always; with `auto` for one row (dnn64_rsp_gemv_s8 puts the output channels in the
+    lanes). Several rows become images of one position each, a job filling one lane of
+    eight: measured no faster than the CPU's dnn64_gemm_s8 (docs/benchmarks.md)."""
+    if ctx.kernels == "cpu" or k > RSP_K_MAX:
+        return False
+    return ctx.kernels == "rsp" or m == 1
 
 
 def conv(ctx: Ctx) -> Lowered:
@@ -125,18 +128,23 @@ def conv(ctx: Ctx) -> Lowered:
 
 def _gemm(ctx: Ctx, a: str, bt: np.ndarray, bias_name: str) -> Lowered:
     """int8 Y = A @ bt.T (+ bias) through dnn64_gemm_s8, tiled over the rows of bt; on the
-    RSP (see gemm_on_rsp) as the 1x1 Conv it is: m images of k channels of one position,
-    bt its weights, through dnn64_rsp_conv_s8."""
+    RSP (see gemm_on_rsp) one row through dnn64_rsp_gemv_s8 (the output channels in the
+    lanes), several as the 1x1 Conv they are (m images of k channels of one position, bt
+    its weights) through dnn64_rsp_conv_s8."""
     y = ctx.node.outputs[0]
     _require_int8(ctx, a, y)
     ctx.require_disjoint(y, a)
     p = ctx.node.attrs["int8"]
     n, k = bt.shape
     m = ctx.numel(a) // k
-    low = Lowered(on_rsp=gemm_on_rsp(ctx, k))
+    low = Lowered(on_rsp=gemm_on_rsp(ctx, m, k))
     q = _q8_out(ctx, low, p)
     ap, yp, zp = ctx.ptr(a), ctx.ptr(y), c_int(p["x_zero_point"])
     arrays = (np.ascontiguousarray(bt, dtype=np.int8), *_channel_params(ctx, bias_name, p, n))
+    if low.on_rsp and m == 1:
+        low.steps.append(Tiled(arrays, lambda begin, count, s: c_call(
+            "dnn64_rsp_gemv_s8", k, n, ap, zp, *s, begin, count, q, yp)))
+        return low
     if low.on_rsp:
         geom = ctx.sym("geom")
         low.decls.append(c_struct("dnn64_conv_geom", geom, {

@@ -44,6 +44,9 @@ CASES = [
     # depthwise: a job takes rows of several groups, each with its own inputs
     (1, 20, 9, 9, 20, 5, 2, (2, 2, 2, 2), 1, 20, (3, 14)),  # 5x5 stride 2, a tile
     (1, 4, 6, 6, 8, 3, 1, (1, 1, 1, 1), 1, 4, None),      # two channels a group
+    # one position: also a Gemm of one row through dnn64_rsp_gemv_s8
+    (1, 200, 1, 1, 37, 1, 1, (0, 0, 0, 0), 1, 1, (3, 30)),  # K = 200: two jobs, a tile
+    (1, 13, 1, 1, 9, 1, 1, (0, 0, 0, 0), 1, 1, None),     # K = 13
 ]
 
 
@@ -116,6 +119,8 @@ def test_rsp_conv_bit_exact_in_mupen64plus(bare, boot_stub, mupen64plus, tmp_pat
         got = parse_hex_dump(lines, f"rsp{i:02d}", "int8", want.size).reshape(want.shape)
         np.testing.assert_array_equal(got, want, err_msg=f"case {i} {case}")
         assert f"sam{i:02d} 1" in lines, f"case {i}: the CPU kernel disagrees on the N64"
+        if case[2:4] == (1, 1) and case[0] == 1:
+            assert f"gemv{i:02d} 1" in lines, f"case {i}: dnn64_rsp_gemv_s8 disagrees"
 
 
 def fault_rom(bare, boot_stub, tmp_path, fault: int) -> Path:

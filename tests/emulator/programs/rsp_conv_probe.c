@@ -7,7 +7,9 @@
  * table follows, oc_begin, oc_count, x bytes, w bytes; x and w (int8, each padded to
  * 4 bytes); the table (256 int8) if any; bias, mult, shift (oc_count int32 each). Prints per case
  *   rsp<i> <first index> <hex>...   the RSP kernel's y (dnn64_print_i8_hex)
- *   same<i> <1 if the CPU kernel wrote the same y, else 0> */
+ *   same<i> <1 if the CPU kernel wrote the same y, else 0>
+ * and for a case of one image of 1x1 planes (a Gemm of one row)
+ *   gemv<i> <1 if dnn64_rsp_gemv_s8 wrote the same y, else 0> */
 #include "dnn64_kernels.h"
 #include "dnn64_platform.h"
 #include "dnn64_rsp.h"
@@ -88,6 +90,17 @@ int main(void)
         dnn64_print_i8_hex(prefix, y_rsp, (uint32_t)y_count);
         prefix[0] = 's', prefix[1] = 'a', prefix[2] = 'm';
         dnn64_print_u64(prefix, (uint64_t)same);
+        if (g.n == 1 && g.h_in == 1 && g.w_in == 1 && g.k_h == 1 && g.k_w == 1 && g.group == 1) {
+            for (i = 0; i < y_count; i++)
+                y_rsp[i] = 0;
+            dnn64_rsp_gemv_s8(g.c_in, g.c_out, x, x_zp, w, bias, mult, shift, oc_begin,
+                              oc_count, &q, y_rsp);
+            for (i = 0, same = 1; i < y_count; i++)
+                same &= y_rsp[i] == y_cpu[i];
+            prefix[0] = 'g', prefix[1] = 'e', prefix[2] = 'm', prefix[3] = 'v';
+            prefix[4] = (char)('0' + c / 10), prefix[5] = (char)('0' + c % 10), prefix[6] = 0;
+            dnn64_print_u64(prefix, (uint64_t)same);
+        }
     }
     return 0;
 }
