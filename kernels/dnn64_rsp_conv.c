@@ -94,31 +94,50 @@ static job_shape shape_of(int32_t rows_wanted, int32_t blocks, int32_t kgroups, 
     return s;
 }
 
-/* The CPU's share of a job with packed inputs, in CPU cycles (measured in cen64): about
- * PACK_CYCLES a byte of B, JOB_CYCLES for the rest (SP DMA, start, wait, copying out). */
+/* The CPU's share of a job with packed inputs, in CPU cycles (measured in cen64 on a
+ * 3x3 Conv of 64 channels at 56x56: about 32 cycles a byte with 8 columns a tap): about
+ * TAP_CYCLES a tap and PACK_CYCLES a byte of B, JOB_CYCLES for the rest (SP DMA, start,
+ * wait, copying out). */
+#define TAP_CYCLES 200
 #define PACK_CYCLES 6
 #define JOB_CYCLES 3000
 
-/* Packed inputs: the CPU packs each input byte once per job and the job reuses it once
- * per row (own_b: never). So: the column blocks (at most BLOCKS_MAX, the inputs taking
- * at most half of DMEM) that cost the CPU the least per multiply-accumulate. */
-static job_shape shape_for(int32_t rows_wanted, int32_t blocks_wanted, int32_t kgroups,
-                           int state, int own_b)
+/* CPU cycles per multiply-accumulate of a job shape, scaled by 2^16. */
+static uint32_t pack_cost(const job_shape *s)
 {
-    const int32_t fit = (int32_t)(DNN64_RSP_DMEM_BYTES / 2u) / (kgroups * 64);
-    int32_t blocks = blocks_wanted < BLOCKS_MAX ? blocks_wanted : BLOCKS_MAX;
+    const uint32_t taps = (uint32_t)s->kgroups * LANES, cols = (uint32_t)s->blocks * LANES;
+    const uint32_t cycles = taps * (TAP_CYCLES + PACK_CYCLES * cols) + JOB_CYCLES;
+    return (uint32_t)(((uint64_t)cycles << 16) / ((uint64_t)s->rows * cols * taps));
+}
+
+/* Packed inputs: the CPU packs each input byte once per job and the job reuses it once
+ * per row (own_b: never). So: of the k groups (all of k up to KGROUPS_MAX, 8 or 4) and
+ * column blocks (at most BLOCKS_MAX, the inputs taking at most half of DMEM), those that
+ * cost the CPU the least per multiply-accumulate. `cpu_stage`: some channel's output
+ * stage runs on the CPU (S is needed even for one job along k). */
+static job_shape shape_for(int32_t rows_wanted, int32_t blocks_wanted, int32_t k,
+                           int cpu_stage, int own_b)
+{
+    const int32_t kg_all = (k + LANES - 1) / LANES < KGROUPS_MAX ? (k + LANES - 1) / LANES
+                                                                 : KGROUPS_MAX;
     job_shape best;
-    if (blocks > fit)
-        blocks = fit;
-    best = shape_of(rows_wanted, blocks, kgroups, state, own_b);
-    for (--blocks; blocks >= 1 && !own_b; --blocks) {
-        /* cost per MAC of b blocks x r rows: (P * 64 kg b + J) / (r * 64 kg b); compare
-         * the two shapes' costs cross-multiplied (all terms fit 32 bits) */
-        const job_shape s = shape_of(rows_wanted, blocks, kgroups, state, own_b);
-        const int32_t bytes = kgroups * 64 * blocks, best_bytes = kgroups * 64 * best.blocks;
-        if (s.rows > 0 && (PACK_CYCLES * bytes + JOB_CYCLES) / s.rows * best_bytes <
-                              (PACK_CYCLES * best_bytes + JOB_CYCLES) / best.rows * bytes)
-            best = s;
+    int32_t kg;
+    best.rows = 0;
+    for (kg = kg_all; kg >= 4 || kg == kg_all; kg = kg > 8 ? 8 : kg / 2) {
+        const int32_t fit = (int32_t)(DNN64_RSP_DMEM_BYTES / 2u) / (kg * 64);
+        const int state = cpu_stage || (k + kg * LANES - 1) / (kg * LANES) > 1;
+        int32_t blocks = blocks_wanted < BLOCKS_MAX ? blocks_wanted : BLOCKS_MAX;
+        if (blocks > fit)
+            blocks = fit;
+        for (; blocks >= 1; --blocks) {
+            const job_shape s = shape_of(rows_wanted, blocks, kg, state, own_b);
+            if (s.rows > 0 && (best.rows == 0 || pack_cost(&s) < pack_cost(&best)))
+                best = s;
+            if (own_b) /* depthwise: the widest job (nothing is reused) */
+                return best;
+        }
+        if (kg < 8)
+            break;
     }
     return best;
 }
@@ -417,20 +436,23 @@ void dnn64_rsp_conv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero
             rg.xg = x + c.x;
             rg.xg_row_stride = icpg * g->h_in * g->w_in;
             rg.rows_layout = !own_b && gathers_rows(g, rg.xg);
-            /* input rows: taps 32 bytes apart (4 blocks), at most 64 taps (2 KiB) a job */
-            kgroups = (k + LANES - 1) / LANES;
-            if (kgroups > (rg.rows_layout ? ROWS_KGROUPS_MAX : KGROUPS_MAX))
-                kgroups = rg.rows_layout ? ROWS_KGROUPS_MAX : KGROUPS_MAX;
-            rg.kc = kgroups * LANES;
-            rg.k_jobs = (k + rg.kc - 1) / rg.kc;
             /* weights by SP DMA straight from the tile when its rows are 8-byte aligned */
             rg.weights_dma = k % 8 == 0 && ((uintptr_t)rg.w_rows & 7u) == 0;
             for (t = 0; t < wanted && all_on_rsp; ++t)
                 all_on_rsp = requant_on_rsp(mult_tile[t0 + t], shift_tile[t0 + t]);
-            rg.s = rg.rows_layout
-                       ? shape_of(wanted, BLOCKS_MAX, kgroups, rg.k_jobs > 1 || !all_on_rsp, 0)
-                       : shape_for(wanted, blocks_needed, kgroups, rg.k_jobs > 1 || !all_on_rsp,
-                                   own_b);
+            if (rg.rows_layout) {
+                /* input rows: taps 32 bytes apart (4 blocks), at most 64 taps (2 KiB) */
+                kgroups = (k + LANES - 1) / LANES;
+                if (kgroups > ROWS_KGROUPS_MAX)
+                    kgroups = ROWS_KGROUPS_MAX;
+                rg.s = shape_of(wanted, BLOCKS_MAX, kgroups,
+                                (k + kgroups * LANES - 1) / (kgroups * LANES) > 1 || !all_on_rsp,
+                                0);
+            } else {
+                rg.s = shape_for(wanted, blocks_needed, k, !all_on_rsp, own_b);
+            }
+            rg.kc = rg.s.kgroups * LANES;
+            rg.k_jobs = (k + rg.kc - 1) / rg.kc;
             rg.cols = rg.s.blocks * LANES;
             jobs = (positions + rg.cols - 1) / rg.cols * rg.k_jobs;
             if (rg.rows_layout) {
