@@ -87,14 +87,13 @@ def conv_on_rsp(ctx: Ctx, reduction: int, per_group: int) -> bool:
     return ctx.kernels == "rsp" or per_group >= AUTO_RSP_ROWS_MIN
 
 
-def gemm_on_rsp(ctx: Ctx, m: int, k: int) -> bool:
-    """Whether an int8 Gemm of ``m`` rows and reduction ``k`` runs on the RSP: with `rsp`
-    always; with `auto` for one row (dnn64_rsp_gemv_s8 puts the output channels in the
-    lanes). Several rows become images of one position each, a job filling one lane of
-    eight: measured no faster than the CPU's dnn64_gemm_s8 (docs/benchmarks.md)."""
-    if ctx.kernels == "cpu" or k > RSP_K_MAX:
-        return False
-    return ctx.kernels == "rsp" or m == 1
+def gemm_on_rsp(ctx: Ctx, k: int) -> bool:
+    """Whether an int8 Gemm of reduction ``k`` runs on the RSP: only with `rsp`. One row
+    goes through dnn64_rsp_gemv_s8, which packs the weight columns on the CPU every
+    inference, several rows fill one lane of eight as images of the 1x1 Conv: neither
+    measured faster than the CPU's dnn64_gemm_s8 (docs/benchmarks.md), so `auto` keeps
+    the CPU."""
+    return ctx.kernels == "rsp" and k <= RSP_K_MAX
 
 
 def conv(ctx: Ctx) -> Lowered:
@@ -137,7 +136,7 @@ def _gemm(ctx: Ctx, a: str, bt: np.ndarray, bias_name: str) -> Lowered:
     p = ctx.node.attrs["int8"]
     n, k = bt.shape
     m = ctx.numel(a) // k
-    low = Lowered(on_rsp=gemm_on_rsp(ctx, m, k))
+    low = Lowered(on_rsp=gemm_on_rsp(ctx, k))
     q = _q8_out(ctx, low, p)
     ap, yp, zp = ctx.ptr(a), ctx.ptr(y), c_int(p["x_zero_point"])
     arrays = (np.ascontiguousarray(bt, dtype=np.int8), *_channel_params(ctx, bias_name, p, n))
