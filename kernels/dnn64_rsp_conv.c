@@ -120,21 +120,22 @@ static job_shape shape_for(int32_t rows_wanted, int32_t blocks_wanted, int32_t k
 {
     const int32_t kg_all = (k + LANES - 1) / LANES < KGROUPS_MAX ? (k + LANES - 1) / LANES
                                                                  : KGROUPS_MAX;
-    job_shape best;
+    const int state_all = cpu_stage || k > kg_all * LANES;
+    const int32_t fit_all = (int32_t)(DNN64_RSP_DMEM_BYTES / 2u) / (kg_all * 64);
+    const int32_t widest = blocks_wanted < BLOCKS_MAX ? blocks_wanted : BLOCKS_MAX;
+    job_shape best = shape_of(rows_wanted, widest < fit_all ? widest : fit_all, kg_all,
+                              state_all, own_b);
     int32_t kg;
-    best.rows = 0;
+    if (own_b) /* depthwise: the widest job (nothing is reused) */
+        return best;
     for (kg = kg_all; kg >= 4 || kg == kg_all; kg = kg > 8 ? 8 : kg / 2) {
         const int32_t fit = (int32_t)(DNN64_RSP_DMEM_BYTES / 2u) / (kg * 64);
         const int state = cpu_stage || (k + kg * LANES - 1) / (kg * LANES) > 1;
-        int32_t blocks = blocks_wanted < BLOCKS_MAX ? blocks_wanted : BLOCKS_MAX;
-        if (blocks > fit)
-            blocks = fit;
+        int32_t blocks = widest < fit ? widest : fit;
         for (; blocks >= 1; --blocks) {
             const job_shape s = shape_of(rows_wanted, blocks, kg, state, own_b);
             if (s.rows > 0 && (best.rows == 0 || pack_cost(&s) < pack_cost(&best)))
                 best = s;
-            if (own_b) /* depthwise: the widest job (nothing is reused) */
-                return best;
         }
         if (kg < 8)
             break;
