@@ -41,20 +41,22 @@ KERNELS = ("cpu", "rsp", "auto")
 SECTION = "## int8 Conv on the RSP: CPU cycles per inference (N64, in cen64)"
 NOTES = """\
 - Targets plan with `fusion: none`: a Conv in a fused group runs its CPU region kernel.
-  "Convs on the RSP" counts the nodes whose kernel call goes to the RSP (Gemm included
+  "nodes on the RSP" counts the nodes whose kernel call goes to the RSP (Gemm included
   with `rsp`).
 - On the RSP a layer's multiply-accumulates and its requantisation run there (docs/rsp.md);
   the CPU packs the im2col block of k x k layers and of 1x1 layers on planes that are not
   a multiple of 8 bytes, queues the jobs and copies the int8 outputs out. Depthwise layers
-  and Gemm stay on the CPU with `auto`: on the RSP (`rsp`) they are slower (the packed
-  inputs of a depthwise job serve one channel; a Gemm row fills one lane of eight).
+  and Gemm stay on the CPU with `auto`: on the RSP (`rsp`) they are slower or no faster
+  (the packed inputs of a depthwise job serve one channel; a Gemm of one row has its
+  weight columns packed by the CPU every inference).
 - The RSP's time is cen64's model of it (62.5 MHz beside the CPU's 93.75); how closely it
   follows the console's RSP (which can issue a vector and a scalar instruction together)
-  is not checked here. In these runs the CPU, not the RSP, is the bottleneck
-  (bench_rsp_profile).
+  is not checked here. In these runs the CPU, not the RSP, is the bottleneck (an
+  instrumented development run: the CPU waited for the RSP under 1% of an RSP layer's
+  time).
 - A change of code size alone moves CPU-only figures by up to ~10% (I-cache layout).
 """
-COLUMNS = ("model", "MACs", "kernels", "Convs on the RSP", "CPU cycles", "cycles/MAC",
+COLUMNS = ("model", "MACs", "kernels", "nodes on the RSP", "CPU cycles", "cycles/MAC",
            "ms at 93.75 MHz", "vs cpu", "vs the integer reference")
 
 
