@@ -102,12 +102,13 @@ static job_shape shape_of(int32_t rows_wanted, int32_t blocks, int32_t kgroups, 
 #define PACK_CYCLES 6
 #define JOB_CYCLES 3000
 
-/* CPU cycles per multiply-accumulate of a job shape, scaled by 2^16. */
-static uint32_t pack_cost(const job_shape *s)
+/* CPU cycles per multiply-accumulate of a job shape (a float: no 64-bit division, which
+ * would need libgcc). */
+static float pack_cost(const job_shape *s)
 {
-    const uint32_t taps = (uint32_t)s->kgroups * LANES, cols = (uint32_t)s->blocks * LANES;
-    const uint32_t cycles = taps * (TAP_CYCLES + PACK_CYCLES * cols) + JOB_CYCLES;
-    return (uint32_t)(((uint64_t)cycles << 16) / ((uint64_t)s->rows * cols * taps));
+    const int32_t taps = s->kgroups * LANES, cols = s->blocks * LANES;
+    const int32_t cycles = taps * (TAP_CYCLES + PACK_CYCLES * cols) + JOB_CYCLES;
+    return (float)cycles / (float)(s->rows * cols * taps);
 }
 
 /* Packed inputs: the CPU packs each input byte once per job and the job reuses it once
