@@ -1,29 +1,39 @@
-/* dnn64_rsp.h - int8 kernels that run their multiply-accumulates on the RSP.
+/* dnn64_rsp.h - int8 kernels that run on the RSP.
  *
  * Same contracts and bit-exact results as the CPU kernels they stand for
- * (dnn64_kernels.h). The CPU packs each job (weights widened to int16, an im2col
- * block of the input), the RSP computes the int32 dot products
- * (dnn64build/rsp/microcode/matmul_s8.rsp), the CPU subtracts the zero point's
- * share, adds the bias and requantizes exactly as dnn64_conv_s8.
+ * (dnn64_kernels.h). The CPU moves each job's int8 weights and inputs (rows of the
+ * input, or an im2col block it packs) into DMEM; the RSP
+ * (dnn64build/rsp/microcode/matmul_s8.rsp) computes the dot products, carries them
+ * from job to job along the reduction as a 32-bit state in DMEM, and runs the int8
+ * output stage (requantisation, zero point, clamp) itself for channels whose
+ * multiplier it can take (2 <= -shift <= 15, multiplier > 2^30, no table); for the
+ * others the CPU reads the state back and requantises.
  *
- * Exactness: every int8 x int8 product has |p| <= 2^14 and fits a 16-bit lane;
- * a job sums at most DNN64_RSP_K_PER_JOB = 128 of them (|sum| <= 2^21), which the
- * microcode keeps exact in the 48-bit accumulator as sum << 24 (needs < 2^23).
- * Jobs are added in int32 on the CPU, exact while the reduction length
- * K = c_in/group * k_h * k_w <= DNN64_RSP_K_MAX (|acc| <= 2^14 * K + |bias| and
- * the zero-point share, both < 2^31 for these K). Larger K, and platforms
- * without an RSP (host), run the CPU kernel. */
+ * Exactness (docs/rsp.md): a job sums at most DNN64_RSP_K_PER_JOB products
+ * (|x w| <= 2^14) exactly in the 48-bit accumulator; the state holds 2 * acc with
+ * acc = bias - x_zero_point * sum W + sum x W, |acc| < 2^29 when
+ * K = c_in/group * k_h * k_w <= DNN64_RSP_K_MAX and |bias| < 2^28 (the kernel checks
+ * both and runs the CPU kernel otherwise, as it does on platforms without an RSP). */
 #ifndef DNN64_RSP_H
 #define DNN64_RSP_H
 
 #include "dnn64_kernels.h"
 
 #define DNN64_RSP_K_PER_JOB 128
-#define DNN64_RSP_K_MAX 65536
+#define DNN64_RSP_K_MAX 8192
 
 /* int8 Conv on the RSP; arguments exactly as dnn64_conv_s8. */
 void dnn64_rsp_conv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero_point,
                        const int8_t *w_tile, const int32_t *bias_tile, const int32_t *mult_tile,
+                       const int32_t *shift_tile, int32_t oc_begin, int32_t oc_count,
+                       const dnn64_q8_out *q, int8_t *y);
+
+/* int8 Gemm of one row (m = 1) on the RSP, the output channels in its lanes; arguments
+ * as dnn64_gemm_s8 with m = 1 and trans_b = 1. The RSP sums a . B (exact: |2 sum| < 2^28
+ * for k <= DNN64_RSP_K_MAX); the CPU adds bias - a_zero_point * sum B and runs the
+ * output stage. */
+void dnn64_rsp_gemv_s8(int32_t k, int32_t n, const int8_t *a, int32_t a_zero_point,
+                       const int8_t *b_tile, const int32_t *bias_tile, const int32_t *mult_tile,
                        const int32_t *shift_tile, int32_t oc_begin, int32_t oc_count,
                        const dnn64_q8_out *q, int8_t *y);
 

@@ -9,10 +9,14 @@
  * dnn64_conv_s8's bias + sum_k (x - x_zero_point) * W exactly.
  *
  * A job (DMEM layout in matmul_s8.rsp) covers `rows` channels x `blocks` * 8
- * positions x 8 * kgroups taps; the CPU sums the jobs along k in int32. While the RSP
- * computes job j the CPU packs job j + 1 into the other of two RDRAM images and
- * requantises the result of job j - 1. When the taps fit one job, the weights go to
- * DMEM once per group of rows and each job only moves its inputs. */
+ * positions x 8 * kgroups taps; the RSP carries acc (as 2 acc, starting from
+ * bias - x_zero_point * sum W, which the CPU computes once per group of rows) from
+ * job to job along k in DMEM and writes int8 outputs after the last. While the RSP
+ * computes job j the CPU packs job j + 1 into the other of two RDRAM images and copies
+ * out (or requantises, for channels the RSP's output stage cannot take) the outputs
+ * of the last finished job. When the taps fit one job, the weights go to DMEM once per
+ * group of rows and each job only moves its inputs; int8 weight rows whose length is
+ * a multiple of 8 go there by SP DMA, unpacked. */
 #include "dnn64_internal.h"
 #include "dnn64_rsp.h"
 #include "platform/dnn64_platform.h"
@@ -26,38 +30,51 @@
 #pragma weak dnn64_rsp_wait
 #pragma weak dnn64_rsp_read
 
-#define HEADER_BYTES 16
+#define HEADER_BYTES 48
+#define CONSTS_AT 0x20
+#define PARAM_BYTES 16
+#define STATE_BYTES 32 /* per row and column block: V lo, V hi */
 #define LANES 8
 #define KGROUPS_MAX (DNN64_RSP_K_PER_JOB / LANES)
 /* At most 32 columns: more (for depthwise, one row a group) measured slower in cen64,
  * as the larger buffers conflict in the direct-mapped 8 KiB D-cache. */
 #define BLOCKS_MAX 4
 #define COLS_MAX (BLOCKS_MAX * LANES)
-#define ROWS_MAX 32
+#define ROWS_MAX 64
+#define ROWS_KGROUPS_MAX 8 /* input rows in DMEM: 64 taps x 32 bytes */
+#define FLAG_FIRST 1u
+#define FLAG_LAST 2u
+/* |bias| below this and K <= DNN64_RSP_K_MAX keep |2 acc| < 2^30 (dnn64_rsp.h). */
+#define BIAS_LIMIT (1 << 28)
 
 typedef struct {
-    int32_t rows, blocks, kgroups;          /* this job's shape */
-    uint32_t a_offset, b_offset, c_offset;  /* DMEM offsets (16-byte aligned) */
-    uint32_t b_block_stride, b_k_stride;    /* B layout: packed or input rows */
+    int32_t rows, blocks, kgroups;         /* this job's shape */
+    uint32_t a, b, p, s, y;                /* DMEM offsets (16-byte aligned) */
+    uint32_t b_block_stride, b_k_stride;   /* B layout: packed or input rows */
+    uint32_t b_row_stride;                 /* 0, or each row's own B (one group a row) */
 } job_shape;
 
 /* Two RDRAM images of a job (one packed while the RSP runs the other), one result. */
 static uint8_t DNN64_ALIGNED(images[2][DNN64_RSP_DMEM_BYTES]);
 static uint8_t DNN64_ALIGNED(result[DNN64_RSP_DMEM_BYTES]);
-static int32_t sums[ROWS_MAX * COLS_MAX]; /* [rows][blocks * 8] */
-static int32_t wsums[ROWS_MAX];
 
 static uint32_t align16(uint32_t v)
 {
     return (v + 15u) & ~15u;
 }
 
-/* A job of `rows` x `blocks` (DMEM layout in matmul_s8.rsp), or rows 0 if none fits. */
-static job_shape shape_of(int32_t rows_wanted, int32_t blocks, int32_t kgroups)
+/* A job of `rows` x `blocks` x `kgroups` (DMEM layout in matmul_s8.rsp), or rows 0 if
+ * none fits. `state`: S holds V between jobs (several jobs along k, or channels whose
+ * output stage the CPU runs). `own_b`: every row has its own B (one group a row). */
+static job_shape shape_of(int32_t rows_wanted, int32_t blocks, int32_t kgroups, int state,
+                          int own_b)
 {
     job_shape s;
-    const int32_t b_bytes = blocks * kgroups * 64, per_row = kgroups * 16 + blocks * 32;
-    const int32_t room = (int32_t)DNN64_RSP_DMEM_BYTES - HEADER_BYTES - b_bytes;
+    const int32_t b_bytes = blocks * kgroups * 64;
+    const int32_t per_row = kgroups * 8 + PARAM_BYTES + (state ? blocks * STATE_BYTES : 0) +
+                            blocks * LANES + (own_b ? b_bytes : 0);
+    const int32_t room =
+        (int32_t)DNN64_RSP_DMEM_BYTES - HEADER_BYTES - 16 - (own_b ? 0 : b_bytes);
     int32_t rows = room > 0 ? room / per_row : 0;
     if (rows > rows_wanted)
         rows = rows_wanted;
@@ -66,24 +83,65 @@ static job_shape shape_of(int32_t rows_wanted, int32_t blocks, int32_t kgroups)
     s.rows = rows;
     s.blocks = blocks;
     s.kgroups = kgroups;
-    s.a_offset = HEADER_BYTES;
-    s.b_offset = s.a_offset + align16((uint32_t)(rows * kgroups * 16));
-    s.c_offset = s.b_offset + (uint32_t)b_bytes;
+    s.a = HEADER_BYTES;
+    s.p = align16(s.a + (uint32_t)(rows * kgroups * 8));
+    s.b = s.p + (uint32_t)(rows * PARAM_BYTES);
+    s.b_row_stride = own_b ? (uint32_t)b_bytes : 0u;
+    s.s = s.b + (uint32_t)(own_b ? rows * b_bytes : b_bytes);
+    s.y = s.s + (state ? (uint32_t)(rows * blocks * STATE_BYTES) : 0u);
     s.b_block_stride = (uint32_t)(kgroups * 64); /* packed [nb][k][8] */
     s.b_k_stride = LANES;
     return s;
 }
 
-/* Rows matter most: the CPU packs each input byte once per job and the job reuses it
- * once per row. So: as many rows as fit beside at most BLOCKS_MAX column blocks, the
- * inputs taking at most half of DMEM. */
-static job_shape shape_for(int32_t rows_wanted, int32_t blocks_wanted, int32_t kgroups)
+/* The CPU's share of a job with packed inputs, in CPU cycles (measured in cen64 on a
+ * 3x3 Conv of 64 channels at 56x56: about 32 cycles a byte with 8 columns a tap): about
+ * TAP_CYCLES a tap and PACK_CYCLES a byte of B, JOB_CYCLES for the rest (SP DMA, start,
+ * wait, copying out). */
+#define TAP_CYCLES 200
+#define PACK_CYCLES 6
+#define JOB_CYCLES 3000
+
+/* CPU cycles per multiply-accumulate of a job shape (a float: no 64-bit division, which
+ * would need libgcc). */
+static float pack_cost(const job_shape *s)
 {
-    const int32_t fit = (int32_t)(DNN64_RSP_DMEM_BYTES / 2u) / (kgroups * 64);
-    int32_t blocks = blocks_wanted < BLOCKS_MAX ? blocks_wanted : BLOCKS_MAX;
-    if (blocks > fit)
-        blocks = fit;
-    return shape_of(rows_wanted, blocks, kgroups);
+    const int32_t taps = s->kgroups * LANES, cols = s->blocks * LANES;
+    const int32_t cycles = taps * (TAP_CYCLES + PACK_CYCLES * cols) + JOB_CYCLES;
+    return (float)cycles / (float)(s->rows * cols * taps);
+}
+
+/* Packed inputs: the CPU packs each input byte once per job and the job reuses it once
+ * per row (own_b: never). So: of the k groups (all of k up to KGROUPS_MAX, 8 or 4) and
+ * column blocks (at most BLOCKS_MAX, the inputs taking at most half of DMEM), those that
+ * cost the CPU the least per multiply-accumulate. `cpu_stage`: some channel's output
+ * stage runs on the CPU (S is needed even for one job along k). */
+static job_shape shape_for(int32_t rows_wanted, int32_t blocks_wanted, int32_t k,
+                           int cpu_stage, int own_b)
+{
+    const int32_t kg_all = (k + LANES - 1) / LANES < KGROUPS_MAX ? (k + LANES - 1) / LANES
+                                                                 : KGROUPS_MAX;
+    const int state_all = cpu_stage || k > kg_all * LANES;
+    const int32_t fit_all = (int32_t)(DNN64_RSP_DMEM_BYTES / 2u) / (kg_all * 64);
+    const int32_t widest = blocks_wanted < BLOCKS_MAX ? blocks_wanted : BLOCKS_MAX;
+    job_shape best = shape_of(rows_wanted, widest < fit_all ? widest : fit_all, kg_all,
+                              state_all, own_b);
+    int32_t kg;
+    if (own_b) /* depthwise: the widest job (nothing is reused) */
+        return best;
+    for (kg = kg_all; kg >= 4 || kg == kg_all; kg = kg > 8 ? 8 : kg / 2) {
+        const int32_t fit = (int32_t)(DNN64_RSP_DMEM_BYTES / 2u) / (kg * 64);
+        const int state = cpu_stage || (k + kg * LANES - 1) / (kg * LANES) > 1;
+        int32_t blocks = widest < fit ? widest : fit;
+        for (; blocks >= 1; --blocks) {
+            const job_shape s = shape_of(rows_wanted, blocks, kg, state, own_b);
+            if (s.rows > 0 && (best.rows == 0 || pack_cost(&s) < pack_cost(&best)))
+                best = s;
+        }
+        if (kg < 8)
+            break;
+    }
+    return best;
 }
 
 static void put_u16(uint8_t *p, uint32_t v)
@@ -92,75 +150,156 @@ static void put_u16(uint8_t *p, uint32_t v)
     p[1] = (uint8_t)v;
 }
 
-/* Header, then A[r][kk] = W[r][k0 + kk] as big-endian int16, 0 past k. */
-static void pack_weights(uint8_t *job, const job_shape *s, const int8_t *w_rows, int32_t k,
-                         int32_t k0)
+/* The header of a job with `kgroups` k groups (its last along k may have fewer). */
+static void put_header(uint8_t *job, const job_shape *s, int32_t kgroups, uint32_t flags,
+                       int rows_layout, const dnn64_q8_out *q)
 {
-    const int32_t kc = s->kgroups * LANES;
-    const int32_t valid = k - k0 < kc ? k - k0 : kc;
-    int32_t r, kk;
     put_u16(job + 0, (uint32_t)s->rows);
     put_u16(job + 2, (uint32_t)s->blocks);
-    put_u16(job + 4, (uint32_t)s->kgroups);
-    put_u16(job + 6, s->a_offset);
-    put_u16(job + 8, s->b_offset);
-    put_u16(job + 10, s->c_offset);
-    put_u16(job + 12, s->b_block_stride);
+    put_u16(job + 4, (uint32_t)kgroups);
+    put_u16(job + 6, flags);
+    put_u16(job + 8, s->a);
+    put_u16(job + 10, s->b);
+    put_u16(job + 12, rows_layout ? s->b_block_stride : (uint32_t)(kgroups * 64));
     put_u16(job + 14, s->b_k_stride);
+    put_u16(job + 16, s->p);
+    put_u16(job + 18, s->s);
+    put_u16(job + 20, s->y);
+    put_u16(job + 22, s->b_row_stride);
+    put_u16(job + CONSTS_AT + 0, (uint32_t)q->out_zero_point);
+    put_u16(job + CONSTS_AT + 2, (uint32_t)q->act_min);
+    put_u16(job + CONSTS_AT + 4, (uint32_t)q->act_max);
+    put_u16(job + CONSTS_AT + 6, 256u);
+    put_u16(job + CONSTS_AT + 8, 1u);
+    put_u16(job + CONSTS_AT + 10, 0xFFFFu);
+    put_u16(job + CONSTS_AT + 12, 0u);
+    put_u16(job + CONSTS_AT + 14, 0u);
+}
+
+/* A[r][kk] = W[r][k0 + kk] for kk < 8 * kgroups, 0 past k. */
+static void pack_weights(uint8_t *job, const job_shape *s, const int8_t *w_rows, int32_t k,
+                         int32_t k0, int32_t kgroups)
+{
+    const int32_t kc = kgroups * LANES;
+    const int32_t valid = k - k0 < kc ? k - k0 : kc;
+    int32_t r, kk;
     for (r = 0; r < s->rows; ++r) {
         const int8_t *wr = w_rows + r * k + k0;
-        uint8_t *a = job + s->a_offset + (uint32_t)(r * kc * 2);
-        for (kk = 0; kk < valid; ++kk) {
-            a[2 * kk] = (uint8_t)(wr[kk] < 0 ? 0xFF : 0);
-            a[2 * kk + 1] = (uint8_t)wr[kk];
-        }
+        int8_t *a = (int8_t *)job + s->a + (uint32_t)(r * kc);
+        for (kk = 0; kk < valid; ++kk)
+            a[kk] = wr[kk];
         for (; kk < kc; ++kk)
-            a[2 * kk] = a[2 * kk + 1] = 0;
+            a[kk] = 0;
+    }
+}
+
+/* Whether the output stage of a channel runs on the RSP: 2 <= -shift <= 15 and a
+ * normalised multiplier above 2^30 (matmul_s8.rsp's conditions). A table (q->lut), if
+ * any, is applied by the CPU to what the RSP writes. */
+static int requant_on_rsp(int32_t mult, int32_t shift)
+{
+    return shift <= -2 && shift >= -15 && mult > (1 << 30);
+}
+
+/* P row: 2c (c = bias - x_zp * sum W) and the output stage constants of matmul_s8.rsp. */
+static void put_params(uint8_t *p, int32_t c, int32_t mult, int32_t shift, int on_rsp)
+{
+    const uint32_t c2 = (uint32_t)c * 2u;
+    const int32_t e = -shift;
+    put_u16(p + 0, c2 >> 16);
+    put_u16(p + 2, c2 & 0xFFFFu);
+    put_u16(p + 4, (uint32_t)mult >> 16);
+    put_u16(p + 6, (uint32_t)mult & 0xFFFFu);
+    /* K = 2^15 + 2^(15+e) = (1 + 2^(e-1)) * 2^16 - 2^15 */
+    put_u16(p + 8, e >= 2 && e <= 15 ? 1u + (1u << (e - 1)) : 0u);
+    put_u16(p + 10, 0x8000u);
+    put_u16(p + 12, e >= 2 && e <= 15 ? 1u << (16 - e) : 0u);
+    put_u16(p + 14, (uint32_t)on_rsp);
+}
+
+/* Columns [c, c + n) of one tap's row of B (blocks `block_stride` bytes apart) from
+ * src, `step` bytes apart (step 0: n copies of *src). */
+static void put_cols(int8_t *row, int32_t block_stride, int32_t c, int32_t n,
+                     const int8_t *src, int32_t step)
+{
+    while (n > 0) {
+        int8_t *p = row + (c >> 3) * block_stride + (c & 7);
+        int32_t run = LANES - (c & 7);
+        if (run > n)
+            run = n;
+        c += run;
+        n -= run;
+        while (run-- > 0) {
+            *p++ = *src;
+            src += step;
+        }
+    }
+}
+
+/* ceil(a / d) for a >= 0 and a small d, without a DIV (37 cycles) for d = 1, 2. */
+static int32_t ceil_div(int32_t a, int32_t d)
+{
+    return d == 1 ? a : d == 2 ? (a + 1) >> 1 : (a + d - 1) / d;
+}
+
+/* One tap's row of B: X[tap][s0 + col] for col < valid, the input plane xp under the
+ * tap at offsets (dy, dx) from each output's window origin, x_zp in the padding. */
+static void pack_tap(int8_t *row, int32_t block_stride, const dnn64_conv_geom *g,
+                     const int8_t *xp, int32_t dy, int32_t dx, const int8_t *zp, int32_t s0,
+                     int32_t valid)
+{
+    const int32_t sw = g->stride_w;
+    /* the outputs ox whose input column ox * sw + dx lies inside [0, w_in) */
+    int32_t lo = dx >= 0 ? 0 : ceil_div(-dx, sw);
+    int32_t hi = dx > g->w_in - 1 ? 0 : ceil_div(g->w_in - dx, sw);
+    int32_t c = 0, oy = s0 / g->w_out, ox = s0 % g->w_out;
+    if (hi > g->w_out)
+        hi = g->w_out;
+    while (c < valid) {
+        const int32_t n = g->w_out - ox < valid - c ? g->w_out - ox : valid - c;
+        const int32_t iy = oy * g->stride_h + dy;
+        if ((uint32_t)iy >= (uint32_t)g->h_in) {
+            put_cols(row, block_stride, c, n, zp, 0);
+        } else {
+            const int32_t a = lo < ox ? ox : (lo > ox + n ? ox + n : lo);
+            const int32_t b = hi < a ? a : (hi > ox + n ? ox + n : hi);
+            put_cols(row, block_stride, c, a - ox, zp, 0);
+            put_cols(row, block_stride, c + a - ox, b - a, xp + iy * g->w_in + a * sw + dx, sw);
+            put_cols(row, block_stride, c + b - ox, ox + n - b, zp, 0);
+        }
+        c += n;
+        ox = 0;
+        ++oy;
     }
 }
 
 /* B[nb][kk][lane] = X[k0 + kk][s0 + 8 nb + lane] of the group's input xg: the input
  * under tap k0 + kk of that output position, x_zp in the padding, 0 past k or the
  * last position. */
-static void pack_inputs(uint8_t *job, const job_shape *s, const dnn64_conv_geom *g,
+static void pack_inputs(int8_t *b0, const job_shape *s, const dnn64_conv_geom *g,
                         const int8_t *xg, int32_t x_zp, int32_t k, int32_t k0, int32_t s0)
 {
     const int32_t kc = s->kgroups * LANES, cols = s->blocks * LANES;
     const int32_t positions = g->h_out * g->w_out, in_plane = g->h_in * g->w_in;
     const int32_t valid = positions - s0 < cols ? positions - s0 : cols;
     const int32_t block_stride = kc * LANES, ksize = g->k_h * g->k_w;
-    int32_t iy0[COLS_MAX], ix0[COLS_MAX];
-    int32_t col, kk, oy = s0 / g->w_out, ox = s0 % g->w_out;
-    int32_t ic = k0 / ksize, ky = (k0 % ksize) / g->k_w, kx = k0 % g->k_w;
-    int8_t *b0 = (int8_t *)job + s->b_offset;
-    for (col = 0; col < valid; ++col) {
-        iy0[col] = oy * g->stride_h - g->pad_top;
-        ix0[col] = ox * g->stride_w - g->pad_left;
-        if (++ox == g->w_out) {
-            ox = 0;
-            ++oy;
-        }
-    }
+    /* a 1x1 Conv with stride 1 and no padding: tap k's row is xg[k * plane + s] */
+    const int plain = ksize == 1 && g->stride_h == 1 && g->stride_w == 1 && g->pad_top == 0 &&
+                      g->pad_left == 0 && g->h_out == g->h_in && g->w_out == g->w_in;
+    const int8_t zp = (int8_t)x_zp, zero = 0;
+    int32_t kk, ic = k0 / ksize, ky = (k0 % ksize) / g->k_w, kx = k0 % g->k_w;
     for (kk = 0; kk < kc; ++kk) {
         int8_t *row = b0 + kk * LANES;
         if (k0 + kk >= k) {
-            for (col = 0; col < cols; ++col)
-                row[(col >> 3) * block_stride + (col & 7)] = 0;
+            put_cols(row, block_stride, 0, cols, &zero, 0);
             continue;
         }
-        {
-            const int8_t *xp = xg + ic * in_plane;
-            const int32_t dy = ky * g->dil_h, dx = kx * g->dil_w;
-            for (col = 0; col < valid; ++col) {
-                const int32_t iy = iy0[col] + dy, ix = ix0[col] + dx;
-                row[(col >> 3) * block_stride + (col & 7)] =
-                    ((uint32_t)iy < (uint32_t)g->h_in && (uint32_t)ix < (uint32_t)g->w_in)
-                        ? xp[iy * g->w_in + ix]
-                        : (int8_t)x_zp;
-            }
-            for (; col < cols; ++col)
-                row[(col >> 3) * block_stride + (col & 7)] = 0;
-        }
+        if (plain)
+            put_cols(row, block_stride, 0, valid, xg + ic * in_plane + s0, 1);
+        else
+            pack_tap(row, block_stride, g, xg + ic * in_plane, ky * g->dil_h - g->pad_top,
+                     kx * g->dil_w - g->pad_left, &zp, s0, valid);
+        put_cols(row, block_stride, valid, cols - valid, &zero, 0);
         if (++kx == g->k_w) {
             kx = 0;
             if (++ky == g->k_h) {
@@ -172,26 +311,95 @@ static void pack_inputs(uint8_t *job, const job_shape *s, const dnn64_conv_geom 
 }
 
 /* A 1x1 Conv with stride 1 and no padding reads B[k][s] = xg[k * plane + s]: SP DMA
- * moves those rows into DMEM as they are (rows layout), when they are 8-byte aligned. */
+ * moves 32 bytes of each of those rows into DMEM as they are (rows layout), when they
+ * are 8-byte aligned and at least 32 bytes apart. */
 static int gathers_rows(const dnn64_conv_geom *g, const int8_t *xg)
 {
+    const int32_t plane = g->h_in * g->w_in;
     return g->k_h == 1 && g->k_w == 1 && g->stride_h == 1 && g->stride_w == 1 &&
            g->pad_top == 0 && g->pad_left == 0 && g->h_out == g->h_in && g->w_out == g->w_in &&
-           (g->h_in * g->w_in) % 8 == 0 && ((uintptr_t)xg & 7u) == 0;
+           plane % 8 == 0 && plane >= COLS_MAX && ((uintptr_t)xg & 7u) == 0;
 }
 
-/* sums (=, or += after the first k chunk) the job's result: HI (bits 32..47) and MD
- * (16..31) of sum << 24 per lane. */
-static void take_result(const job_shape *s, int first)
+/* Row r's outputs of the last job: its int8 from Y (the RSP's output stage), or from V
+ * (2 acc, in S) through the CPU's own. */
+static void finish_row(const job_shape *s, int32_t r, int on_rsp, int8_t *y_row,
+                       int32_t valid, int32_t mult, int32_t shift, const dnn64_q8_out *q)
 {
-    int32_t r, col;
-    for (r = 0; r < s->rows; ++r)
-        for (col = 0; col < s->blocks * LANES; ++col) {
-            const uint8_t *v = result + (r * s->blocks + col / LANES) * 32 + (col % LANES) * 2;
-            const int32_t sum = (int16_t)(((uint32_t)v[0] << 8) | v[1]) * 256 + v[16];
-            int32_t *acc = &sums[r * s->blocks * LANES + col];
-            *acc = first ? sum : *acc + sum;
-        }
+    int32_t col;
+    if (on_rsp) {
+        const int8_t *src = (const int8_t *)result + s->y + r * s->blocks * LANES;
+        if (q->lut)
+            for (col = 0; col < valid; ++col)
+                y_row[col] = q->lut[src[col] + 128];
+        else
+            for (col = 0; col < valid; ++col)
+                y_row[col] = src[col];
+        return;
+    }
+    for (col = 0; col < valid; ++col) {
+        const uint8_t *v = result + s->s + (uint32_t)((r * s->blocks + col / LANES) *
+                                                      STATE_BYTES + (col % LANES) * 2);
+        const uint32_t lo = ((uint32_t)v[0] << 8) | v[1];
+        const uint32_t hi = ((uint32_t)v[16] << 8) | v[17];
+        const int32_t acc = (int32_t)((hi << 16) | lo) / 2; /* V is even */
+        y_row[col] = dnn64__out_s8(acc, mult, shift, q);
+    }
+}
+
+/* One row group (output channels of one group and image) of a Conv, as jobs. */
+typedef struct {
+    const dnn64_conv_geom *g;
+    const int8_t *w_rows, *xg;
+    int32_t x_zp, k, kc, k_jobs, positions, cols;
+    int32_t xg_row_stride; /* own_b: from one row's group input to the next's */
+    int rows_layout, weights_dma;
+    job_shape s;
+} row_group;
+
+/* Job j's image: positions from (j / k_jobs) * cols, taps from (j % k_jobs) * kc. */
+static void prepare_job(const row_group *rg, int32_t j, uint8_t *image, const dnn64_q8_out *q)
+{
+    const int32_t kj = j % rg->k_jobs, k0 = kj * rg->kc;
+    const int32_t kg_left = (rg->k - k0 + LANES - 1) / LANES;
+    job_shape sj = rg->s;
+    sj.kgroups = kg_left < rg->s.kgroups ? kg_left : rg->s.kgroups;
+    put_header(image, &sj, sj.kgroups,
+               (kj == 0 ? FLAG_FIRST : 0u) | (kj == rg->k_jobs - 1 ? FLAG_LAST : 0u),
+               rg->rows_layout, q);
+    if (!rg->weights_dma && (rg->k_jobs > 1 || j == 0))
+        pack_weights(image, &sj, rg->w_rows, rg->k, k0, sj.kgroups);
+    if (!rg->rows_layout) {
+        int32_t r;
+        for (r = 0; r < (sj.b_row_stride ? sj.rows : 1); ++r) /* each row's group, or one */
+            pack_inputs((int8_t *)image + sj.b + (uint32_t)r * sj.b_row_stride, &sj, rg->g,
+                        rg->xg + r * rg->xg_row_stride, rg->x_zp, rg->k, k0,
+                        (j / rg->k_jobs) * rg->cols);
+    }
+}
+
+/* Job j's image (and what comes straight from the tensors) to DMEM. */
+static void send_job(const row_group *rg, int32_t j, const uint8_t *image)
+{
+    const int32_t kj = j % rg->k_jobs, k0 = kj * rg->kc;
+    const int32_t taps = rg->k - k0 < rg->kc ? rg->k - k0 : rg->kc;
+    const int32_t kg = (taps + LANES - 1) / LANES;
+    const job_shape *s = &rg->s;
+    if (j == 0) /* header, weights (unless DMA'd below) and the row constants */
+        dnn64_rsp_write(0, image, s->b);
+    else if (!rg->weights_dma && rg->k_jobs > 1)
+        dnn64_rsp_write(0, image, s->p);
+    else
+        dnn64_rsp_write(0, image, HEADER_BYTES);
+    if (rg->weights_dma && (rg->k_jobs > 1 || j == 0))
+        dnn64_rsp_write_rows(s->a, rg->w_rows + k0, (uint32_t)(kg * LANES), (uint32_t)s->rows,
+                             (uint32_t)rg->k);
+    if (rg->rows_layout) /* taps past k meet zero weights: any bytes will do */
+        dnn64_rsp_write_rows(s->b, rg->xg + k0 * rg->positions + (j / rg->k_jobs) * rg->cols,
+                             (uint32_t)rg->cols, (uint32_t)taps, (uint32_t)rg->positions);
+    else
+        dnn64_rsp_write(s->b, image + s->b,
+                        (uint32_t)(kg * 64 * s->blocks) * (s->b_row_stride ? (uint32_t)s->rows : 1u));
 }
 
 void dnn64_rsp_conv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero_point,
@@ -201,84 +409,176 @@ void dnn64_rsp_conv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero
 {
     const int32_t icpg = g->c_in / g->group, ocpg = g->c_out / g->group;
     const int32_t k = icpg * g->k_h * g->k_w, positions = g->h_out * g->w_out;
-    const int32_t kgroups = (k + LANES - 1) / LANES < KGROUPS_MAX ? (k + LANES - 1) / LANES
-                                                                 : KGROUPS_MAX;
-    const int32_t kc = kgroups * LANES, k_jobs = (k + kc - 1) / kc;
     const int32_t blocks_needed = (positions + LANES - 1) / LANES;
-    int32_t n, t0, j, r, col;
-    if (k > DNN64_RSP_K_MAX || !dnn64_rsp_available || !dnn64_rsp_available()) {
+    int32_t n, t0, j, r, t, kgroups;
+    int fits = k <= DNN64_RSP_K_MAX && dnn64_rsp_available && dnn64_rsp_available();
+    row_group rg;
+    for (t = 0; fits && bias_tile && t < oc_count; ++t)
+        fits = bias_tile[t] < BIAS_LIMIT && bias_tile[t] > -BIAS_LIMIT;
+    if (!fits) {
         dnn64_conv_s8(g, x, x_zero_point, w_tile, bias_tile, mult_tile, shift_tile, oc_begin,
                       oc_count, q, y);
         return;
     }
+    rg.g = g;
+    rg.x_zp = x_zero_point;
+    rg.k = k;
+    rg.positions = positions;
     for (n = 0; n < g->n; ++n) {
         for (t0 = 0; t0 < oc_count;) {
-            /* rows of one group: they share the input block */
-            const int32_t left_in_group = ocpg - (oc_begin + t0) % ocpg;
+            /* rows of one group share their input block; with one channel a group
+             * (depthwise), a job takes rows of several groups, each with its own */
+            const int own_b = ocpg == 1;
+            const int32_t left_in_group = own_b ? oc_count - t0 : ocpg - (oc_begin + t0) % ocpg;
             const int32_t wanted = left_in_group < oc_count - t0 ? left_in_group : oc_count - t0;
             const dnn64__conv_chan c = dnn64__conv_chan_at(g, n, oc_begin, t0);
-            const int8_t *w_rows = w_tile + c.w, *xg = x + c.x;
-            const int rows_layout = gathers_rows(g, xg);
-            job_shape s = shape_for(wanted, blocks_needed, kgroups);
-            const int32_t cols = s.blocks * LANES, s_jobs = (positions + cols - 1) / cols;
-            const int32_t jobs = s_jobs * k_jobs;
-            if (rows_layout) {
-                s.b_block_stride = LANES;
-                s.b_k_stride = (uint32_t)cols;
+            int all_on_rsp = 1;
+            int32_t jobs, done = -1; /* done: a job whose outputs are in `result` */
+            rg.w_rows = w_tile + c.w;
+            rg.xg = x + c.x;
+            rg.xg_row_stride = icpg * g->h_in * g->w_in;
+            rg.rows_layout = !own_b && gathers_rows(g, rg.xg);
+            /* weights by SP DMA straight from the tile when its rows are 8-byte aligned */
+            rg.weights_dma = k % 8 == 0 && ((uintptr_t)rg.w_rows & 7u) == 0;
+            for (t = 0; t < wanted && all_on_rsp; ++t)
+                all_on_rsp = requant_on_rsp(mult_tile[t0 + t], shift_tile[t0 + t]);
+            if (rg.rows_layout) {
+                /* input rows: taps 32 bytes apart (4 blocks), at most 64 taps (2 KiB) */
+                kgroups = (k + LANES - 1) / LANES;
+                if (kgroups > ROWS_KGROUPS_MAX)
+                    kgroups = ROWS_KGROUPS_MAX;
+                rg.s = shape_of(wanted, BLOCKS_MAX, kgroups,
+                                (k + kgroups * LANES - 1) / (kgroups * LANES) > 1 || !all_on_rsp,
+                                0);
+            } else {
+                rg.s = shape_for(wanted, blocks_needed, k, !all_on_rsp, own_b);
             }
-            for (r = 0; r < s.rows; ++r) {
+            rg.kc = rg.s.kgroups * LANES;
+            rg.k_jobs = (k + rg.kc - 1) / rg.kc;
+            rg.cols = rg.s.blocks * LANES;
+            jobs = (positions + rg.cols - 1) / rg.cols * rg.k_jobs;
+            if (rg.rows_layout) {
+                rg.s.b_block_stride = LANES;
+                rg.s.b_k_stride = (uint32_t)rg.cols;
+            }
+            for (r = 0; r < rg.s.rows; ++r) {
                 int32_t kk, sum = 0;
                 for (kk = 0; kk < k; ++kk)
-                    sum += w_rows[r * k + kk];
-                wsums[r] = (bias_tile ? bias_tile[t0 + r] : 0) - x_zero_point * sum;
+                    sum += rg.w_rows[r * k + kk];
+                put_params(images[0] + rg.s.p + (uint32_t)(r * PARAM_BYTES),
+                           (bias_tile ? bias_tile[t0 + r] : 0) - x_zero_point * sum,
+                           mult_tile[t0 + r], shift_tile[t0 + r],
+                           requant_on_rsp(mult_tile[t0 + r], shift_tile[t0 + r]));
             }
-            /* job j: positions from (j / k_jobs) * cols, taps from (j % k_jobs) * kc */
-            pack_weights(images[0], &s, w_rows, k, 0);
-            if (!rows_layout)
-                pack_inputs(images[0], &s, g, xg, x_zero_point, k, 0, 0);
+            prepare_job(&rg, 0, images[0], q);
+            /* While the RSP runs job j, the CPU prepares job j + 1 and writes out the
+             * outputs of the last finished job. */
             for (j = 0; j <= jobs; ++j) {
-                const int32_t kj = (j - 1) % k_jobs; /* of job j - 1 */
                 if (j < jobs) {
-                    const int32_t s0 = (j / k_jobs) * cols, k0 = (j % k_jobs) * kc;
-                    uint8_t *image = images[j & 1], *next = images[(j + 1) & 1];
-                    if (k_jobs > 1 || j == 0) /* else the weights are in DMEM already */
-                        dnn64_rsp_write(0, image, s.b_offset);
-                    if (rows_layout) /* taps past k meet zero weights: any bytes will do */
-                        dnn64_rsp_write_rows(s.b_offset, xg + k0 * positions + s0,
-                                             (uint32_t)cols,
-                                             (uint32_t)(k - k0 < kc ? k - k0 : kc),
-                                             (uint32_t)positions);
-                    else
-                        dnn64_rsp_write(s.b_offset, image + s.b_offset,
-                                        s.c_offset - s.b_offset);
+                    send_job(&rg, j, images[j & 1]);
                     dnn64_rsp_start();
-                    if (j + 1 < jobs) { /* pack job j + 1 while the RSP runs job j */
-                        const int32_t next_k0 = ((j + 1) % k_jobs) * kc;
-                        if (k_jobs > 1)
-                            pack_weights(next, &s, w_rows, k, next_k0);
-                        if (!rows_layout)
-                            pack_inputs(next, &s, g, xg, x_zero_point, k, next_k0,
-                                        ((j + 1) / k_jobs) * cols);
-                    }
+                    if (j + 1 < jobs)
+                        prepare_job(&rg, j + 1, images[(j + 1) & 1], q);
                 }
-                if (j > 0) { /* and finish job j - 1 (its result is in `result`) */
-                    const int32_t s0 = ((j - 1) / k_jobs) * cols;
-                    take_result(&s, kj == 0);
-                    if (kj == k_jobs - 1)
-                        for (r = 0; r < s.rows; ++r) {
-                            const int32_t t = t0 + r;
-                            int8_t *yr = y + c.y + r * positions + s0;
-                            for (col = 0; col < cols && s0 + col < positions; ++col)
-                                yr[col] = dnn64__out_s8(wsums[r] + sums[r * cols + col],
-                                                        mult_tile[t], shift_tile[t], q);
-                        }
+                if (done >= 0) {
+                    const int32_t s0 = (done / rg.k_jobs) * rg.cols;
+                    const int32_t valid = positions - s0 < rg.cols ? positions - s0 : rg.cols;
+                    for (r = 0; r < rg.s.rows; ++r)
+                        finish_row(&rg.s, r, requant_on_rsp(mult_tile[t0 + r],
+                                                            shift_tile[t0 + r]),
+                                   y + c.y + r * positions + s0, valid, mult_tile[t0 + r],
+                                   shift_tile[t0 + r], q);
+                    done = -1;
                 }
                 if (j < jobs) {
                     dnn64_rsp_wait();
-                    dnn64_rsp_read(result, s.c_offset, (uint32_t)(s.rows * s.blocks * 32));
+                    if (j % rg.k_jobs == rg.k_jobs - 1) {
+                        if (!all_on_rsp)
+                            dnn64_rsp_read(result + rg.s.s, rg.s.s, rg.s.y - rg.s.s);
+                        dnn64_rsp_read(result + rg.s.y, rg.s.y, (uint32_t)(rg.s.rows * rg.cols));
+                        done = j;
+                    }
                 }
             }
-            t0 += s.rows;
+            t0 += rg.s.rows;
+        }
+    }
+}
+
+/* B[nb][kk][lane] = b_tile[oc0 + 8 nb + lane][k0 + kk] (0 past the channels or k), and
+ * wsum[col] += the column's weights. */
+static void pack_columns(int8_t *b0, const job_shape *s, const int8_t *b_tile, int32_t k,
+                         int32_t k0, int32_t oc0, int32_t oc_count, int32_t *wsum)
+{
+    const int32_t kc = s->kgroups * LANES, cols = s->blocks * LANES;
+    const int32_t taps = k - k0 < kc ? k - k0 : kc;
+    int32_t col, kk;
+    for (col = 0; col < cols; ++col) {
+        int8_t *dst = b0 + (col >> 3) * kc * LANES + (col & 7);
+        const int8_t *src = b_tile + (oc0 + col) * k + k0;
+        int32_t sum = 0;
+        if (oc0 + col >= oc_count) {
+            for (kk = 0; kk < kc; ++kk)
+                dst[kk * LANES] = 0;
+            continue;
+        }
+        for (kk = 0; kk < taps; ++kk) {
+            dst[kk * LANES] = src[kk];
+            sum += src[kk];
+        }
+        for (; kk < kc; ++kk)
+            dst[kk * LANES] = 0;
+        wsum[col] += sum;
+    }
+}
+
+void dnn64_rsp_gemv_s8(int32_t k, int32_t n, const int8_t *a, int32_t a_zero_point,
+                       const int8_t *b_tile, const int32_t *bias_tile, const int32_t *mult_tile,
+                       const int32_t *shift_tile, int32_t oc_begin, int32_t oc_count,
+                       const dnn64_q8_out *q, int8_t *y)
+{
+    const int32_t kgroups = (k + LANES - 1) / LANES < KGROUPS_MAX ? (k + LANES - 1) / LANES
+                                                                 : KGROUPS_MAX;
+    const int32_t kc = kgroups * LANES, k_jobs = (k + kc - 1) / kc;
+    const int32_t fit = (int32_t)(DNN64_RSP_DMEM_BYTES / 2u) / (kgroups * 64);
+    const job_shape s = shape_of(1, fit < BLOCKS_MAX ? fit : BLOCKS_MAX, kgroups, 1, 0);
+    const int32_t cols = s.blocks * LANES;
+    int32_t oc0, kj, col, wsum[COLS_MAX];
+    uint8_t *image = images[0];
+    if (k > DNN64_RSP_K_MAX || !dnn64_rsp_available || !dnn64_rsp_available()) {
+        dnn64_gemm_s8(1, k, n, a, a_zero_point, b_tile, 1, bias_tile, mult_tile, shift_tile,
+                      oc_begin, oc_count, q, y);
+        return;
+    }
+    put_params(image + s.p, 0, 0, 0, 0); /* V = 2 sum a B; the CPU's output stage */
+    for (oc0 = 0; oc0 < oc_count; oc0 += cols) {
+        for (col = 0; col < cols; ++col)
+            wsum[col] = 0;
+        for (kj = 0; kj < k_jobs; ++kj) {
+            const int32_t k0 = kj * kc, taps = k - k0 < kc ? k - k0 : kc;
+            job_shape sj = s;
+            int32_t kk;
+            sj.kgroups = (taps + LANES - 1) / LANES;
+            put_header(image, &sj, sj.kgroups,
+                       (kj == 0 ? FLAG_FIRST : 0u) | (kj == k_jobs - 1 ? FLAG_LAST : 0u), 0, q);
+            for (kk = 0; kk < sj.kgroups * LANES; ++kk) /* the row of A: a's taps */
+                ((int8_t *)image)[s.a + (uint32_t)kk] = kk < taps ? a[k0 + kk] : 0;
+            pack_columns((int8_t *)image + s.b, &sj, b_tile, k, k0, oc0, oc_count, wsum);
+            dnn64_rsp_write(0, image, s.b + (uint32_t)(sj.kgroups * 64 * s.blocks));
+            dnn64_rsp_start();
+            dnn64_rsp_wait();
+        }
+        dnn64_rsp_read(result + s.s, s.s, (uint32_t)(s.blocks * STATE_BYTES));
+        for (col = 0; col < cols && oc0 + col < oc_count; ++col) {
+            const int32_t t = oc0 + col;
+            const uint8_t *v = result + s.s + (uint32_t)((col / LANES) * STATE_BYTES +
+                                                         (col % LANES) * 2);
+            const uint32_t lo = ((uint32_t)v[0] << 8) | v[1];
+            const uint32_t hi = ((uint32_t)v[16] << 8) | v[17];
+            const int32_t dot = (int32_t)((hi << 16) | lo) / 2; /* V is even */
+            const uint32_t acc = (uint32_t)(bias_tile ? bias_tile[t] : 0) + (uint32_t)dot -
+                                 (uint32_t)a_zero_point * (uint32_t)wsum[col];
+            y[oc_begin + t] = dnn64__out_s8((int32_t)acc, mult_tile[t], shift_tile[t], q);
         }
     }
 }

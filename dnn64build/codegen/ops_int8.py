@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dnn64build.codegen.cfmt import c_call, c_float, c_int, c_ints
+from dnn64build.codegen.cfmt import c_call, c_float, c_int, c_ints, c_struct
 from dnn64build.codegen.common import (
     Emitter,
     binary_operands,
@@ -72,7 +72,7 @@ def _channel_params(ctx: Ctx, bias_name: str, p: dict, channels: int) -> tuple[n
 
 # dnn64_rsp.h: the RSP conv sums K = c_in/group * k_h * k_w products exactly up to
 # DNN64_RSP_K_MAX; a longer reduction runs on the CPU.
-RSP_K_MAX = 65536
+RSP_K_MAX = 8192
 # `kernels: auto` keeps a Conv with fewer output channels per group on the CPU: the CPU
 # packs every input byte of a job, which the RSP reuses once per output channel, so
 # depthwise layers gain nothing (measured in cen64: tools/bench/bench_rsp.py).
@@ -85,6 +85,15 @@ def conv_on_rsp(ctx: Ctx, reduction: int, per_group: int) -> bool:
     if ctx.kernels == "cpu" or ctx.node.op != "Conv" or reduction > RSP_K_MAX:
         return False
     return ctx.kernels == "rsp" or per_group >= AUTO_RSP_ROWS_MIN
+
+
+def gemm_on_rsp(ctx: Ctx, k: int) -> bool:
+    """Whether an int8 Gemm of reduction ``k`` runs on the RSP: only with `rsp`. One row
+    goes through dnn64_rsp_gemv_s8, which packs the weight columns on the CPU every
+    inference, several rows fill one lane of eight as images of the 1x1 Conv: neither
+    measured faster than the CPU's dnn64_gemm_s8 (docs/benchmarks.md), so `auto` keeps
+    the CPU."""
+    return ctx.kernels == "rsp" and k <= RSP_K_MAX
 
 
 def conv(ctx: Ctx) -> Lowered:
@@ -117,17 +126,33 @@ def conv(ctx: Ctx) -> Lowered:
 
 
 def _gemm(ctx: Ctx, a: str, bt: np.ndarray, bias_name: str) -> Lowered:
-    """int8 Y = A @ bt.T (+ bias) through dnn64_gemm_s8, tiled over the rows of bt."""
+    """int8 Y = A @ bt.T (+ bias) through dnn64_gemm_s8, tiled over the rows of bt; on the
+    RSP (see gemm_on_rsp) one row through dnn64_rsp_gemv_s8 (the output channels in the
+    lanes), several as the 1x1 Conv they are (m images of k channels of one position, bt
+    its weights) through dnn64_rsp_conv_s8."""
     y = ctx.node.outputs[0]
     _require_int8(ctx, a, y)
     ctx.require_disjoint(y, a)
     p = ctx.node.attrs["int8"]
     n, k = bt.shape
     m = ctx.numel(a) // k
-    low = Lowered()
+    low = Lowered(on_rsp=gemm_on_rsp(ctx, k))
     q = _q8_out(ctx, low, p)
     ap, yp, zp = ctx.ptr(a), ctx.ptr(y), c_int(p["x_zero_point"])
     arrays = (np.ascontiguousarray(bt, dtype=np.int8), *_channel_params(ctx, bias_name, p, n))
+    if low.on_rsp and m == 1:
+        low.steps.append(Tiled(arrays, lambda begin, count, s: c_call(
+            "dnn64_rsp_gemv_s8", k, n, ap, zp, *s, begin, count, q, yp)))
+        return low
+    if low.on_rsp:
+        geom = ctx.sym("geom")
+        low.decls.append(c_struct("dnn64_conv_geom", geom, {
+            "n": m, "c_in": k, "h_in": 1, "w_in": 1, "c_out": n, "h_out": 1, "w_out": 1,
+            "k_h": 1, "k_w": 1, "stride_h": 1, "stride_w": 1, "dil_h": 1, "dil_w": 1,
+            "pad_top": 0, "pad_left": 0, "group": 1}))
+        low.steps.append(Tiled(arrays, lambda begin, count, s: c_call(
+            "dnn64_rsp_conv_s8", f"&{geom}", ap, zp, *s, begin, count, q, yp)))
+        return low
     low.steps.append(Tiled(arrays, lambda begin, count, s: c_call(
         "dnn64_gemm_s8", m, k, n, ap, zp, s[0], 1, *s[1:], begin, count, q, yp)))
     return low

@@ -43,13 +43,18 @@ def conv_channels_per_group(graph) -> dict[str, int]:
 def test_nodes_on_the_rsp(quantized, kernels: str) -> None:
     per_group = conv_channels_per_group(quantized)
     assert len(per_group) == 3 and min(per_group.values()) < 8 <= max(per_group.values())
-    expected = {"cpu": [], "rsp": sorted(per_group),
+    # an int8 Gemm of one row runs on the RSP (dnn64_rsp_gemv_s8) under `rsp` only
+    gemms = [n.name for n in quantized.nodes if n.op == "Gemm" and "int8" in n.attrs]
+    assert gemms and all(quantized.tensors[n.inputs[0]].shape[0] == 1
+                         for n in quantized.nodes if n.name in gemms)
+    expected = {"cpu": [], "rsp": sorted([*per_group, *gemms]),
                 "auto": sorted(n for n, c in per_group.items() if c >= 8)}[kernels]
     model = generate_model(quantized, plan_graph(quantized, timings=False), symbol="q",
                            kernels=kernels)
     assert sorted(model.metadata["rsp_nodes"]) == expected
     assert model.metadata["kernels"] == kernels
-    assert model.c_source.count("dnn64_rsp_conv_s8(") == len(expected)
+    assert (model.c_source.count("dnn64_rsp_conv_s8(") + model.c_source.count("dnn64_rsp_gemv_s8(")
+            == len(expected))
     assert model.c_source.count("(on the RSP)") == len(expected)
 
 

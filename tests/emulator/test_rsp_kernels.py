@@ -15,8 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dnn64build.emulator import run_rom
+from dnn64build.emulator import run_rom, run_rom_cen64
 from dnn64build.errors import UserError
+from dnn64build.quant.intmath import quantize_multiplier
 from dnn64build.rom import Asset, build_asset_image, pack_rom
 from dnn64build.toolchains.base import KERNELS_DIR
 from tests.compile_program import compile_and_link
@@ -40,39 +41,60 @@ CASES = [
     (1, 150, 8, 8, 37, 1, 1, (0, 0, 0, 0), 1, 1, None),   # K = 150: two jobs along k
     (2, 24, 4, 6, 10, 1, 1, (0, 0, 0, 0), 1, 1, None),    # batch 2, 24 positions
     (1, 20, 16, 16, 45, 1, 1, (0, 0, 0, 0), 1, 1, (5, 33)),  # 256 positions, a tile
+    # depthwise: a job takes rows of several groups, each with its own inputs
+    (1, 20, 9, 9, 20, 5, 2, (2, 2, 2, 2), 1, 20, (3, 14)),  # 5x5 stride 2, a tile
+    (1, 4, 6, 6, 8, 3, 1, (1, 1, 1, 1), 1, 4, None),      # two channels a group
+    # one position: also a Gemm of one row through dnn64_rsp_gemv_s8
+    (1, 200, 1, 1, 37, 1, 1, (0, 0, 0, 0), 1, 1, (3, 30)),  # K = 200: two jobs, a tile
+    (1, 13, 1, 1, 9, 1, 1, (0, 0, 0, 0), 1, 1, None),     # K = 13
 ]
 
 
-def case_data(case, rng):
+# cases whose output stage ends in a table (a fused activation, q->lut) and a narrower
+# clamp: a k x k case and one of 1x1 input rows
+TABLE_CASES = {3, 9}
+# channel -> real multiplier: on the CPU (-shift 1, 16; M = 2^30) or the RSP (-shift 2, 15)
+EDGE_MULTIPLIERS = {1: 0.3, 2: 0.2, 3: 2.1e-5, 4: 1e-5, 5: 2.0**-8}
+
+
+def case_data(case, rng, with_table: bool):
     n, c_in, h, w, c_out, k, stride, pads, dil, group, tile = case
     x = rng.integers(-128, 128, (n, c_in, h, w), dtype=np.int8)
     wt = rng.integers(-128, 128, (c_out, c_in // group, k, k), dtype=np.int8)
     bias = rng.integers(-20000, 20000, c_out, dtype=np.int32)
     mult, shift = requant_params(rng, c_out)
+    if c_out >= 8:  # the edges of the RSP's output stage (2 <= -shift <= 15, M > 2^30)
+        for channel, real in EDGE_MULTIPLIERS.items():
+            mult[channel], shift[channel] = quantize_multiplier(real)
     x_zp, out_zp = int(rng.integers(-128, 128)), int(rng.integers(-20, 20))
-    return x, wt, bias, mult, shift, x_zp, out_zp
+    # with a table: a narrower clamp too, as a fused ReLU6-like activation gives
+    lut = rng.integers(-128, 128, 256, dtype=np.int8) if with_table else None
+    act = (-60, 100) if with_table else (-128, 127)
+    return x, wt, bias, mult, shift, x_zp, out_zp, act, lut
 
 
 def pack_case(case, data) -> bytes:
     n, c_in, h, w, c_out, k, stride, pads, dil, group, tile = case
-    x, wt, bias, mult, shift, x_zp, out_zp = data
+    x, wt, bias, mult, shift, x_zp, out_zp, act, lut = data
     begin, count = tile or (0, c_out)
     ho = conv_out(h, k, stride, pads[0], pads[2], dil)
     wo = conv_out(w, k, stride, pads[1], pads[3], dil)
     sl = slice(begin, begin + count)
     fields = [n, c_in, h, w, c_out, ho, wo, k, k, stride, stride, dil, dil, pads[0], pads[1],
-              group, x_zp, out_zp, -128, 127, begin, count, x.size, wt[sl].size]
+              group, x_zp, out_zp, *act, int(lut is not None), begin, count, x.size,
+              wt[sl].size]
     pad4 = lambda b: b + b"\0" * (-len(b) % 4)  # noqa: E731
+    table = b"" if lut is None else lut.tobytes()
     return (struct.pack(f">{len(fields)}i", *fields) + pad4(x.tobytes())
-            + pad4(wt[sl].tobytes()) + bias[sl].astype(">i4").tobytes()
+            + pad4(wt[sl].tobytes()) + table + bias[sl].astype(">i4").tobytes()
             + mult[sl].astype(">i4").tobytes() + shift[sl].astype(">i4").tobytes())
 
 
 def expected_y(case, data) -> np.ndarray:
     n, c_in, h, w, c_out, k, stride, pads, dil, group, tile = case
-    x, wt, bias, mult, shift, x_zp, out_zp = data
+    x, wt, bias, mult, shift, x_zp, out_zp, act, lut = data
     acc = conv_acc_int(x, x_zp, wt, bias, (stride, stride), pads, (dil, dil), group)
-    y = output_stage(acc, mult, shift, out_zp, -128, 127, None)
+    y = output_stage(acc, mult, shift, out_zp, *act, lut)
     if tile:  # the kernel writes only the tile; the probe zeroes y first
         keep = np.zeros_like(y)
         keep[:, tile[0] : tile[0] + tile[1]] = y[:, tile[0] : tile[0] + tile[1]]
@@ -83,7 +105,7 @@ def expected_y(case, data) -> np.ndarray:
 @pytest.mark.emulator
 def test_rsp_conv_bit_exact_in_mupen64plus(bare, boot_stub, mupen64plus, tmp_path):
     rng = np.random.default_rng(11)
-    datas = [case_data(case, rng) for case in CASES]
+    datas = [case_data(case, rng, i in TABLE_CASES) for i, case in enumerate(CASES)]
     blob = struct.pack(">i", len(CASES)) + b"".join(map(pack_case, CASES, datas))
     program = compile_and_link(
         bare, [PROBE, *sorted(KERNELS_DIR.glob("*.c"))], [KERNELS_DIR], tmp_path / "probe.bin"
@@ -97,6 +119,8 @@ def test_rsp_conv_bit_exact_in_mupen64plus(bare, boot_stub, mupen64plus, tmp_pat
         got = parse_hex_dump(lines, f"rsp{i:02d}", "int8", want.size).reshape(want.shape)
         np.testing.assert_array_equal(got, want, err_msg=f"case {i} {case}")
         assert f"sam{i:02d} 1" in lines, f"case {i}: the CPU kernel disagrees on the N64"
+        if case[2:4] == (1, 1) and case[0] == 1:
+            assert f"gemv{i:02d} 1" in lines, f"case {i}: dnn64_rsp_gemv_s8 disagrees"
 
 
 def fault_rom(bare, boot_stub, tmp_path, fault: int) -> Path:
@@ -117,6 +141,22 @@ def test_rsp_job_past_dmem_is_a_clear_error(bare, boot_stub, mupen64plus, tmp_pa
 
 
 @pytest.mark.emulator
+def test_rsp_misaligned_dma_is_a_clear_error(bare, boot_stub, mupen64plus, tmp_path):
+    with pytest.raises(UserError, match="DNN64-FAIL RSP: SP DMA address or length not a "
+                                        "multiple of 8 bytes"):
+        run_rom(fault_rom(bare, boot_stub, tmp_path, 3), timeout=20)
+
+
+@pytest.mark.cen64
+def test_rsp_that_never_halts_is_reported_by_the_cpu_in_cen64(bare, boot_stub, cen64, tmp_path):
+    # cen64 runs the RSP beside the CPU, as the console does: the CPU's own time limit on
+    # the wait (a quarter second of console time) reports the stuck kernel
+    with pytest.raises(UserError, match="DNN64-FAIL RSP: the kernel did not halt within the "
+                                        "time limit"):
+        run_rom_cen64(fault_rom(bare, boot_stub, tmp_path, 2), timeout=120)
+
+
+@pytest.mark.emulator
 def test_rsp_that_never_halts_ends_within_the_time_limit(bare, boot_stub, mupen64plus, tmp_path):
     # On hardware (and cen64) the CPU's time limit reports it; mupen64plus runs the RSP
     # inside the status write, so there the runner's own time limit ends the run.
@@ -126,9 +166,9 @@ def test_rsp_that_never_halts_ends_within_the_time_limit(bare, boot_stub, mupen6
 
 @pytest.mark.emulator
 def test_rsp_model_matches_host_and_the_integer_reference(bare, mupen64plus, tmp_path):
-    """small_cnn int8 with `kernels: rsp` (both Convs on the RSP: K = 9 and K = 72), through
-    the CLI: the ROM's outputs equal the host build's bit for bit, and `run` checks each
-    against the integer reference executor."""
+    """small_cnn int8 with `kernels: rsp` (both Convs, K = 9 and K = 72, and the Gemm on the
+    RSP), through the CLI: the ROM's outputs equal the host build's bit for bit, and `run`
+    checks each against the integer reference executor."""
     import onnx
 
     from tests.build.conftest import Workspace
@@ -163,4 +203,4 @@ def test_rsp_model_matches_host_and_the_integer_reference(bare, mupen64plus, tmp
     for name, value in outputs["emulator"].items():
         assert value.tobytes() == outputs["host"][name].tobytes(), name
     meta = json.loads((ws.root / "dnn64-out/bin/models/cnn/codegen/meta.json").read_text())
-    assert meta["kernels"] == "rsp" and len(meta["rsp_nodes"]) == 2
+    assert meta["kernels"] == "rsp" and len(meta["rsp_nodes"]) == 3

@@ -1,7 +1,10 @@
 """int8 models with their Conv layers on the CPU or on the RSP, in CPU cycles measured in cen64.
 
     python -m tools.bench.bench_rsp [--models small_cnn,shufflenet,mobilenetv3]
-        [--timeout 900] [--write]
+        [--kernels cpu,rsp,auto] [--timeout 900] [--write]
+
+A model may name its own kernel choices: ``--models mobilenet_v3_small,resnet18:auto``
+(``+`` between several: ``resnet18:cpu+auto``).
 
 Each zoo model gets three int8 ``n64_model`` targets in a temporary workspace (toolchain
 bare, memory 8MiB, no fused groups (their Convs would stay on the CPU), calibrated on
@@ -37,14 +40,30 @@ CPU_HZ = 93.75e6
 KERNELS = ("cpu", "rsp", "auto")
 SECTION = "## int8 Conv on the RSP: CPU cycles per inference (N64, in cen64)"
 NOTES = """\
-Targets plan with `fusion: none`: a Conv in a fused group runs its CPU region kernel. The
-RSP's share of a layer is cheap (64 multiply-accumulates per 8 vector instructions); the
-CPU's is not: im2col packing of k x k inputs (reused once per output channel, so depthwise
-layers gain nothing) and decoding and requantising every output. A change of code size
-alone moves CPU-only figures by up to ~10% (I-cache layout).
+- Targets plan with `fusion: none`: a Conv in a fused group runs its CPU region kernel.
+  "nodes on the RSP" counts the nodes whose kernel call goes to the RSP (Gemm included
+  with `rsp`).
+- On the RSP a layer's multiply-accumulates and its requantisation run there (docs/rsp.md);
+  the CPU packs the im2col block of k x k layers and of 1x1 layers on planes that are not
+  a multiple of 8 bytes, queues the jobs and copies the int8 outputs out. Depthwise layers
+  and Gemm stay on the CPU with `auto`: on the RSP (`rsp`) they are slower or no faster
+  (the packed inputs of a depthwise job serve one channel; a Gemm of one row has its
+  weight columns packed by the CPU every inference).
+- The RSP's time is cen64's model of it (62.5 MHz beside the CPU's 93.75); how closely it
+  follows the console's RSP (which can issue a vector and a scalar instruction together)
+  is not checked here. In these runs the CPU, not the RSP, is the bottleneck (an
+  instrumented development run: the CPU waited for the RSP under 1% of an RSP layer's
+  time).
+- A change of code size alone moves CPU-only figures by up to ~10% (I-cache layout).
 """
-COLUMNS = ("model", "MACs", "kernels", "Convs on the RSP", "CPU cycles", "cycles/MAC",
+COLUMNS = ("model", "MACs", "kernels", "nodes on the RSP", "CPU cycles", "cycles/MAC",
            "ms at 93.75 MHz", "vs cpu", "vs the integer reference")
+
+
+def target(name: str, kernels: str) -> str:
+    """The target's name: at most 20 characters (a ROM title, and the model's C symbol
+    m_models_<name> must leave room for its asset names)."""
+    return f"{name[:15]}_{kernels}"
 
 
 def workspace(root: Path, names: list[str]) -> None:
@@ -62,14 +81,14 @@ def workspace(root: Path, names: list[str]) -> None:
         np.savez(root / f"{name}_in.npz", input=rng.standard_normal([1, *shape]).astype(np.float32))
         for kernels in KERNELS:
             targets.append(
-                f"  - {{rule: n64_model, name: {name}_{kernels}, src: {name}.onnx, "
+                f"  - {{rule: n64_model, name: {target(name, kernels)}, src: {name}.onnx, "
                 f"kernels: {kernels}, memory: 8MiB, planner: {{fusion: none}}, "
                 f"quantize: {{mode: int8, calibration: {name}_calib.npz}}}}")
     (root / "models" / "BUILD.yaml").write_text("\n".join(targets) + "\n")
 
 
 def measure(root: Path, name: str, kernels: str, timeout: float) -> dict[str, object]:
-    label = f"//models:{name}_{kernels}"
+    label = f"//models:{target(name, kernels)}"
     proc = subprocess.run(
         [sys.executable, "-m", "dnn64build", "run", label, "--platform", "cen64",
          "--input", f"{name}_in.npz", "--timeout", str(timeout)],
@@ -77,7 +96,7 @@ def measure(root: Path, name: str, kernels: str, timeout: float) -> dict[str, ob
     out = proc.stdout + proc.stderr
     cycles = re.search(r"(\d+) CPU cycles", out)
     verdict = re.search(r"vs the reference executor: (.*)", out)
-    meta = root / "dnn64-out" / "bin" / "models" / f"{name}_{kernels}" / "codegen" / "meta.json"
+    meta = root / "dnn64-out" / "bin" / "models" / target(name, kernels) / "codegen" / "meta.json"
     rsp_nodes = len(json.loads(meta.read_text())["rsp_nodes"]) if meta.is_file() else None
     if cycles is None:
         print(out[-3000:], file=sys.stderr)
@@ -95,18 +114,23 @@ def table(rows: list[tuple[str, ...]]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default="small_cnn,shufflenet,mobilenetv3")
+    parser.add_argument("--kernels", default=",".join(KERNELS),
+                        help="which of cpu, rsp, auto to run (the first given is the 'vs' base)")
     parser.add_argument("--timeout", type=float, default=900.0)
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args(argv)
-    names = args.models.split(",")
+    names = [m.split(":")[0] for m in args.models.split(",")]
+    per_model = [m.split(":")[1].split("+") if ":" in m else None
+                 for m in args.models.split(",")]
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench_rsp") as tmp:
         root = Path(tmp)
         workspace(root, names)
-        for name in names:
+        for name, choices in zip(names, per_model, strict=True):
+            kernel_choices = choices or args.kernels.split(",")
             count = macs(onnx.load(root / "models" / f"{name}.onnx"))
             base = None
-            for kernels in KERNELS:
+            for kernels in kernel_choices:
                 r = measure(root, name, kernels, args.timeout)
                 cycles = r["cycles"]
                 if kernels == "cpu":
@@ -119,10 +143,11 @@ def main(argv: list[str] | None = None) -> int:
                 rows.append(cells)
                 print(" | ".join(cells), flush=True)
     intro = textwrap.fill(
-        f"`python -m tools.bench.bench_rsp --models {args.models} --write`: one int8 "
-        "inference of each model, its Conv layers on the CPU (`kernels: cpu`), on the RSP "
-        "(`rsp`), or on the RSP where a group has at least 8 output channels (`auto`); MACs "
-        "of Conv/Gemm/MatMul. CPU cycles are CP0 Count x 2 in cen64 (docs/rsp.md).",
+        f"`python -m tools.bench.bench_rsp --models {args.models} --kernels {args.kernels} "
+        "--write`: one int8 inference of each model (whole inference, wall time), its Conv "
+        "layers on the CPU (`kernels: cpu`), every int8 Conv and Gemm on the RSP (`rsp`), "
+        "or the Convs whose groups have at least 8 output channels (`auto`); MACs of "
+        "Conv/Gemm/MatMul. CPU cycles are CP0 Count x 2 in cen64 (docs/rsp.md).",
         width=90, break_on_hyphens=False)
     text = f"{SECTION}\n\n{intro}\n\n{table(rows)}\n\n{NOTES}"
     print(text)
