@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from dnn64build.planner.aliasing import Aliases, find_aliases
 from dnn64build.planner.allocate import allocate
 from dnn64build.planner.exact import ExactParams
 from dnn64build.planner.planfile import build_plan, group_problem
-from dnn64build.planner.problem import Problem, lower_bound
+from dnn64build.planner.problem import Peak, Problem, lower_bound
 from dnn64build.planner.schedule import EXPANSION_BUDGET, Dag, lifetimes, schedule
 
 ALL_KINDS = frozenset({"view", "inplace", "concat"})
@@ -26,15 +26,49 @@ def order_problem(
     """Lifetimes, alias groups and the allocation problem of ``dag`` run in
     ``order`` (op indices)."""
     spans = lifetimes(dag, order)
-    # A copy-free concat makes its output live from its first input's birth;
-    # keep that only when it does not raise the live-bytes bound.
-    candidates = []
-    for kinds in (ALL_KINDS, ALL_KINDS - {"concat"}):
-        aliases = find_aliases(dag, order, spans, alignment, kinds)
+
+    def grouped(kinds: frozenset[str], copied: frozenset[tuple[str, str]]) -> Candidate:
+        aliases = find_aliases(dag, order, spans, alignment, kinds, copied)
         problem = group_problem(dag.sizes, spans, aliases, alignment)
-        candidates.append((lower_bound(problem).bytes, len(candidates), aliases, problem))
-    _, _, aliases, problem = min(candidates)
-    return spans, aliases, problem
+        return Candidate(lower_bound(problem), copied, aliases, problem)
+
+    # A copy-free concat makes its output live from its first input's birth (a U-Net's
+    # skip holds its whole concat buffer through the network below it). So, while that
+    # lowers the live-bytes bound, copy instead the concat input that lowers it most
+    # among the groups live at the peak; and keep no concat alias at all when that is
+    # lower still.
+    best = grouped(ALL_KINDS, frozenset())
+    while True:
+        trials = [grouped(ALL_KINDS, best.copied | {part})
+                  for part in _concat_parts(dag, best.aliases, set(best.peak.live))]
+        trial = min(trials, key=lambda c: c.peak.bytes, default=None)
+        if trial is None or trial.peak.bytes >= best.peak.bytes:
+            break
+        best = trial
+    plain = grouped(ALL_KINDS - {"concat"}, frozenset())
+    if plain.peak.bytes < best.peak.bytes:
+        best = plain
+    return spans, best.aliases, best.problem
+
+
+class Candidate(NamedTuple):
+    peak: Peak
+    copied: frozenset[tuple[str, str]]
+    aliases: Aliases
+    problem: Problem
+
+
+def _concat_parts(dag: Dag, aliases: Aliases, roots: set[str]) -> list[tuple[str, str]]:
+    """(concat op, input) pairs placed inside their output whose group root is in
+    ``roots``, in op order."""
+    def root(t: str) -> str:
+        return aliases[t][0] if t in aliases else t
+
+    return [
+        (op.name, t) for op in dag.ops
+        if op.alias == "concat" and op.outputs and root(op.outputs[0]) in roots
+        for t in op.inputs if t in aliases and root(t) == root(op.outputs[0])
+    ]
 
 
 def plan_dag(
