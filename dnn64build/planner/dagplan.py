@@ -34,13 +34,13 @@ def order_problem(
 
     # A copy-free concat makes its output live from its first input's birth (a U-Net's
     # skip holds its whole concat buffer through the network below it). So, while that
-    # lowers the live-bytes bound, copy instead the concat input that lowers it most
-    # among the groups live at the peak; and keep no concat alias at all when that is
-    # lower still.
+    # lowers the live-bytes bound, copy instead the first-born input of the concat (among
+    # those whose groups are live at the peak) that lowers it most; and keep no concat
+    # alias at all when that is lower still.
     best = grouped(ALL_KINDS, frozenset())
     while True:
         trials = [grouped(ALL_KINDS, best.copied | {part})
-                  for part in _concat_parts(dag, best.aliases, set(best.peak.live))]
+                  for part in _concat_parts(dag, spans, best.aliases, set(best.peak.live))]
         trial = min(trials, key=lambda c: c.peak.bytes, default=None)
         if trial is None or trial.peak.bytes >= best.peak.bytes:
             break
@@ -58,17 +58,23 @@ class Candidate(NamedTuple):
     problem: Problem
 
 
-def _concat_parts(dag: Dag, aliases: Aliases, roots: set[str]) -> list[tuple[str, str]]:
-    """(concat op, input) pairs placed inside their output whose group root is in
-    ``roots``, in op order."""
+def _concat_parts(dag: Dag, spans: dict[str, tuple[int, int]], aliases: Aliases,
+                  roots: set[str]) -> list[tuple[str, str]]:
+    """Per concat whose group root is in ``roots``, the earliest-born input placed inside
+    its output, as a (concat op, input) pair, in op order: copying it is what moves the
+    group's birth later. Trying one input per concat keeps planning fast (DenseNet's
+    concats have up to 32 inputs)."""
     def root(t: str) -> str:
         return aliases[t][0] if t in aliases else t
 
-    return [
-        (op.name, t) for op in dag.ops
-        if op.alias == "concat" and op.outputs and root(op.outputs[0]) in roots
-        for t in op.inputs if t in aliases and root(t) == root(op.outputs[0])
-    ]
+    parts = []
+    for op in dag.ops:
+        if op.alias != "concat" or not op.outputs or root(op.outputs[0]) not in roots:
+            continue
+        inside = [t for t in op.inputs if t in aliases and root(t) == root(op.outputs[0])]
+        if inside:
+            parts.append((op.name, min(inside, key=lambda t: spans[t][0])))
+    return parts
 
 
 def plan_dag(

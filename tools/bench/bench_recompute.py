@@ -4,12 +4,13 @@ Recomputing a tensor instead of keeping it alive (Graphcore-style) frees its byt
 two of its uses; the recomputed copy must exist at least at the step before its next use
 (where the recomputation runs). For each model of tools.zoo.BENCHMARK_NAMES, fp32 and int8
 with ``io: int8``, the script plans the graph as the plan stage would by default
-(``fusion: auto``, no memory budget), then, on that plan's schedule and buffers (alias
-groups as planned), frees one buffer (or, greedily, up to three) over every gap between
-two of its uses longer than two steps, at no cost at all: the inputs the recomputation
-reads are not kept alive and its intermediates take no memory. The result is a lower bound
-on what any recomputation of up to that many buffers can reach with this schedule; when it
-equals the plan's bound, recomputation cannot lower that model's peak.
+(``fusion: auto`` weighing the estimated weight staging, no memory budget), then, on that
+plan's schedule and buffers (alias groups as planned), frees one buffer (or, greedily, up
+to three) over every gap between two of its uses longer than two steps, at no cost at
+all: the inputs the recomputation reads are not kept alive and its intermediates take no
+memory. The result is a lower bound on what any recomputation of up to that many buffers
+can reach with this schedule; when it equals the plan's bound, recomputation cannot lower
+that model's peak.
 
 Columns: bound (the plan's ``lower_bound_bytes``), optimistic bound after 1 and 3 free
 recomputations, and the buffers freed.
@@ -31,6 +32,7 @@ from dnn64build.planner.fusion import apply_groups, groups_from_plan  # noqa: E4
 from dnn64build.planner.graph_plan import plan_graph  # noqa: E402
 from dnn64build.planner.problem import align_up  # noqa: E402
 from dnn64build.quant.quantize import quantize_graph  # noqa: E402
+from dnn64build.stages.plan import staging_estimate  # noqa: E402
 from tools.bench.bench_planner_zoo import load  # noqa: E402
 from tools.zoo import BENCHMARK_NAMES  # noqa: E402
 
@@ -97,7 +99,8 @@ def main() -> None:
             warnings.simplefilter("ignore")
             int8, _ = quantize_graph(fp32, None, synthetic=True, io="int8")
         for mode, graph in (("fp32", fp32), ("int8 io", int8)):
-            plan = plan_graph(graph, timings=False, fusion="auto")
+            plan = plan_graph(graph, timings=False, fusion="auto",
+                              fusion_staging=staging_estimate(graph, 16))
             roots, free = gaps(graph, plan)
             steps = len(plan["schedule"])
             assert bound(roots, [], steps) == plan["lower_bound_bytes"], name  # same count
