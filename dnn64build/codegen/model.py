@@ -119,10 +119,9 @@ def generate_model(graph: Graph, plan: dict[str, Any], *, symbol: str,
 @dataclass(frozen=True)
 class CodeShape:
     """What the generated code of a planned model holds, counted without generating it:
-    the plan stage's program-size estimate (dnn64build.planner.fit) is built on it."""
+    the plan stage's program-size estimate (dnn64build.planner.program_size) is built on it."""
 
     staging_bytes: int  # the weight staging area (both halves)
-    nodes: int  # scheduled nodes (fused groups count one)
     calls: int  # kernel calls and statements, every weight tile its own call
     staged_calls: int  # of those, calls reading a weight tile (each adds a ROM read)
     decl_lines: int  # lines of file-scope parameter structs and tables
@@ -130,13 +129,14 @@ class CodeShape:
 
 
 def code_shape(graph: Graph, plan: dict[str, Any], *, configured: int | None,
-               where: str) -> CodeShape:
+               where: str, kernels: str = "cpu") -> CodeShape:
     """The code shape of ``graph`` run with ``plan``. Its ``staging_bytes`` is the size of
     the weight staging area the generated code will use: ``configured`` if every tile
     fits half of it (else UserError), otherwise just enough for the largest tile
     (docs/codegen.md). The one owner of that number: the plan stage checks the fit with
-    it and codegen lays the tiles into it."""
-    _, _, lowered = _lower(graph, plan, where)
+    it and codegen lays the tiles into it. ``kernels`` as for generate_model (the RSP
+    kernels link their own object; the tiles are the same)."""
+    _, _, lowered = _lower(graph, plan, where, kernels)
     steps = [s for _, low in lowered for s in low.steps]
     half = half_bytes(steps, configured, where)
     tiled = sum(len(tile_counts(s, half)) for s in steps if isinstance(s, Tiled))
@@ -145,7 +145,7 @@ def code_shape(graph: Graph, plan: dict[str, Any], *, configured: int | None,
     text = [s.render(0, 1, ["p"] * len(s.arrays)) if isinstance(s, Tiled)
             else s.render(["p"] * len(s.parts)) for s in steps]  # pointers do not matter
     return CodeShape(
-        staging_bytes=2 * half, nodes=len(lowered),
+        staging_bytes=2 * half,
         calls=tiled + sum(1 for s in steps if isinstance(s, Call)), staged_calls=staged,
         decl_lines=sum(len(line.splitlines()) for line in decls),
         functions=frozenset(re.findall(r"\b(dnn64_\w+)\s*\(", "\n".join(decls + text))),

@@ -72,7 +72,7 @@ def _plan(graph: Graph, config: dict, fusion: str) -> tuple[dict, int]:
                            else GROUP_WEIGHT_CAP),
         fusion_budget=activation_budget(
             config["memory"], estimate,
-            program_guess(graph, alignment, config.get("staging_bytes"))),
+            program_guess(graph, config)),
     )
     violation = check_plan(plan)
     if violation is not None:  # the planner and the checker are separate code: a bug
@@ -80,7 +80,7 @@ def _plan(graph: Graph, config: dict, fusion: str) -> tuple[dict, int]:
     # Sized by the code generator itself (fused groups included), so codegen never finds
     # the area too small.
     shape = code_shape(graph, plan, configured=config.get("staging_bytes"),
-                       where=config["label"])
+                       where=config["label"], kernels=config.get("kernels", "cpu"))
     staging = shape.staging_bytes
     plan["staging"] = {"offset": plan["arena_bytes"], "bytes": staging}
     plan["program"] = {
@@ -96,12 +96,14 @@ def activation_budget(memory: int, staging: int, program: int) -> int:
     return memory - LOW_MEMORY_BYTES - staging - program - STACK_BYTES
 
 
-def program_guess(graph: Graph, alignment: int, staging: int | None) -> int:
+def program_guess(graph: Graph, config: dict) -> int:
     """The program-size estimate before there is a plan, for the fusion decision only (the
     fit check uses the plan's own): the code shape of the graph unfused, in graph order."""
     plan = plan_graph(graph, algorithm="greedy_by_size", scheduler="graph",
-                      alignment=alignment, timings=False)
-    return program_estimate(code_shape(graph, plan, configured=staging, where=graph.name))
+                      alignment=config.get("alignment", 16), timings=False)
+    return program_estimate(code_shape(
+        graph, plan, configured=config.get("staging_bytes"), where=config["label"],
+        kernels=config.get("kernels", "cpu")))
 
 
 def staging_estimate(graph: Graph, alignment: int) -> int:

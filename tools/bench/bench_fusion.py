@@ -45,7 +45,7 @@ MEMORY = {"fp32": 4 * 1024 * 1024, "int8": 2 * 1024 * 1024}
 def rows(label: str, graph, memory: int) -> list[str]:
     out = []
     staging = staging_estimate(graph, 16)
-    program = program_guess(graph, 16, None)
+    program = program_guess(graph, {"label": label})
     budget = activation_budget(memory, staging, program)
     for mode, fusion, cap in MODES:
         start = time.perf_counter()

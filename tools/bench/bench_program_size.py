@@ -2,10 +2,11 @@
 
 For each model and mode the script writes a throw-away workspace (one n64_model and one
 n64_rom per entry, ``toolchain: bare``, ``memory: 8MiB``, int8 calibrated on synthetic
-inputs), runs the real CLI, ``dnn64build build //:<rom>``, and reads:
+inputs; mode ``int8rsp`` sets ``kernels: rsp``), runs the real CLI,
+``dnn64build build //:<rom>``, and reads:
 
 - the estimate: ``program.estimate_bytes`` of the model's plan.json (what the plan stage
-  checked against the memory; dnn64build.planner.fit.program_estimate) and the code shape
+  checked against the memory; dnn64build.planner.program_size) and the code shape
   it came from (kernel calls, of them calls reading a weight tile, parameter lines);
 - the real program: the linked ELF's allocated sections (.text, .rodata, .data, .bss)
   without the static arena, as the pack stage's post-link check counts them;
@@ -36,10 +37,13 @@ sys.path.insert(0, str(ROOT))
 from dnn64build.toolchains.elf import program_size  # noqa: E402
 from tools.zoo import BENCHMARK_NAMES, build  # noqa: E402
 
-QUANTIZE = {"fp32": {"mode": "none"}, "int8": {"mode": "int8", "synthetic": True},
-            "int8io": {"mode": "int8", "synthetic": True, "io": "int8"}}
-DEFAULT = ["mlp_mnist:fp32", "mlp_mnist:int8", "squeezenet:int8", "mobilenet_v3_small:int8",
-           "unet4:int8io", "resnet18:fp32", "resnet18:int8", "densenet121:int8"]
+INT8 = {"mode": "int8", "synthetic": True}
+# mode -> (quantize, kernels)
+MODES = {"fp32": ({"mode": "none"}, "cpu"), "int8": (INT8, "cpu"),
+         "int8io": ({**INT8, "io": "int8"}, "cpu"), "int8rsp": (INT8, "rsp")}
+DEFAULT = ["mlp_mnist:fp32", "mlp_mnist:int8", "squeezenet:int8", "squeezenet:int8rsp",
+           "mobilenet_v3_small:int8", "unet4:int8io", "resnet18:fp32", "resnet18:int8",
+           "densenet121:int8"]
 
 
 def write_workspace(root: Path, entries: list[tuple[str, str]]) -> None:
@@ -50,7 +54,8 @@ def write_workspace(root: Path, entries: list[tuple[str, str]]) -> None:
     for name, mode in entries:
         lines += [
             "  - rule: n64_model", f"    name: {name}_{mode}", f"    src: {name}.onnx",
-            f"    quantize: {json.dumps(QUANTIZE[mode])}", "    memory: 8MiB",
+            f"    quantize: {json.dumps(MODES[mode][0])}", f"    kernels: {MODES[mode][1]}",
+            "    memory: 8MiB",
             "    title: bench",  # target names pass the 20-character title
             "  - rule: n64_rom", f"    name: rom_{name}_{mode}",
             f"    models: ['//:{name}_{mode}']", "    title: bench",
@@ -102,12 +107,12 @@ def calibrate(rows: list[dict]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="*", default=DEFAULT,
-                        help="name:mode pairs (modes: " + ", ".join(QUANTIZE) + ")")
+                        help="name:mode pairs (modes: " + ", ".join(MODES) + ")")
     parser.add_argument("--calibrate", action="store_true")
     args = parser.parse_args()
     entries = [tuple(item.split(":")) for item in args.models]
     for name, mode in entries:
-        if name not in BENCHMARK_NAMES or mode not in QUANTIZE:
+        if name not in BENCHMARK_NAMES or mode not in MODES:
             raise SystemExit(f"unknown model or mode: {name}:{mode}")
     header = ["model", "mode", "calls", "staged calls", "parameter lines", "estimate",
               "real program", "estimate / real"]
