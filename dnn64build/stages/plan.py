@@ -70,9 +70,8 @@ def _plan(graph: Graph, config: dict, fusion: str) -> tuple[dict, int]:
         fusion_staging=estimate,
         fusion_weight_cap=(config["staging_bytes"] // 2 // 16 * 16 if config.get("staging_bytes")
                            else GROUP_WEIGHT_CAP),
-        fusion_budget=activation_budget(
-            config["memory"], estimate,
-            program_guess(graph, config)),
+        fusion_budget=(activation_budget(config["memory"], estimate, program_guess(graph, config))
+                       if fusion == "auto" else None),  # only auto weighs the memory
     )
     violation = check_plan(plan)
     if violation is not None:  # the planner and the checker are separate code: a bug
