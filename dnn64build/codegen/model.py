@@ -7,6 +7,7 @@ node) and the weight tile reads between them. See docs/codegen.md.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,11 +22,12 @@ from dnn64build.codegen.lowering import (
     Call,
     Ctx,
     Lowered,
+    Tiled,
     unsupported,
 )
 from dnn64build.codegen.ops_fp32 import FP32_EMITTERS
 from dnn64build.codegen.ops_int8 import INT8_EMITTERS
-from dnn64build.codegen.staging import Tile, expand, half_bytes
+from dnn64build.codegen.staging import Tile, expand, half_bytes, tile_counts
 from dnn64build.errors import UserError
 from dnn64build.ir.graph import Graph, Node
 from dnn64build.ir.params import PARAM_INPUTS, absorb, has_pending_params
@@ -84,7 +86,7 @@ def generate_model(graph: Graph, plan: dict[str, Any], *, symbol: str,
     """Generate the C for ``graph`` run with ``plan`` (plan.json content).
 
     ``staging_bytes``: size of the weight staging area (two halves), as
-    ``staging_area_bytes`` gives it; by default that function's default. ``where``
+    ``code_shape`` gives it; by default that function's default. ``where``
     names the model in errors (default: its graph name). ``kernels`` (KERNEL_CHOICES):
     whether int8 layers call their RSP kernel (which falls back to the CPU kernel on a
     platform without an RSP, so one C file serves host and N64; the weight tiles are the
@@ -114,14 +116,40 @@ def generate_model(graph: Graph, plan: dict[str, Any], *, symbol: str,
     )
 
 
-def staging_area_bytes(graph: Graph, plan: dict[str, Any], *, configured: int | None,
-                       where: str) -> int:
-    """The size of the weight staging area (both halves) the generated code of ``graph``
-    will use: ``configured`` if every tile fits half of it (else UserError), otherwise
-    just enough for the largest tile (docs/codegen.md). The one owner of that number:
-    the plan stage checks the fit with it and codegen lays the tiles into it."""
-    _, _, lowered = _lower(graph, plan, where)
-    return 2 * half_bytes([s for _, low in lowered for s in low.steps], configured, where)
+@dataclass(frozen=True)
+class CodeShape:
+    """What the generated code of a planned model holds, counted without generating it:
+    the plan stage's program-size estimate (dnn64build.planner.program_size) is built on it."""
+
+    staging_bytes: int  # the weight staging area (both halves)
+    calls: int  # kernel calls and statements, every weight tile its own call
+    staged_calls: int  # of those, calls reading a weight tile (each adds a ROM read)
+    decl_lines: int  # lines of file-scope parameter structs and tables
+    functions: frozenset[str]  # the dnn64_* functions the code names (kernels it links)
+
+
+def code_shape(graph: Graph, plan: dict[str, Any], *, configured: int | None,
+               where: str, kernels: str = "cpu") -> CodeShape:
+    """The code shape of ``graph`` run with ``plan``. Its ``staging_bytes`` is the size of
+    the weight staging area the generated code will use: ``configured`` if every tile
+    fits half of it (else UserError), otherwise just enough for the largest tile
+    (docs/codegen.md). The one owner of that number: the plan stage checks the fit with
+    it and codegen lays the tiles into it. ``kernels`` as for generate_model (the RSP
+    kernels link their own object; the tiles are the same)."""
+    _, _, lowered = _lower(graph, plan, where, kernels)
+    steps = [s for _, low in lowered for s in low.steps]
+    half = half_bytes(steps, configured, where)
+    tiled = sum(len(tile_counts(s, half)) for s in steps if isinstance(s, Tiled))
+    staged = tiled + sum(1 for s in steps if isinstance(s, Call) and s.parts)
+    decls = [line for _, low in lowered for line in low.decls]
+    text = [s.render(0, 1, ["p"] * len(s.arrays)) if isinstance(s, Tiled)
+            else s.render(["p"] * len(s.parts)) for s in steps]  # pointers do not matter
+    return CodeShape(
+        staging_bytes=2 * half,
+        calls=tiled + sum(1 for s in steps if isinstance(s, Call)), staged_calls=staged,
+        decl_lines=sum(len(line.splitlines()) for line in decls),
+        functions=frozenset(re.findall(r"\b(dnn64_\w+)\s*\(", "\n".join(decls + text))),
+    )
 
 
 def _lower(graph: Graph, plan: dict[str, Any], where: str, kernels: str = "cpu"

@@ -34,9 +34,12 @@ def find_aliases(
     spans: Mapping[str, tuple[int, int]],
     alignment: int,
     kinds: frozenset[str] = frozenset({"view", "inplace", "concat"}),
+    copied: frozenset[tuple[str, str]] = frozenset(),
 ) -> Aliases:
     """Alias groups for ``dag`` run in ``order`` (op indices); ``spans`` are the
-    tensors' half-open lifetimes under that order; ``kinds`` switches each rule."""
+    tensors' half-open lifetimes under that order; ``kinds`` switches each rule;
+    ``copied`` holds (concat op, input) pairs left outside the output: the concat
+    copies that input into its slice."""
     parent: dict[str, tuple[str, int]] = {}
     members: dict[str, list[str]] = {t: [t] for t in spans}  # root -> group
     pure_views: dict[str, bool] = {t: True for t in spans}  # root -> only views share it
@@ -82,7 +85,8 @@ def find_aliases(
             for t in op.inputs:
                 top, shift = root(t)  # a view's bytes are its root's
                 if (
-                    shift == 0
+                    (op.name, t) not in copied
+                    and shift == 0
                     and top != out
                     and dag.sizes[top] == dag.sizes[t]
                     and pure_views.get(top, False)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from dnn64build.planner.aliasing import Aliases, find_aliases
 from dnn64build.planner.allocate import allocate
 from dnn64build.planner.exact import ExactParams
 from dnn64build.planner.planfile import build_plan, group_problem
-from dnn64build.planner.problem import Problem, lower_bound
+from dnn64build.planner.problem import Peak, Problem, lower_bound
 from dnn64build.planner.schedule import EXPANSION_BUDGET, Dag, lifetimes, schedule
 
 ALL_KINDS = frozenset({"view", "inplace", "concat"})
@@ -26,15 +26,55 @@ def order_problem(
     """Lifetimes, alias groups and the allocation problem of ``dag`` run in
     ``order`` (op indices)."""
     spans = lifetimes(dag, order)
-    # A copy-free concat makes its output live from its first input's birth;
-    # keep that only when it does not raise the live-bytes bound.
-    candidates = []
-    for kinds in (ALL_KINDS, ALL_KINDS - {"concat"}):
-        aliases = find_aliases(dag, order, spans, alignment, kinds)
+
+    def grouped(kinds: frozenset[str], copied: frozenset[tuple[str, str]]) -> Candidate:
+        aliases = find_aliases(dag, order, spans, alignment, kinds, copied)
         problem = group_problem(dag.sizes, spans, aliases, alignment)
-        candidates.append((lower_bound(problem).bytes, len(candidates), aliases, problem))
-    _, _, aliases, problem = min(candidates)
-    return spans, aliases, problem
+        return Candidate(lower_bound(problem), copied, aliases, problem)
+
+    # A copy-free concat makes its output live from its first input's birth (a U-Net's
+    # skip holds its whole concat buffer through the network below it). So, while that
+    # lowers the live-bytes bound, copy instead the first-born input of the concat (among
+    # those whose groups are live at the peak) that lowers it most; and keep no concat
+    # alias at all when that is lower still.
+    best = grouped(ALL_KINDS, frozenset())
+    while True:
+        trials = [grouped(ALL_KINDS, best.copied | {part})
+                  for part in _concat_parts(dag, spans, best.aliases, set(best.peak.live))]
+        trial = min(trials, key=lambda c: c.peak.bytes, default=None)
+        if trial is None or trial.peak.bytes >= best.peak.bytes:
+            break
+        best = trial
+    plain = grouped(ALL_KINDS - {"concat"}, frozenset())
+    if plain.peak.bytes < best.peak.bytes:
+        best = plain
+    return spans, best.aliases, best.problem
+
+
+class Candidate(NamedTuple):
+    peak: Peak
+    copied: frozenset[tuple[str, str]]
+    aliases: Aliases
+    problem: Problem
+
+
+def _concat_parts(dag: Dag, spans: dict[str, tuple[int, int]], aliases: Aliases,
+                  roots: set[str]) -> list[tuple[str, str]]:
+    """Per concat whose group root is in ``roots``, the earliest-born input placed inside
+    its output, as a (concat op, input) pair, in op order: copying it is what moves the
+    group's birth later. Trying one input per concat keeps planning fast (DenseNet's
+    concats have up to 32 inputs)."""
+    def root(t: str) -> str:
+        return aliases[t][0] if t in aliases else t
+
+    parts = []
+    for op in dag.ops:
+        if op.alias != "concat" or not op.outputs or root(op.outputs[0]) not in roots:
+            continue
+        inside = [t for t in op.inputs if t in aliases and root(t) == root(op.outputs[0])]
+        if inside:
+            parts.append((op.name, min(inside, key=lambda t: spans[t][0])))
+    return parts
 
 
 def plan_dag(

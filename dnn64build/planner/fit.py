@@ -14,13 +14,10 @@ from typing import Any
 from dnn64build.errors import UserError
 from dnn64build.toolchains.elf import ProgramSize
 
-# RDRAM the program needs besides the arena, before it is linked: the low 1 KiB
-# (exception vectors), code and data of the kernels and runtime, and the stack.
-# The estimate is the kernel library (35 KiB of code on bare) with the platform
-# layer: an early check only. A model's own code grows with its weight tiles
-# (ResNet-18's is 155 KiB), so the pack stage checks again with the real sizes.
+# RDRAM the program needs besides the arena: the low 1 KiB (exception vectors), the
+# program (before linking, the estimate of dnn64build.planner.program_size; the pack
+# stage checks again with the linked sizes) and the stack.
 LOW_MEMORY_BYTES = 0x400
-PROGRAM_ESTIMATE_BYTES = 64 * 1024
 STACK_BYTES = 64 * 1024  # as n64.ld's default __dnn64_stack_size
 
 
@@ -59,7 +56,7 @@ def check_fit(
     raise UserError(
         f"model {label} does not fit in {_kib(memory)}: it needs {_kib(needed)} "
         f"(arena {_kib(plan['arena_bytes'])}, weight staging {_kib(staging_bytes)}, "
-        f"program ~{_kib(program_bytes)} before linking, stack {_kib(STACK_BYTES)}).\n"
+        f"program {_kib(program_bytes)} estimated before linking, stack {_kib(STACK_BYTES)}).\n"
         f"  Peak at step {step} (node {node!r}), lower bound {_kib(plan['lower_bound_bytes'])}; "
         f"live there:\n" + "\n".join(lines),
         hint="quantize: {mode: int8} makes activations 4x smaller; planner: {algorithm: exact} "

@@ -7,14 +7,13 @@ prints) and timeline.svg (the memory timeline picture).
 
 from __future__ import annotations
 
-from dnn64build.codegen.model import staging_area_bytes
+from dnn64build.codegen.model import code_shape
 from dnn64build.codegen.staging import DEFAULT_STAGING_CAP
 from dnn64build.ir import Graph, load_graph
 from dnn64build.planner.checker import check_plan
 from dnn64build.planner.exact import WORK_BUDGET
 from dnn64build.planner.fit import (
     LOW_MEMORY_BYTES,
-    PROGRAM_ESTIMATE_BYTES,
     STACK_BYTES,
     check_fit,
     live_at,
@@ -23,6 +22,7 @@ from dnn64build.planner.fit import (
 from dnn64build.planner.fusion import GROUP_WEIGHT_CAP
 from dnn64build.planner.graph_plan import plan_graph
 from dnn64build.planner.problem import align_up
+from dnn64build.planner.program_size import program_estimate
 from dnn64build.planner.report import render_ascii, render_svg
 from dnn64build.planner.schedule import EXPANSION_BUDGET
 from dnn64build.stages.io import StageArgs
@@ -36,7 +36,7 @@ def main(args: StageArgs) -> None:
         # A fused Conv runs its CPU region kernel, never the RSP one: with RSP kernels,
         # `auto` fuses only when the model would not fit without it.
         plan, staging = _plan(graph, config, "none")
-        if needed_bytes(plan, program_bytes=PROGRAM_ESTIMATE_BYTES,
+        if needed_bytes(plan, program_bytes=plan["program"]["estimate_bytes"],
                         staging_bytes=staging) > config["memory"]:
             plan, staging = _plan(graph, config, "auto")
         else:
@@ -45,7 +45,7 @@ def main(args: StageArgs) -> None:
                 "the CPU (kernels: " + config["kernels"] + ")")
     else:
         plan, staging = _plan(graph, config, fusion)
-    check_fit(plan, memory=config["memory"], program_bytes=PROGRAM_ESTIMATE_BYTES,
+    check_fit(plan, memory=config["memory"], program_bytes=plan["program"]["estimate_bytes"],
               label=config["label"], staging_bytes=staging)
     args.write_json("plan", plan)
     args.write_text("report", report(plan, config["label"], config["memory"]))
@@ -53,7 +53,8 @@ def main(args: StageArgs) -> None:
 
 
 def _plan(graph: Graph, config: dict, fusion: str) -> tuple[dict, int]:
-    """The checked plan of ``graph`` with ``fusion`` and its weight staging bytes."""
+    """The checked plan of ``graph`` with ``fusion`` and its weight staging bytes; the plan
+    also records the code shape and the program-size estimate built on it."""
     alignment = config.get("alignment", 16)
     estimate = config.get("staging_bytes") or staging_estimate(graph, alignment)
     plan = plan_graph(
@@ -69,27 +70,44 @@ def _plan(graph: Graph, config: dict, fusion: str) -> tuple[dict, int]:
         fusion_staging=estimate,
         fusion_weight_cap=(config["staging_bytes"] // 2 // 16 * 16 if config.get("staging_bytes")
                            else GROUP_WEIGHT_CAP),
-        fusion_budget=activation_budget(config["memory"], estimate),
+        fusion_budget=(activation_budget(config["memory"], estimate, program_guess(graph, config))
+                       if fusion == "auto" else None),  # only auto weighs the memory
     )
     violation = check_plan(plan)
     if violation is not None:  # the planner and the checker are separate code: a bug
         raise AssertionError(f"planner produced an invalid plan: {violation}")
     # Sized by the code generator itself (fused groups included), so codegen never finds
     # the area too small.
-    staging = staging_area_bytes(graph, plan, configured=config.get("staging_bytes"),
-                                 where=config["label"])
+    shape = code_shape(graph, plan, configured=config.get("staging_bytes"),
+                       where=config["label"], kernels=config.get("kernels", "cpu"))
+    staging = shape.staging_bytes
     plan["staging"] = {"offset": plan["arena_bytes"], "bytes": staging}
+    plan["program"] = {
+        "estimate_bytes": program_estimate(shape), "calls": shape.calls,
+        "staged_calls": shape.staged_calls, "decl_lines": shape.decl_lines,
+        "functions": sorted(shape.functions),
+    }
     return plan, staging
 
 
-def activation_budget(memory: int, staging: int) -> int:
+def activation_budget(memory: int, staging: int, program: int) -> int:
     """Arena bytes left for activations once the rest of the fit check is paid for."""
-    return memory - LOW_MEMORY_BYTES - staging - PROGRAM_ESTIMATE_BYTES - STACK_BYTES
+    return memory - LOW_MEMORY_BYTES - staging - program - STACK_BYTES
+
+
+def program_guess(graph: Graph, config: dict) -> int:
+    """The program-size estimate before there is a plan, for the fusion decision only (the
+    fit check uses the plan's own): the code shape of the graph unfused, in graph order."""
+    plan = plan_graph(graph, algorithm="greedy_by_size", scheduler="graph",
+                      alignment=config.get("alignment", 16), timings=False)
+    return program_estimate(code_shape(
+        graph, plan, configured=config.get("staging_bytes"), where=config["label"],
+        kernels=config.get("kernels", "cpu")))
 
 
 def staging_estimate(graph: Graph, alignment: int) -> int:
     """Staging bytes expected before there is a plan, for the fusion decision only (the
-    real size is ``staging_area_bytes`` of the plan): two copies of the largest node's
+    real size is ``code_shape`` of the plan): two copies of the largest node's
     weights, capped as codegen caps a default tile."""
     largest = max(
         (sum(graph.constants[t].nbytes for t in node.inputs if t in graph.constants)

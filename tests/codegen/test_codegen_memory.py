@@ -102,6 +102,40 @@ def test_poisoned_arena_between_runs(tmp_path, runtime_cache) -> None:
     assert all(err <= TOLERANCE for err in errors.values()), errors
 
 
+def mini_unet() -> Case:
+    """Two-level U-Net whose deep part (a wide 4x4 stage) outweighs the top skip: the
+    planner copies that skip at its concat rather than hold the concat's buffer through."""
+    w = {"w1": (4, 2), "w2": (8, 4), "w3": (48, 8), "w4": (8, 48), "w5": (4, 16), "w6": (2, 8)}
+    inits = {k: rand(co, ci, 3, 3, seed=i) * 0.3 for i, (k, (co, ci)) in enumerate(w.items())}
+    inits["t1"] = rand(8, 8, 2, 2, seed=9) * 0.3  # ConvTranspose [Cin, Cout, k, k]
+    inits["t2"] = rand(4, 4, 2, 2, seed=10) * 0.3
+    def op(kind: str, inputs: list[str], y: str, **attrs):
+        return helper.make_node(kind, inputs, [y], name=y, **attrs)
+
+    pad, two = {"pads": [1] * 4}, {"kernel_shape": [2, 2], "strides": [2, 2]}
+    nodes = [op("Conv", ["x", "w1"], "c1", **pad), op("Relu", ["c1"], "s1"),
+             op("MaxPool", ["s1"], "p1", **two), op("Conv", ["p1", "w2"], "c2", **pad),
+             op("Relu", ["c2"], "s2"), op("MaxPool", ["s2"], "p2", **two),
+             op("Conv", ["p2", "w3"], "c3", **pad), op("Relu", ["c3"], "m1"),
+             op("Conv", ["m1", "w4"], "c4", **pad), op("Relu", ["c4"], "m2"),
+             op("ConvTranspose", ["m2", "t1"], "u2", **two),
+             op("Concat", ["s2", "u2"], "k2", axis=1), op("Conv", ["k2", "w5"], "e2", **pad),
+             op("ConvTranspose", ["e2", "t2"], "u1", **two),
+             op("Concat", ["s1", "u1"], "k1", axis=1), op("Conv", ["k1", "w6"], "y", **pad)]
+    return Case("mini unet", onnx_model(nodes, {"x": [1, 2, 16, 16]}, ["y"], inits))
+
+
+def test_concat_copying_one_skip_matches_onnxruntime(tmp_path, runtime_cache) -> None:
+    """The plan copies s1 into its concat (its slot would be held through the deep part)
+    while u1, u2 and s2 are written in place: two poisoned runs match onnxruntime."""
+    case = mini_unet()
+    _, plan, _ = compile_case(case, tmp_path, "unet")
+    alias = {b["name"]: b.get("alias_of") for b in plan["buffers"]}
+    assert alias["s1"] is None and alias["u1"] == "k1" and alias["s2"] == alias["u2"] == "k2"
+    errors = errors_vs_onnxruntime([case], tmp_path / "run", runtime_cache, runs=2, poison=True)
+    assert all(err <= TOLERANCE for err in errors.values()), errors
+
+
 def test_sanitizers_run_clean(tmp_path, runtime_cache) -> None:
     """-fsanitize=address,undefined: the arena is a global of exactly ARENA_BYTES,
     so any access past it (or UB in a kernel call) aborts the program."""

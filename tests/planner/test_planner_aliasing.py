@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import copy
+from itertools import combinations
 
 from planner_helpers import memory_hazards
 
 from dnn64build.planner.aliasing import find_aliases
 from dnn64build.planner.checker import check_plan
 from dnn64build.planner.dagplan import plan_dag
+from dnn64build.planner.planfile import group_problem
+from dnn64build.planner.problem import lower_bound
 from dnn64build.planner.schedule import Dag, Op, lifetimes
 
 
@@ -140,3 +143,49 @@ def test_hazard_checker_sees_an_unsafe_share():
     by_name["b"]["offset"] = by_name["a"]["offset"]
     assert memory_hazards(dag, plan) == []
     assert any("relu writes b over a" in p for p in memory_hazards(dag, bad))
+
+
+# Two-level U-Net: skips s1 (1024 bytes) and s2 (256) wait for their concats while the
+# network below runs; u1/u2 are the up-convolutions, born just before their concats.
+UNET = Dag(
+    (
+        Op("enc1", ("x",), ("s1",)),
+        Op("down1", ("s1",), ("d1",)),
+        Op("enc2", ("d1",), ("s2",)),
+        Op("down2", ("s2",), ("d2",)),
+        Op("mid", ("d2",), ("m",)),
+        Op("up2", ("m",), ("u2",)),
+        Op("cat2", ("s2", "u2"), ("c2",), "concat"),
+        Op("dec2", ("c2",), ("e2",)),
+        Op("up1", ("e2",), ("u1",)),
+        Op("cat1", ("s1", "u1"), ("c1",), "concat"),
+        Op("dec1", ("c1",), ("y",)),
+    ),
+    {"x": 256, "s1": 1024, "d1": 256, "s2": 256, "d2": 512, "m": 1024, "u2": 256, "c2": 512,
+     "e2": 256, "u1": 1024, "c1": 2048, "y": 64},
+    ("x",),
+    ("y",),
+)
+
+
+def _bound(dag: Dag, copied: frozenset) -> int:
+    order = list(range(len(dag.ops)))
+    spans = lifetimes(dag, order)
+    aliases = find_aliases(dag, order, spans, 16, copied=copied)
+    return lower_bound(group_problem(dag.sizes, spans, aliases, 16)).bytes
+
+
+def test_concat_copies_the_skip_whose_slot_would_be_held_through_the_network():
+    """Placing s1 inside c1 holds c1's 2048 bytes from enc1 on; copying s1 at cat1 costs
+    its 1024 bytes there instead. The plan's bound is the best of every subset of copied
+    parts and of no concat aliasing (brute force), below both all-or-nothing choices."""
+    parts = [("cat2", "s2"), ("cat2", "u2"), ("cat1", "s1"), ("cat1", "u1")]
+    subsets = [frozenset(c) for k in range(len(parts) + 1) for c in combinations(parts, k)]
+    brute = min(_bound(UNET, s) for s in subsets)
+    plain = lower_bound(group_problem(UNET.sizes, lifetimes(UNET, range(11)), _aliases(
+        UNET, frozenset({"view", "inplace"})), 16)).bytes
+    plan = plan_dag(UNET, scheduler="graph")
+    assert plan["lower_bound_bytes"] == brute < min(_bound(UNET, frozenset()), plain)
+    entry = {b["name"]: b for b in plan["buffers"]}
+    assert "alias_of" not in entry["s1"] and entry["u1"]["alias_of"] == "c1"
+    assert check_plan(plan) is None and memory_hazards(UNET, plan) == []

@@ -23,14 +23,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from dnn64build.errors import UserError  # noqa: E402
 from dnn64build.planner.checker import check_plan  # noqa: E402
-from dnn64build.planner.fit import (  # noqa: E402
-    LOW_MEMORY_BYTES,
-    PROGRAM_ESTIMATE_BYTES,
-    STACK_BYTES,
-)
+from dnn64build.planner.fit import LOW_MEMORY_BYTES, STACK_BYTES  # noqa: E402
 from dnn64build.planner.fusion import GROUP_WEIGHT_CAP  # noqa: E402
 from dnn64build.planner.graph_plan import plan_graph  # noqa: E402
-from dnn64build.stages.plan import activation_budget, staging_estimate  # noqa: E402
+from dnn64build.stages.plan import (  # noqa: E402
+    activation_budget,
+    program_guess,
+    staging_estimate,
+)
 from tools.bench.bench_planner_zoo import int8, load  # noqa: E402
 from tools.zoo import NAMES  # noqa: E402
 
@@ -45,7 +45,8 @@ MEMORY = {"fp32": 4 * 1024 * 1024, "int8": 2 * 1024 * 1024}
 def rows(label: str, graph, memory: int) -> list[str]:
     out = []
     staging = staging_estimate(graph, 16)
-    budget = activation_budget(memory, staging)
+    program = program_guess(graph, {"label": label})
+    budget = activation_budget(memory, staging, program)
     for mode, fusion, cap in MODES:
         start = time.perf_counter()
         try:
@@ -60,7 +61,7 @@ def rows(label: str, graph, memory: int) -> list[str]:
         fusion = plan["fusion"]
         share = fusion["extra_macs"] / fusion["model_macs"] if fusion["model_macs"] else 0.0
         need = max([staging] + [2 * -(-g["weight_bytes"] // 16) * 16 for g in fusion["groups"]])
-        total = LOW_MEMORY_BYTES + plan["arena_bytes"] + need + PROGRAM_ESTIMATE_BYTES + STACK_BYTES
+        total = LOW_MEMORY_BYTES + plan["arena_bytes"] + need + program + STACK_BYTES
         out.append(f"| {label} | {mode} | {plan['op_bound_bytes']} | {plan['lower_bound_bytes']} "
                    f"| {plan['arena_bytes']} | {need} | {len(fusion['groups'])} | {share:.1%} "
                    f"| {'yes' if total <= memory else 'no'} | {seconds:.1f} s |")

@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT))
 
 from dnn64build.ir import Graph  # noqa: E402
 from dnn64build.planner.checker import check_plan  # noqa: E402
-from dnn64build.planner.fit import PROGRAM_ESTIMATE_BYTES, needed_bytes  # noqa: E402
+from dnn64build.planner.fit import needed_bytes  # noqa: E402
 from tools.bench.bench_planner_zoo import load  # noqa: E402
 from tools.zoo import BENCHMARK_NAMES, build  # noqa: E402
 
@@ -120,7 +120,7 @@ def plan(root: Path, name: str) -> dict:
 
 def cells(result: dict, mode: str, total_macs: int) -> list[str]:
     extra = result.get("extra_macs", 0)
-    needed = needed_bytes(result, program_bytes=PROGRAM_ESTIMATE_BYTES,
+    needed = needed_bytes(result, program_bytes=result["program"]["estimate_bytes"],
                           staging_bytes=result["staging"]["bytes"])
     return [f"{result['arena_bytes']:,}", f"{100 * extra / total_macs:.1f}%",
             f"{needed / MIB:.2f} MiB", "yes" if needed <= TARGET[mode] else "no"]
