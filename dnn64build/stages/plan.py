@@ -11,7 +11,8 @@ from dnn64build.codegen.model import staging_area_bytes
 from dnn64build.codegen.staging import DEFAULT_STAGING_CAP
 from dnn64build.ir import Graph, load_graph
 from dnn64build.planner.checker import check_plan
-from dnn64build.planner.exact import WORK_BUDGET
+from dnn64build.planner.dagplan import PlanParams
+from dnn64build.planner.exact import WORK_BUDGET, ExactParams
 from dnn64build.planner.fit import (
     LOW_MEMORY_BYTES,
     PROGRAM_ESTIMATE_BYTES,
@@ -56,15 +57,18 @@ def _plan(graph: Graph, config: dict, fusion: str) -> tuple[dict, int]:
     """The checked plan of ``graph`` with ``fusion`` and its weight staging bytes."""
     alignment = config.get("alignment", 16)
     estimate = config.get("staging_bytes") or staging_estimate(graph, alignment)
-    plan = plan_graph(
-        graph,
+    params = PlanParams(
         algorithm=config.get("algorithm", "auto"),
         scheduler=config.get("scheduler", "auto"),
         alignment=alignment,
         # Work budgets, not seconds: the same model plans the same on every machine.
-        work_budget=config.get("work_budget", WORK_BUDGET),
+        exact_params=ExactParams(work_budget=config.get("work_budget", WORK_BUDGET)),
         expansion_budget=config.get("expansion_budget", EXPANSION_BUDGET),
         timings=False,
+    )
+    plan = plan_graph(
+        graph,
+        params,
         fusion=fusion,
         fusion_staging=estimate,
         fusion_weight_cap=(config["staging_bytes"] // 2 // 16 * 16 if config.get("staging_bytes")
