@@ -47,8 +47,11 @@ def _timed_run(markexpr: str | None) -> tuple[float, float, str, str]:
     """Wall seconds, CPU seconds, pytest's summary line, the load averages around it."""
     before_load, before_cpu, start = os.getloadavg()[0], _children_cpu(), time.perf_counter()
     argv = [*PYTEST, *(["-m", markexpr] if markexpr else [])]
-    proc = subprocess.run(argv, cwd=REPO, capture_output=True, text=True)
+    proc = subprocess.run([*argv, "-rfEs"], cwd=REPO, capture_output=True, text=True)
     wall, cpu = time.perf_counter() - start, _children_cpu() - before_cpu
+    for line in proc.stdout.splitlines():  # what failed or skipped, and why
+        if line.startswith(("FAILED", "ERROR", "SKIPPED")):
+            print(line, file=sys.stderr)
     summary = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else proc.stderr
     return wall, cpu, summary.strip("= "), f"{before_load:.1f} / {os.getloadavg()[0]:.1f}"
 
@@ -63,9 +66,10 @@ def main() -> None:
              *[(f"`-m '{m} and not slow'`", f"{m} and not slow")
                for m in {**HEAVY_MARKERS, **TOOL_MARKERS}],
              ("default (`not slow`, the README's command)", None), ("`-m slow`", "slow")]
+    command = " ".join(["python tools/bench/bench_test_tiers.py", *sys.argv[1:]])
     lines = [HEADING, "",
-             "`python tools/bench/bench_test_tiers.py --full` (2 shared cores). A test with "
-             "several markers counts in each.", "",
+             f"`{command}` (2 cores shared with other work: compare the CPU seconds, the wall "
+             "time follows the load). A test with several markers counts in each.", "",
              "| tier | tests |", "|---|---:|"]
     lines += [f"| {name} | {_count(expr)} |" for name, expr in tiers]
     lines += ["", "| run | wall s | CPU s | load before / after | pytest says |",
