@@ -149,6 +149,14 @@ def conv_rows(node: Node, weight: np.ndarray) -> tuple[np.ndarray, list[int]]:
     return np.ascontiguousarray(weight.reshape(weight.shape[0], -1)), kernel
 
 
+def conv_weight(ctx: Ctx, low: Lowered, dtype: type) -> tuple[np.ndarray, str]:
+    """The node's constant Conv/ConvTranspose weight as output-channel rows of ``dtype``
+    (conv_rows), and the address of its geometry block, declared in ``low``."""
+    node = ctx.node
+    rows, kernel = conv_rows(node, np.asarray(ctx.const(node.inputs[1]), dtype=dtype))
+    return rows, conv_geom(ctx, low, node.inputs[0], node.outputs[0], rows.shape[0], kernel)
+
+
 def pool_call(ctx: Ctx, suffix: str, *avg_args: object) -> Lowered:
     """MaxPool / AveragePool through dnn64_{max,avg}pool_<suffix>; ``avg_args`` follow
     count_include_pad in the average pool's call."""

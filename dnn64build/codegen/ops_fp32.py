@@ -18,8 +18,7 @@ from dnn64build.codegen.common import (
     bcast_decl,
     binary_operands,
     check_inplace,
-    conv_geom,
-    conv_rows,
+    conv_weight,
     global_avgpool_call,
     node_inputs,
     pool_call,
@@ -116,11 +115,9 @@ def conv(ctx: Ctx) -> Lowered:
     if not ctx.is_const(w):
         raise unsupported(ctx.node, "a weight that is not constant")
     ctx.require_disjoint(y, x)
-    rows, kernel = conv_rows(node, np.asarray(ctx.const(w), dtype=np.float32))
-    c_out = rows.shape[0]
     low = Lowered()
-    bias = _bias(ctx, b, c_out)
-    geom = conv_geom(ctx, low, x, y, c_out, kernel)
+    rows, geom = conv_weight(ctx, low, np.float32)
+    bias = _bias(ctx, b, rows.shape[0])
     act = _fused_act(ctx, low)
     fn = "dnn64_conv_transpose_f32" if node.op == "ConvTranspose" else "dnn64_conv_f32"
     xp, yp = ctx.ptr(x), ctx.ptr(y)

@@ -14,8 +14,7 @@ from dnn64build.codegen.common import (
     Emitter,
     binary_operands,
     check_inplace,
-    conv_geom,
-    conv_rows,
+    conv_weight,
     global_avgpool_call,
     node_inputs,
     pool_call,
@@ -110,13 +109,12 @@ def conv(ctx: Ctx) -> Lowered:
         if node.attrs["group"] != 1:
             raise unsupported(node, "int8 ConvTranspose with group > 1")
         fn = "dnn64_conv_transpose_s8"
-    rows, kernel = conv_rows(node, np.asarray(ctx.const(w), dtype=np.int8))
+    low = Lowered()
+    rows, geom = conv_weight(ctx, low, np.int8)
     c_out = rows.shape[0]
-    per_group = c_out // node.attrs["group"]
-    low = Lowered(on_rsp=conv_on_rsp(ctx, int(np.prod(rows.shape[1:])), per_group))
+    low.on_rsp = conv_on_rsp(ctx, int(np.prod(rows.shape[1:])), c_out // node.attrs["group"])
     if low.on_rsp:
         fn = "dnn64_rsp_conv_s8"
-    geom = conv_geom(ctx, low, x, y, c_out, kernel)
     q = _q8_out(ctx, low, p)
     xp, yp, zp = ctx.ptr(x), ctx.ptr(y), c_int(p["x_zero_point"])
     arrays = (rows, *_channel_params(ctx, b, p, c_out))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from dnn64build.planner.aliasing import Aliases, find_aliases
@@ -11,7 +12,7 @@ from dnn64build.planner.allocate import allocate
 from dnn64build.planner.exact import ExactParams
 from dnn64build.planner.planfile import build_plan, group_problem
 from dnn64build.planner.problem import Peak, Problem, lower_bound
-from dnn64build.planner.schedule import EXPANSION_BUDGET, Dag, lifetimes, schedule
+from dnn64build.planner.schedule import EXPANSION_BUDGET, Dag, Schedule, lifetimes, schedule
 
 ALL_KINDS = frozenset({"view", "inplace", "concat"})
 
@@ -77,36 +78,53 @@ def _concat_parts(dag: Dag, spans: dict[str, tuple[int, int]], aliases: Aliases,
     return parts
 
 
-def plan_dag(
-    dag: Dag,
-    *,
-    algorithm: str = "auto",
-    scheduler: str = "auto",
-    alignment: int = 16,
-    capacity: int | None = None,
-    exact_params: ExactParams | None = None,
-    expansion_budget: int = EXPANSION_BUDGET,
-    deadline_s: float | None = None,
-    timings: bool = True,
-) -> dict[str, Any]:
-    """plan.json content for ``dag``. The searches stop on work budgets
-    (``expansion_budget`` for the schedule, ``exact_params.work_budget`` for the
-    exact placement), so the plan depends only on the arguments. ``deadline_s``
-    is opt-in and makes it depend on the machine's speed: a fifth of it for the
-    schedule search, what is left for allocation."""
-    start = time.perf_counter()
-    sched = schedule(dag, scheduler, alignment=alignment, expansion_budget=expansion_budget,
-                     deadline_s=None if deadline_s is None else deadline_s / 5)
+@dataclass(frozen=True)
+class PlanParams:
+    """How ``plan_dag`` plans. The searches stop on work budgets (``expansion_budget`` for
+    the schedule, ``exact_params.work_budget`` for the exact placement), so the plan
+    depends only on the DAG and these. ``deadline_s`` is opt-in and makes it depend on the
+    machine's speed: a fifth of it for the schedule search, what is left for allocation.
+    ``timings=False`` leaves the seconds out of the plan (byte-identical plans)."""
+
+    algorithm: str = "auto"
+    scheduler: str = "auto"
+    alignment: int = 16
+    capacity: int | None = None
+    exact_params: ExactParams | None = None  # None: ExactParams()
+    expansion_budget: int = EXPANSION_BUDGET
+    deadline_s: float | None = None
+    timings: bool = True
+
+
+def scheduled_problem(
+    dag: Dag, params: PlanParams, deadline_s: float | None = None
+) -> tuple[Schedule, dict[str, tuple[int, int]], Aliases, Problem]:
+    """The schedule ``params`` choose for ``dag`` (searching at most ``deadline_s``
+    seconds, if given), and the lifetimes, alias groups and allocation problem of that
+    order."""
+    sched = schedule(dag, params.scheduler, alignment=params.alignment,
+                     expansion_budget=params.expansion_budget, deadline_s=deadline_s)
     index = {op.name: i for i, op in enumerate(dag.ops)}
-    spans, aliases, problem = order_problem(dag, [index[name] for name in sched.order], alignment)
+    return (sched,
+            *order_problem(dag, [index[name] for name in sched.order], params.alignment))
+
+
+def plan_dag(dag: Dag, params: PlanParams | None = None) -> dict[str, Any]:
+    """plan.json content for ``dag`` (default PlanParams()); PlanError if no plan fits
+    ``params.capacity``."""
+    params = params or PlanParams()
+    start = time.perf_counter()
+    deadline_s = params.deadline_s
+    sched, spans, aliases, problem = scheduled_problem(
+        dag, params, None if deadline_s is None else deadline_s / 5)
     left = None if deadline_s is None else max(deadline_s - (time.perf_counter() - start), 0.0)
-    allocation = allocate(
-        problem, algorithm, capacity=capacity, exact_params=exact_params, deadline_s=left
-    )
+    allocation = allocate(problem, params.algorithm, capacity=params.capacity,
+                          exact_params=params.exact_params, deadline_s=left)
     if allocation.offsets is None:
         raise PlanError(
-            f"no plan within {capacity} bytes ({algorithm}: {allocation.outcome}); "
-            f"the live-bytes lower bound is {allocation.lower_bound_bytes}"
+            f"no plan within {params.capacity} bytes ({params.algorithm}: "
+            f"{allocation.outcome}); the live-bytes lower bound is "
+            f"{allocation.lower_bound_bytes}"
         )
     return build_plan(
         problem=problem,
@@ -115,6 +133,6 @@ def plan_dag(
         sizes=dag.sizes,
         spans=spans,
         aliases=aliases,
-        alignment=alignment,
-        timings=timings,
+        alignment=params.alignment,
+        timings=params.timings,
     )

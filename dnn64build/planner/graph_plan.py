@@ -14,6 +14,7 @@ not. A tensor's bytes are ``prod(shape) * dtype size``. Alias kinds per node:
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -21,8 +22,7 @@ import numpy as np
 from dnn64build.errors import UserError
 from dnn64build.ir.graph import Graph, Node
 from dnn64build.ir.ops import ACTIVATION_OPS, VIEW_OPS
-from dnn64build.planner.dagplan import PlanError, order_problem, plan_dag
-from dnn64build.planner.exact import WORK_BUDGET, ExactParams
+from dnn64build.planner.dagplan import PlanError, PlanParams, plan_dag, scheduled_problem
 from dnn64build.planner.fusion import (
     GROUP_WEIGHT_CAP,
     Group,
@@ -32,7 +32,7 @@ from dnn64build.planner.fusion import (
     fusion_record,
 )
 from dnn64build.planner.problem import lower_bound
-from dnn64build.planner.schedule import EXPANSION_BUDGET, Dag, Op, peak_bytes, schedule
+from dnn64build.planner.schedule import Dag, Op, peak_bytes
 
 ELEMENTWISE_OPS = frozenset({
     "Add", "Sub", "Mul", "Div", *ACTIVATION_OPS, "Floor", "Ceil", "BatchNormalization",
@@ -83,29 +83,17 @@ def dag_from_graph(graph: Graph) -> Dag:
 
 def plan_graph(
     graph: Graph,
+    params: PlanParams | None = None,
     *,
-    algorithm: str = "auto",
-    scheduler: str = "auto",
-    alignment: int = 16,
-    capacity: int | None = None,
-    work_budget: int = WORK_BUDGET,
-    expansion_budget: int = EXPANSION_BUDGET,
-    deadline_s: float | None = None,
-    timings: bool = True,
     fusion: str = "none",
     fusion_budget: int | None = None,
     groups: list[Group] | None = None,
     fusion_weight_cap: int = GROUP_WEIGHT_CAP,
     fusion_staging: int = 0,
 ) -> dict[str, Any]:
-    """plan.json content for ``graph`` (see dnn64build.planner.planfile).
-
-    The searches stop on work budgets (``work_budget`` units for the exact
-    placement, ``expansion_budget`` for the schedule search), so with
-    ``timings=False`` (no seconds in the file) the same graph and arguments
-    give a byte-identical plan on any machine. ``deadline_s`` is an opt-in
-    wall-clock limit that gives up that guarantee. Raises UserError when no
-    plan fits ``capacity``.
+    """plan.json content for ``graph`` (see dnn64build.planner.planfile), planned as
+    ``params`` say (default PlanParams(); see plan_dag). Raises UserError when no plan
+    fits ``params.capacity``.
 
     ``fusion`` (none | stream | patch | auto, see planner/fusion.py) fuses chains
     into groups first; ``fusion_budget`` is the activation bytes ``auto`` must fit
@@ -116,20 +104,17 @@ def plan_graph(
     ``op_bound_bytes`` (the lower bound of the unfused graph), ``extra_macs`` and ``fusion``
     (the mode, each group with its buffers and extra MACs, the model's MACs).
     """
+    params = params or PlanParams()
     base = dag_from_graph(graph)
     cache: dict[Group, dict[str, int]] = {}
 
     def peak(candidate: list[Group]) -> int:
         dag = fuse_dag(base, graph, candidate, cache)
-        return peak_bytes(dag, range(len(dag.ops)), alignment)
+        return peak_bytes(dag, range(len(dag.ops)), params.alignment)
 
     def bound(candidate: list[Group]) -> int:
         """The lower bound plan_dag will reach: the scheduler's order, aliases grouped."""
-        dag = fuse_dag(base, graph, candidate, cache)
-        order = schedule(dag, scheduler, alignment=alignment,
-                         expansion_budget=expansion_budget).order
-        index = {op.name: i for i, op in enumerate(dag.ops)}
-        problem = order_problem(dag, [index[n] for n in order], alignment)[2]
+        problem = scheduled_problem(fuse_dag(base, graph, candidate, cache), params)[3]
         return lower_bound(problem).bytes
 
     fits = None if fusion_budget is None else (lambda gs: bound(gs) <= fusion_budget)
@@ -141,12 +126,7 @@ def plan_graph(
     else:
         fusion = "given"
     try:
-        plan = plan_dag(
-            dag_from_graph(apply_groups(graph, groups)), algorithm=algorithm,
-            scheduler=scheduler, alignment=alignment, capacity=capacity,
-            exact_params=ExactParams(work_budget=work_budget),
-            expansion_budget=expansion_budget, deadline_s=deadline_s, timings=timings,
-        )
+        plan = plan_dag(dag_from_graph(apply_groups(graph, groups)), params)
     except PlanError as exc:
         raise UserError(
             str(exc), where=f"model {graph.name}",
@@ -154,9 +134,9 @@ def plan_graph(
         ) from exc
     op_bound = plan["lower_bound_bytes"]
     if groups:  # the whole-tensor bound, from the unfused graph's own schedule
-        op_bound = plan_dag(dag_from_graph(graph), algorithm="greedy_by_size",
-                            scheduler=scheduler, alignment=alignment,
-                            expansion_budget=expansion_budget, timings=False)["lower_bound_bytes"]
+        unfused = replace(params, algorithm="greedy_by_size", capacity=None, deadline_s=None,
+                          timings=False)
+        op_bound = plan_dag(dag_from_graph(graph), unfused)["lower_bound_bytes"]
     plan["op_bound_bytes"] = op_bound
     plan["fusion"] = {**fusion_record(graph, fusion, groups), "notes": notes}
     plan["extra_macs"] = plan["fusion"]["extra_macs"]  # MACs the groups add (patch halos)

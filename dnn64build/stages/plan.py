@@ -11,7 +11,8 @@ from dnn64build.codegen.model import code_shape
 from dnn64build.codegen.staging import DEFAULT_STAGING_CAP
 from dnn64build.ir import Graph, load_graph
 from dnn64build.planner.checker import check_plan
-from dnn64build.planner.exact import WORK_BUDGET
+from dnn64build.planner.dagplan import PlanParams
+from dnn64build.planner.exact import WORK_BUDGET, ExactParams
 from dnn64build.planner.fit import (
     LOW_MEMORY_BYTES,
     STACK_BYTES,
@@ -57,15 +58,18 @@ def _plan(graph: Graph, config: dict, fusion: str) -> tuple[dict, int]:
     also records the code shape and the program-size estimate built on it."""
     alignment = config.get("alignment", 16)
     estimate = config.get("staging_bytes") or staging_estimate(graph, alignment)
-    plan = plan_graph(
-        graph,
+    params = PlanParams(
         algorithm=config.get("algorithm", "auto"),
         scheduler=config.get("scheduler", "auto"),
         alignment=alignment,
         # Work budgets, not seconds: the same model plans the same on every machine.
-        work_budget=config.get("work_budget", WORK_BUDGET),
+        exact_params=ExactParams(work_budget=config.get("work_budget", WORK_BUDGET)),
         expansion_budget=config.get("expansion_budget", EXPANSION_BUDGET),
         timings=False,
+    )
+    plan = plan_graph(
+        graph,
+        params,
         fusion=fusion,
         fusion_staging=estimate,
         fusion_weight_cap=(config["staging_bytes"] // 2 // 16 * 16 if config.get("staging_bytes")
@@ -98,8 +102,8 @@ def activation_budget(memory: int, staging: int, program: int) -> int:
 def program_guess(graph: Graph, config: dict) -> int:
     """The program-size estimate before there is a plan, for the fusion decision only (the
     fit check uses the plan's own): the code shape of the graph unfused, in graph order."""
-    plan = plan_graph(graph, algorithm="greedy_by_size", scheduler="graph",
-                      alignment=config.get("alignment", 16), timings=False)
+    plan = plan_graph(graph, PlanParams(algorithm="greedy_by_size", scheduler="graph",
+                                         alignment=config.get("alignment", 16), timings=False))
     return program_estimate(code_shape(
         graph, plan, configured=config.get("staging_bytes"), where=config["label"],
         kernels=config.get("kernels", "cpu")))

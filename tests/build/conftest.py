@@ -14,8 +14,9 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-# The toolchain and emulator fixtures, for the tests that build programs of their own.
-from tests.emulator.conftest import bare, boot_stub, host, mupen64plus  # noqa: F401
+# The boot stub fixture, for the tests that build programs of their own (the toolchain and
+# emulator fixtures are tests/conftest.py's).
+from tests.emulator.conftest import boot_stub  # noqa: F401
 
 ROOT_MANIFEST = """\
 workspace:

@@ -27,6 +27,7 @@ def _explained(stderr: str) -> list[str]:
     return re.findall(r"^dnn64build explain: \S+: (.*) \(key", stderr, re.M)
 
 
+@pytest.mark.nginx
 def test_a_fresh_checkout_builds_from_the_cache_without_running_anything(
     two_models: Workspace, tmp_path: Path
 ) -> None:

@@ -29,6 +29,7 @@ def _alive(pid: int) -> bool:
     return "\nState:\tZ" not in status
 
 
+@pytest.mark.emulator
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
 def test_a_signal_to_run_stops_the_emulator(workspace: Workspace, tmp_path: Path,
                                            sig: signal.Signals) -> None:

@@ -14,6 +14,7 @@ from dnn64build.codegen import GeneratedModel, generate_model
 from dnn64build.frontend import import_onnx
 from dnn64build.ir.graph import Graph
 from dnn64build.passes import optimize
+from dnn64build.planner.dagplan import PlanParams
 from dnn64build.planner.graph_plan import plan_graph
 from tools.zoo.compare import run_onnxruntime, scaled_error
 
@@ -62,7 +63,7 @@ def compile_case(case: Case, workdir: Path, symbol: str) -> tuple[Graph, dict, G
     path = workdir / f"{symbol}.onnx"
     onnx.save(case.model, path)
     graph = optimize(import_onnx(path), case.disabled)
-    plan = plan_graph(graph, timings=False)
+    plan = plan_graph(graph, PlanParams(timings=False))
     return graph, plan, generate_model(graph, plan, symbol=symbol,
                                        staging_bytes=case.staging_bytes)
 

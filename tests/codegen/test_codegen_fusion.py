@@ -21,6 +21,7 @@ from dnn64build.frontend import import_onnx
 from dnn64build.ir.reference import run as run_reference
 from dnn64build.passes import optimize
 from dnn64build.planner.checker import check_plan
+from dnn64build.planner.dagplan import PlanParams
 from dnn64build.planner.fusion import Group, find_chains
 from dnn64build.planner.graph_plan import plan_graph
 from dnn64build.quant import quantize_graph, run_int8
@@ -92,7 +93,7 @@ def _run(graph, variants: dict[str, list[Group]], x: np.ndarray, workdir: Path,
          cache: Path) -> dict[str, np.ndarray]:
     models = []
     for label, groups in variants.items():
-        plan = plan_graph(graph, timings=False, groups=groups)
+        plan = plan_graph(graph, PlanParams(timings=False), groups=groups)
         assert check_plan(plan) is None, check_plan(plan)
         assert plan["lower_bound_bytes"] <= plan["arena_bytes"]
         models.append((generate_model(graph, plan, symbol=label), [x]))
@@ -155,8 +156,8 @@ def _stem() -> onnx.ModelProto:
 def test_stream_lowers_the_bound_without_extra_macs(tmp_path: Path) -> None:
     onnx.save(_stem(), tmp_path / "m.onnx")
     graph = optimize(import_onnx(tmp_path / "m.onnx"))
-    plain = plan_graph(graph, timings=False)
-    fused = plan_graph(graph, timings=False, fusion="stream")
+    plain = plan_graph(graph, PlanParams(timings=False))
+    fused = plan_graph(graph, PlanParams(timings=False), fusion="stream")
     assert check_plan(fused) is None
     [group] = fused["fusion"]["groups"]
     assert group["mode"] == "stream" and group["extra_macs"] == 0
@@ -172,7 +173,7 @@ def test_patch_reports_its_extra_macs(tmp_path: Path) -> None:
     graph = optimize(import_onnx(tmp_path / "m.onnx"))
     names = tuple(n.name for n in graph.nodes)
     grid = (3, 2)
-    plan = plan_graph(graph, timings=False, groups=[Group(names, "patch", grid)])
+    plan = plan_graph(graph, PlanParams(timings=False), groups=[Group(names, "patch", grid)])
     assert check_plan(plan) is None
     [group] = plan["fusion"]["groups"]
     # brute force: count the conv outputs each tile's halo needs (pool 3x3/2 pad 1 of 32x32)
@@ -184,7 +185,7 @@ def test_patch_reports_its_extra_macs(tmp_path: Path) -> None:
             rows, cols = [min(2 * b, 32) - max(2 * a - 1, 0) for a, b in spans]
             computed += rows * cols
     assert group["extra_macs"] == (computed - 32 * 32) * 16 * 3 * 49 > 0
-    chosen = plan_graph(graph, timings=False, fusion="patch")
+    chosen = plan_graph(graph, PlanParams(timings=False), fusion="patch")
     assert check_plan(chosen) is None
     assert chosen["fusion"]["extra_macs"] <= 0.15 * chosen["fusion"]["model_macs"]
     assert chosen["lower_bound_bytes"] <= plan_graph(graph, fusion="stream")["lower_bound_bytes"]
@@ -198,9 +199,9 @@ def test_fusion_that_cannot_apply_names_the_node(tmp_path: Path) -> None:
     graph = optimize(import_onnx(tmp_path / "m.onnx"))
     for mode in ("stream", "patch"):
         with pytest.raises(UserError, match="conv_node") as info:
-            plan_graph(graph, timings=False, fusion=mode)
+            plan_graph(graph, PlanParams(timings=False), fusion=mode)
         assert "fusion" in str(info.value)
-    assert plan_graph(graph, timings=False, fusion="auto")["fusion"]["groups"] == []
+    assert plan_graph(graph, PlanParams(timings=False), fusion="auto")["fusion"]["groups"] == []
 
 
 def test_chains_are_cut_where_the_weights_pass_the_cap(tmp_path: Path) -> None:
@@ -213,8 +214,8 @@ def test_chains_are_cut_where_the_weights_pass_the_cap(tmp_path: Path) -> None:
     onnx.save(model, tmp_path / "m.onnx")
     graph = optimize(import_onnx(tmp_path / "m.onnx"))
     one = 8 * 8 * 9 * 4  # bytes of each conv's weights (a multiple of 16)
-    plan = plan_graph(graph, timings=False, fusion="stream", fusion_weight_cap=2 * one)
+    plan = plan_graph(graph, PlanParams(timings=False), fusion="stream", fusion_weight_cap=2 * one)
     assert [g["nodes"] for g in plan["fusion"]["groups"]] == [["c0", "c1"]]
     assert all(g["weight_bytes"] <= 2 * one for g in plan["fusion"]["groups"])
     with pytest.raises(UserError, match="exceed"):
-        plan_graph(graph, timings=False, fusion="stream", fusion_weight_cap=one - 16)
+        plan_graph(graph, PlanParams(timings=False), fusion="stream", fusion_weight_cap=one - 16)

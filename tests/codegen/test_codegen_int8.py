@@ -15,6 +15,7 @@ from onnx import helper
 from dnn64build.codegen import generate_model
 from dnn64build.frontend import import_onnx
 from dnn64build.passes import optimize
+from dnn64build.planner.dagplan import PlanParams
 from dnn64build.planner.graph_plan import plan_graph
 from dnn64build.quant import quantize_graph, run_int8
 from tools.host_run import run_on_host
@@ -78,7 +79,7 @@ def test_int8_is_bit_exact(name: str, tmp_path: Path, runtime_cache: Path) -> No
               for n in graph.inputs}
     # the hand-made models are tiled (small staging); zoo models use the default
     staging = None if name in NAMES else 1024
-    model = generate_model(quantized, plan_graph(quantized, timings=False), symbol="q",
+    model = generate_model(quantized, plan_graph(quantized, PlanParams(timings=False)), symbol="q",
                            staging_bytes=staging)
     result = run_on_host([(model, [inputs[n] for n in quantized.inputs])], tmp_path,
                          cache_dir=runtime_cache)

@@ -15,6 +15,7 @@ from dnn64build.codegen import generate_model
 from dnn64build.codegen.lowering import KERNEL_CHOICES
 from dnn64build.frontend import import_onnx
 from dnn64build.passes import optimize
+from dnn64build.planner.dagplan import PlanParams
 from dnn64build.planner.graph_plan import plan_graph
 from dnn64build.quant import quantize_graph, run_int8
 from dnn64build.rule_modules import import_rule_module
@@ -49,7 +50,7 @@ def test_nodes_on_the_rsp(quantized, kernels: str) -> None:
                          for n in quantized.nodes if n.name in gemms)
     expected = {"cpu": [], "rsp": sorted([*per_group, *gemms]),
                 "auto": sorted(n for n, c in per_group.items() if c >= 8)}[kernels]
-    model = generate_model(quantized, plan_graph(quantized, timings=False), symbol="q",
+    model = generate_model(quantized, plan_graph(quantized, PlanParams(timings=False)), symbol="q",
                            kernels=kernels)
     assert sorted(model.metadata["rsp_nodes"]) == expected
     assert model.metadata["kernels"] == kernels
@@ -63,7 +64,7 @@ def test_host_build_of_rsp_code_is_bit_exact(quantized, tmp_path: Path,
     rng = np.random.default_rng(3)
     inputs = {n: rng.standard_normal(quantized.tensors[n].shape).astype(np.float32)
               for n in quantized.inputs}
-    model = generate_model(quantized, plan_graph(quantized, timings=False), symbol="q",
+    model = generate_model(quantized, plan_graph(quantized, PlanParams(timings=False)), symbol="q",
                            kernels="rsp")
     result = run_on_host([(model, [inputs[n] for n in quantized.inputs])], tmp_path,
                          cache_dir=runtime_cache)
@@ -74,7 +75,7 @@ def test_host_build_of_rsp_code_is_bit_exact(quantized, tmp_path: Path,
 
 def test_unknown_kernels_value_is_a_bug(quantized) -> None:
     with pytest.raises(ValueError, match="kernels must be one of"):
-        generate_model(quantized, plan_graph(quantized, timings=False), symbol="q",
+        generate_model(quantized, plan_graph(quantized, PlanParams(timings=False)), symbol="q",
                        kernels="gpu")
 
 

@@ -17,6 +17,7 @@ from dnn64build.emulator.cen64 import run_rom_cen64
 from dnn64build.emulator.pif import pif_rom
 from dnn64build.errors import UserError
 from tests.build.conftest import Workspace
+from tests.emulator.rom_workspace import run_outputs
 from tests.emulator.test_bare_runtime import build_rom
 
 REPO = Path(__file__).resolve().parents[2]
@@ -72,19 +73,11 @@ def models_ws(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
     return ws
 
 
-def _outputs(ws: Workspace, target: str, platform: str) -> tuple[dict[str, np.ndarray], str]:
-    out = ws.root / f"{target.rsplit(':', 1)[1]}-{platform}.npz"
-    proc = ws.run("run", target, "--platform", platform, "--input", "in.npz", "--output",
-                  str(out))
-    with np.load(out) as data:
-        return {k: data[k] for k in data.files}, proc.stdout
-
-
 @pytest.mark.parametrize("target", ["//models:small_cnn", "//models:small_cnn_fp32"])
 def test_a_model_in_cen64_equals_the_host_build_and_the_reference(
         bare, cen64, models_ws: Workspace, target: str) -> None:
-    rom, stdout = _outputs(models_ws, target, "cen64")
-    host, _ = _outputs(models_ws, target, "host")
+    rom, stdout = run_outputs(models_ws, target, "cen64")
+    host, _ = run_outputs(models_ws, target, "host")
     assert rom.keys() == host.keys() and rom
     for name in rom:
         assert rom[name].shape[0] == 2

@@ -13,6 +13,7 @@ import onnx
 import pytest
 
 from tests.build.conftest import Workspace
+from tests.emulator.rom_workspace import model_workspace, run_outputs
 from tools.zoo import build as zoo_model
 
 REPO = Path(__file__).resolve().parents[2]
@@ -24,20 +25,11 @@ pytestmark = [pytest.mark.emulator, pytest.mark.usefixtures("bare", "mupen64plus
 @pytest.fixture(scope="module")
 def cnn_workspace(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
     """small_cnn in int8 and fp32, and a ROM bundling both, built for `bare`."""
-    ws = Workspace(tmp_path_factory.mktemp("rom") / "ws")
-    ws.write("BUILD.yaml", """\
-        workspace:
-          name: roms
-          defaults: {toolchain: bare}
-        targets:
-          - {rule: n64_rom, name: bundle, models: ["//models:cnn_int8", "//models:cnn_fp32"]}
-        """)
-    (ws.root / "models").mkdir()
-    onnx.save(zoo_model("small_cnn"), ws.root / "models" / "cnn.onnx")
-    rng = np.random.default_rng(11)
-    np.savez(ws.root / "models" / "calib.npz",
-             input=rng.standard_normal((16, 1, 1, 16, 16)).astype(np.float32))
-    np.savez(ws.root / "in.npz", input=rng.standard_normal((3, 1, 1, 16, 16)).astype(np.float32))
+    ws = model_workspace(
+        tmp_path_factory.mktemp("rom") / "ws", "roms", zoo_model("small_cnn"),
+        onnx_name="cnn.onnx", seed=11, input_shape=(1, 1, 16, 16), samples=3,
+        root_targets='[{rule: n64_rom, name: bundle, '
+                     'models: ["//models:cnn_int8", "//models:cnn_fp32"]}]')
     ws.write("models/BUILD.yaml", """\
         targets:
           - rule: n64_model
@@ -65,21 +57,13 @@ def cnn_workspace(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
     return ws
 
 
-def _outputs(ws: Workspace, target: str, platform: str) -> tuple[dict[str, np.ndarray], str]:
-    out = ws.root / f"{target.replace('/', '_').replace(':', '_')}-{platform}.npz"
-    proc = ws.run("run", target, "--platform", platform, "--input", "in.npz", "--output",
-                  str(out))
-    with np.load(out) as data:
-        return {k: data[k] for k in data.files}, proc.stdout
-
-
 @pytest.mark.parametrize(
     "target", ["//models:cnn_int8", "//models:cnn_fp32", "//models:cnn_tiled",
                "//models:cnn_stream", "//models:cnn_stream_int8", "//models:cnn_patch",
                "//models:cnn_patch_int8", "//:bundle"])
 def test_rom_outputs_equal_the_host_build(cnn_workspace: Workspace, target: str) -> None:
-    rom, stdout = _outputs(cnn_workspace, target, "emulator")
-    host, _ = _outputs(cnn_workspace, target, "host")
+    rom, stdout = run_outputs(cnn_workspace, target, "emulator")
+    host, _ = run_outputs(cnn_workspace, target, "host")
     assert rom.keys() == host.keys() and rom
     for name in rom:
         assert rom[name].shape[0] == 3  # every sample ran
@@ -176,7 +160,7 @@ def test_resnet18_fp32_fits_4mib_streamed_and_matches_onnxruntime(tmp_path: Path
     plan = json.loads(ws.run("plan", "//models:resnet18", "--json").stdout)
     assert plan["op_bound_bytes"] == 4014080 and plan["arena_bytes"] < 4014080
     assert any(g["mode"] == "stream" for g in plan["fusion"]["groups"])
-    rom, _ = _outputs(ws, "//models:resnet18", "emulator")
+    rom, _ = run_outputs(ws, "//models:resnet18", "emulator")
     expected = run_onnxruntime(model, {"input": x[0]})
     for name, value in expected.items():
         assert scaled_error(value, rom[name].reshape(value.shape)) <= 1e-4, name

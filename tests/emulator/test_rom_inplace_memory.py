@@ -14,6 +14,7 @@ import pytest
 
 from dnn64build.planner.checker import check_plan
 from tests.build.conftest import Workspace
+from tests.emulator.rom_workspace import model_workspace, run_outputs
 from tools.zoo.builder import NetBuilder
 
 # The cross compiler and mupen64plus (conftest: a failure in CI, a skip elsewhere).
@@ -34,15 +35,9 @@ def residual_concat_net() -> onnx.ModelProto:
 
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
-    ws = Workspace(tmp_path_factory.mktemp("inplace") / "ws")
-    ws.write("BUILD.yaml", "workspace:\n  name: inplace\n  defaults: {toolchain: bare}\n"
-                           "targets: []\n")
-    (ws.root / "models").mkdir()
-    onnx.save(residual_concat_net(), ws.root / "models" / "net.onnx")
-    rng = np.random.default_rng(12)
-    np.savez(ws.root / "models" / "calib.npz",
-             input=rng.standard_normal((16, 1, 3, 16, 16)).astype(np.float32))
-    np.savez(ws.root / "in.npz", input=rng.standard_normal((2, 1, 3, 16, 16)).astype(np.float32))
+    ws = model_workspace(tmp_path_factory.mktemp("inplace") / "ws", "inplace",
+                         residual_concat_net(), onnx_name="net.onnx", seed=12,
+                         input_shape=(1, 3, 16, 16), samples=2)
     ws.write("models/BUILD.yaml", """\
         targets:
           - {rule: n64_model, name: int8, src: net.onnx,
@@ -79,12 +74,8 @@ def test_plan_adds_in_place_and_concats_without_copies(workspace: Workspace, tar
 def test_rom_outputs_equal_the_host_build(workspace: Workspace, target: str) -> None:
     results = {}
     for platform in ("emulator", "host"):
-        out = workspace.root / f"{target.rsplit(':', 1)[1]}-{platform}.npz"
-        proc = workspace.run("run", target, "--platform", platform, "--input", "in.npz",
-                             "--output", str(out))
-        assert "vs the reference executor: match (bit-exact)" in proc.stdout
-        with np.load(out) as data:
-            results[platform] = {k: data[k] for k in data.files}
+        results[platform], stdout = run_outputs(workspace, target, platform)
+        assert "vs the reference executor: match (bit-exact)" in stdout
     rom, host = results["emulator"], results["host"]
     assert rom.keys() == host.keys()
     for key in rom:

@@ -169,19 +169,11 @@ def test_rsp_model_matches_host_and_the_integer_reference(bare, mupen64plus, tmp
     """small_cnn int8 with `kernels: rsp` (both Convs, K = 9 and K = 72, and the Gemm on the
     RSP), through the CLI: the ROM's outputs equal the host build's bit for bit, and `run`
     checks each against the integer reference executor."""
-    import onnx
-
-    from tests.build.conftest import Workspace
+    from tests.emulator.rom_workspace import model_workspace, run_outputs
     from tools.zoo import build as zoo_model
 
-    ws = Workspace(tmp_path / "ws")
-    ws.write("BUILD.yaml", "workspace:\n  name: rsp\n  defaults: {toolchain: bare}\n")
-    (ws.root / "models").mkdir()
-    onnx.save(zoo_model("small_cnn"), ws.root / "models" / "cnn.onnx")
-    rng = np.random.default_rng(5)
-    np.savez(ws.root / "models" / "calib.npz",
-             input=rng.standard_normal((16, 1, 1, 16, 16)).astype(np.float32))
-    np.savez(ws.root / "in.npz", input=rng.standard_normal((3, 1, 1, 16, 16)).astype(np.float32))
+    ws = model_workspace(tmp_path / "ws", "rsp", zoo_model("small_cnn"), onnx_name="cnn.onnx",
+                         seed=5, input_shape=(1, 1, 16, 16), samples=3)
     ws.write("models/BUILD.yaml", """\
         targets:
           - rule: n64_model
@@ -193,12 +185,8 @@ def test_rsp_model_matches_host_and_the_integer_reference(bare, mupen64plus, tmp
         """)
     outputs = {}
     for platform in ("emulator", "host"):
-        out = tmp_path / f"{platform}.npz"
-        proc = ws.run("run", "//models:cnn", "--platform", platform, "--input", "in.npz",
-                      "--output", str(out))
-        assert "vs the reference executor: match" in proc.stdout
-        with np.load(out) as data:
-            outputs[platform] = {k: data[k] for k in data.files}
+        outputs[platform], stdout = run_outputs(ws, "//models:cnn", platform)
+        assert "vs the reference executor: match" in stdout
     assert outputs["emulator"].keys() == outputs["host"].keys()
     for name, value in outputs["emulator"].items():
         assert value.tobytes() == outputs["host"][name].tobytes(), name

@@ -9,6 +9,7 @@ import pytest
 from tools.zoo import BENCHMARK_NAMES, NAMES, build
 from tools.zoo.compare import import_and_compare
 
+pytestmark = pytest.mark.zoo  # seconds of CPU per model: not in the unit tier
 SLOW = {"resnet50"}
 
 

@@ -62,11 +62,11 @@ def test_signature_table_matches_header() -> None:
         assert "".join(kinds) == _SIGNATURES[name][0], name
 
 
-def test_public_headers_compile_on_their_own(tmp_path) -> None:
+def test_public_headers_compile_on_their_own(host_cc: str, tmp_path) -> None:
     for header in ("dnn64_kernels.h", "dnn64_math.h"):
         src = tmp_path / "only_header.c"
         src.write_text(f'#include "{header}"\n#include "{header}"\nint dnn64_probe;\n')
-        proc = subprocess.run(["cc", "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror",
+        proc = subprocess.run([host_cc, "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror",
                                f"-I{KERNEL_DIR}", "-c", str(src), "-o", str(tmp_path / "o.o")],
                               capture_output=True, text=True)
         assert proc.returncode == 0, proc.stderr

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -13,7 +12,6 @@ from kernels_refs import conv_acc_int, output_stage, resize_linear_s8_ref
 
 from dnn64build.quant import intmath as im
 
-CROSS = "mips-linux-gnu-gcc"
 # The bare-metal flags of the `bare` platform (see N64-NOTES.md), with warnings as errors.
 FREESTANDING = ("-std=c99", "-march=vr4300", "-mabi=32", "-mno-abicalls", "-fno-pic",
                 "-ffreestanding", "-G0", "-EB", "-O2", "-Wall", "-Wextra", "-Werror")
@@ -23,9 +21,6 @@ PLATFORM_SYMBOLS = {"memcpy", "memset", "dnn64_rsp_available", "dnn64_rsp_write"
                     "dnn64_rsp_write_rows", "dnn64_rsp_start", "dnn64_rsp_wait",
                     "dnn64_rsp_read"}
 
-needs_cross = pytest.mark.skipif(shutil.which(CROSS) is None, reason=f"{CROSS} not installed")
-
-
 def _run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
     proc = subprocess.run(cmd, capture_output=True, text=True, **kw)
     assert proc.returncode == 0, f"{' '.join(cmd)}\n{proc.stdout}\n{proc.stderr}"
@@ -33,17 +28,16 @@ def _run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def mips_objects(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+def mips_objects(cross_gcc: str, tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     out = tmp_path_factory.mktemp("mips")
     objs = []
     for src in kernel_sources():
         obj = out / (src.stem + ".o")
-        _run([CROSS, *FREESTANDING, "-c", str(src), "-o", str(obj)])
+        _run([cross_gcc, *FREESTANDING, "-c", str(src), "-o", str(obj)])
         objs.append(obj)
     return objs
 
 
-@needs_cross
 def test_kernels_are_freestanding_vr4300_objects(mips_objects: list[Path], tmp_path: Path) -> None:
     for obj in mips_objects:
         head = obj.read_bytes()[:20]
@@ -80,14 +74,13 @@ def _parse(stdout: str) -> dict[str, list[str]]:
     return {line.split()[0]: line.split()[1:] for line in stdout.splitlines() if line.strip()}
 
 
-@needs_cross
-@pytest.mark.skipif(shutil.which("qemu-mips") is None, reason="qemu-mips not installed")
-def test_big_endian_kernels_under_qemu(kernels, mips_objects: list[Path], tmp_path: Path) -> None:
+def test_big_endian_kernels_under_qemu(kernels, mips_objects: list[Path], cross_gcc: str,
+                                       qemu_mips: str, tmp_path: Path) -> None:
     exe = tmp_path / "driver"
-    _run([CROSS, "-std=c99", "-march=vr4300", "-mabi=32", "-EB", "-O2", f"-I{KERNEL_DIR}",
+    _run([cross_gcc, "-std=c99", "-march=vr4300", "-mabi=32", "-EB", "-O2", f"-I{KERNEL_DIR}",
           "-static", "-Wl,--no-warn-mismatch", "-o", str(exe),
           str(Path(__file__).with_name("qemu_driver.c")), *map(str, mips_objects)])
-    got = _parse(_run(["qemu-mips", str(exe)], timeout=60).stdout)
+    got = _parse(_run([qemu_mips, str(exe)], timeout=60).stdout)
 
     rng = _Lcg()
     # int8 Conv: group 2, stride (2, 1), pads 1: bit-exact against the numpy reference

@@ -14,6 +14,9 @@ from pathlib import Path
 import pytest
 from kernels_ctypes import PREBUILT_ENV, build_library
 
+from dnn64build.errors import UserError
+from tests.tool_required import missing_tool
+
 SANITIZE = ("-O1", "-g", "-fno-omit-frame-pointer", "-fsanitize=address,undefined",
             "-fno-sanitize-recover=all")
 # Every test file that calls the kernels on numpy buffers (exact sizes, so ASan sees
@@ -23,17 +26,18 @@ RERUN = ["test_conv.py", "test_gemm.py", "test_pool.py", "test_eltwise.py", "tes
          "test_accumulator_bound.py"]
 
 
-def _runtime(name: str) -> str | None:
-    path = subprocess.run(["cc", f"-print-file-name={name}"], capture_output=True,
+def _runtime(cc: str, name: str) -> str | None:
+    path = subprocess.run([cc, f"-print-file-name={name}"], capture_output=True,
                           text=True).stdout.strip()
     return path if os.path.isabs(path) else None
 
 
 @pytest.mark.skipif(PREBUILT_ENV in os.environ, reason="already running under the sanitizers")
-def test_kernels_clean_under_asan_and_ubsan(tmp_path: Path) -> None:
-    runtimes = [_runtime("libasan.so"), _runtime("libubsan.so")]
+def test_kernels_clean_under_asan_and_ubsan(host_cc: str, tmp_path: Path) -> None:
+    runtimes = [_runtime(host_cc, "libasan.so"), _runtime(host_cc, "libubsan.so")]
     if None in runtimes:
-        pytest.skip("the compiler has no sanitizer runtimes")
+        missing_tool(UserError("cc has no sanitizer runtimes (libasan.so, libubsan.so)",
+                               hint="apt-get install gcc"))
     lib = build_library(tmp_path / "libdnn64k_san.so", SANITIZE)
     here = Path(__file__).parent
     env = {**os.environ, PREBUILT_ENV: str(lib), "LD_PRELOAD": ":".join(runtimes),

@@ -9,7 +9,7 @@ from planner_helpers import memory_hazards
 
 from dnn64build.planner.aliasing import find_aliases
 from dnn64build.planner.checker import check_plan
-from dnn64build.planner.dagplan import plan_dag
+from dnn64build.planner.dagplan import PlanParams, plan_dag
 from dnn64build.planner.planfile import group_problem
 from dnn64build.planner.problem import lower_bound
 from dnn64build.planner.schedule import Dag, Op, lifetimes
@@ -184,7 +184,7 @@ def test_concat_copies_the_skip_whose_slot_would_be_held_through_the_network():
     brute = min(_bound(UNET, s) for s in subsets)
     plain = lower_bound(group_problem(UNET.sizes, lifetimes(UNET, range(11)), _aliases(
         UNET, frozenset({"view", "inplace"})), 16)).bytes
-    plan = plan_dag(UNET, scheduler="graph")
+    plan = plan_dag(UNET, PlanParams(scheduler="graph"))
     assert plan["lower_bound_bytes"] == brute < min(_bound(UNET, frozenset()), plain)
     entry = {b["name"]: b for b in plan["buffers"]}
     assert "alias_of" not in entry["s1"] and entry["u1"]["alias_of"] == "c1"

@@ -20,7 +20,7 @@ import pytest
 
 from dnn64build.planner.allocate import allocate
 from dnn64build.planner.checker import check_plan
-from dnn64build.planner.dagplan import plan_dag
+from dnn64build.planner.dagplan import PlanParams, plan_dag
 from dnn64build.planner.exact import ExactParams
 from dnn64build.planner.problem import Buffer, Problem
 from dnn64build.planner.schedule import Dag, Op
@@ -67,11 +67,11 @@ def _dump(plan: dict) -> str:
 
 
 def test_default_plan_ignores_the_clock(monkeypatch: pytest.MonkeyPatch):
-    calm = _dump(plan_dag(DAG, timings=False))
+    calm = _dump(plan_dag(DAG, PlanParams(timings=False)))
     for seed in range(3):
         with monkeypatch.context() as m:
             _wild(m, seed)
-            assert _dump(plan_dag(DAG, timings=False)) == calm
+            assert _dump(plan_dag(DAG, PlanParams(timings=False))) == calm
     plan = json.loads(calm)
     assert check_plan(plan) is None
     # Both searches did the work that a clock cut would have skipped.
@@ -84,8 +84,9 @@ def test_default_plan_ignores_the_clock(monkeypatch: pytest.MonkeyPatch):
 
 def test_exhausted_budgets_are_deterministic_too(monkeypatch: pytest.MonkeyPatch):
     runs = {
-        "schedule": lambda: plan_dag(DAG, timings=False, expansion_budget=30),
-        "exact": lambda: plan_dag(DAG, timings=False, exact_params=ExactParams(work_budget=1)),
+        "schedule": lambda: plan_dag(DAG, PlanParams(timings=False, expansion_budget=30)),
+        "exact": lambda: plan_dag(
+            DAG, PlanParams(timings=False, exact_params=ExactParams(work_budget=1))),
     }
     calm = {name: run() for name, run in runs.items()}
     with monkeypatch.context() as m:
@@ -104,23 +105,23 @@ def _problem(plan: dict) -> Problem:
 
 
 def test_the_opt_in_deadline_is_the_only_clock(monkeypatch: pytest.MonkeyPatch):
-    problem = _problem(plan_dag(DAG, timings=False))
+    problem = _problem(plan_dag(DAG, PlanParams(timings=False)))
     _wild(monkeypatch, 3)
     assert allocate(problem, "auto").outcome == "optimal"
     late = allocate(problem, "auto", deadline_s=1.0)
     assert (late.outcome, late.arena_bytes) == ("deadline_exceeded", 496)
-    plan = plan_dag(DAG, timings=False, deadline_s=1.0)
+    plan = plan_dag(DAG, PlanParams(timings=False, deadline_s=1.0))
     assert plan["scheduler"]["outcome"] == "deadline_exceeded"
     assert plan["scheduler"]["method"] == "graph" and check_plan(plan) is None
 
 
 SCRIPT = """
 import json
-from dnn64build.planner.dagplan import plan_dag
+from dnn64build.planner.dagplan import PlanParams, plan_dag
 from dnn64build.planner.schedule import Dag, Op
 ops = tuple(Op(name, ins, (out,)) for name, ins, out in {ops!r})
 dag = Dag(ops, {sizes!r}, ("x",), ("t9",))
-print(json.dumps(plan_dag(dag, timings=False), sort_keys=True))
+print(json.dumps(plan_dag(dag, PlanParams(timings=False)), sort_keys=True))
 """
 
 
@@ -135,4 +136,4 @@ def test_same_plan_across_processes_and_hash_seeds():
                               capture_output=True, text=True, timeout=120)
         outputs.add(done.stdout)
     assert len(outputs) == 1
-    assert json.loads(outputs.pop()) == plan_dag(DAG, timings=False)
+    assert json.loads(outputs.pop()) == plan_dag(DAG, PlanParams(timings=False))

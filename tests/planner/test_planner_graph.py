@@ -8,6 +8,7 @@ import pytest
 from dnn64build.errors import UserError
 from dnn64build.ir import Graph, Node, Tensor
 from dnn64build.planner.checker import check_plan
+from dnn64build.planner.dagplan import PlanParams
 from dnn64build.planner.graph_plan import dag_from_graph, plan_graph
 
 
@@ -48,7 +49,7 @@ def test_dag_has_activations_only_with_their_bytes():
 
 
 def test_plan_graph_aliases_and_checks():
-    plan = plan_graph(_graph(), scheduler="graph")
+    plan = plan_graph(_graph(), PlanParams(scheduler="graph"))
     assert check_plan(plan) is None
     by_name = {b["name"]: b for b in plan["buffers"]}
     # relu in place over a; flatten a view of b. relu2 may not overwrite the model
@@ -66,13 +67,13 @@ def test_plan_graph_aliases_and_checks():
 
 def test_capacity_too_small_is_a_user_error():
     with pytest.raises(UserError, match="no plan within 100 bytes"):
-        plan_graph(_graph(), capacity=100)
+        plan_graph(_graph(), PlanParams(capacity=100))
 
 
 def test_timings_can_be_left_out_for_deterministic_files():
-    plan = plan_graph(_graph(), timings=False)
+    plan = plan_graph(_graph(), PlanParams(timings=False))
     assert all("seconds" not in t for t in plan["trials"])
-    assert plan == plan_graph(_graph(), timings=False)
+    assert plan == plan_graph(_graph(), PlanParams(timings=False))
 
 
 def test_inplace_only_over_an_input_of_the_output_shape():
@@ -95,7 +96,7 @@ def test_inplace_only_over_an_input_of_the_output_shape():
     graph = Graph("b", ["x"], ["y"], tensors, nodes)
     dag = dag_from_graph(graph)
     assert dag.ops[3].inplace_inputs == ("q",)
-    plan = plan_graph(graph, scheduler="graph")
+    plan = plan_graph(graph, PlanParams(scheduler="graph"))
     assert check_plan(plan) is None
     y = next(b for b in plan["buffers"] if b["name"] == "y")
     assert y["alias_of"] == "q"

@@ -9,7 +9,7 @@ from planner_helpers import brute_force_peak, dags, memory_hazards, problems
 
 from dnn64build.planner.allocate import ALGORITHMS, HEURISTICS, allocate
 from dnn64build.planner.checker import check_intervals, check_plan
-from dnn64build.planner.dagplan import plan_dag
+from dnn64build.planner.dagplan import PlanParams, plan_dag
 from dnn64build.planner.exact import ExactParams
 from dnn64build.planner.problem import Problem, lower_bound
 from dnn64build.planner.schedule import Dag, peak_bytes, schedule
@@ -83,7 +83,8 @@ def test_any_expansion_budget_gives_a_full_order(dag: Dag, budget: int):
 def test_every_graph_plan_passes_the_checker(dag: Dag):
     for algorithm in ALGORITHMS:
         for scheduler in ("graph", "search"):
-            plan = plan_dag(dag, algorithm=algorithm, scheduler=scheduler, exact_params=SMALL)
+            plan = plan_dag(dag, PlanParams(algorithm=algorithm, scheduler=scheduler,
+                                            exact_params=SMALL))
             assert check_plan(plan) is None, (algorithm, scheduler, check_plan(plan))
             assert memory_hazards(dag, plan) == [], (algorithm, scheduler)
             names = {b["name"] for b in plan["buffers"]}

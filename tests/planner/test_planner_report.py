@@ -60,13 +60,14 @@ def test_model_report_says_when_auto_stopped_short_of_a_proof():
     # The determinism DAG: every heuristic misses the optimum the exact search finds.
     from test_planner_determinism import DAG
 
-    from dnn64build.planner.dagplan import plan_dag
+    from dnn64build.planner.dagplan import PlanParams, plan_dag
     from dnn64build.planner.exact import ExactParams
     from dnn64build.stages.plan import report
 
     texts = {}
     for budget in (1, 10**7):
-        plan = plan_dag(DAG, exact_params=ExactParams(work_budget=budget), timings=False)
+        params = PlanParams(exact_params=ExactParams(work_budget=budget), timings=False)
+        plan = plan_dag(DAG, params)
         plan["staging"] = {"offset": plan["arena_bytes"], "bytes": 0}
         texts[plan["outcome"]] = report(plan, "//m:m", 4 << 20)
     assert set(texts) == {"budget_exhausted", "optimal"}

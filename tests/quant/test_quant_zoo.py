@@ -10,6 +10,7 @@ from dnn64build.quant import quantize_graph
 from dnn64build.quant.calibrate import synthetic_samples
 from tools.zoo import NAMES, build
 
+pytestmark = pytest.mark.zoo  # seconds of CPU per model: not in the unit tier
 SLOW = {"resnet18", "resnet50", "mobilenetv2", "squeezenet", "unet"}
 MIN_SNR_DB = 20.0
 

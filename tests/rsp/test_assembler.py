@@ -92,6 +92,7 @@ def gnu_words(source: str, tmp_path: Path) -> list[int]:
     return [int.from_bytes(data[i : i + 4], "big") for i in range(0, len(data), 4)]
 
 
+@pytest.mark.cross
 def test_scalar_instructions_match_gnu_as(tmp_path):
     assert list(assemble(SCALAR).words) == gnu_words(SCALAR, tmp_path)
 

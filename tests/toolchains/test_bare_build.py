@@ -15,7 +15,6 @@ from dnn64build.planner.fit import STACK_BYTES, check_linked_fit
 from dnn64build.toolchains import BareToolchain
 from dnn64build.toolchains.elf import program_size
 from tests.compile_program import compile_and_link
-from tests.tool_required import missing_tool
 
 PROBE = Path(__file__).parents[1] / "emulator" / "programs" / "asset_probe.c"
 # MIPS32/MIPS IV+ mnemonics the VR4300 lacks (reserved-instruction exceptions).
@@ -24,14 +23,6 @@ NOT_ON_VR4300 = {
     "seb", "seh", "wsbh", "rotr", "rotrv", "pref", "movf", "movt", "madd.s", "msub.s",
     "lwxc1", "swxc1", "ldxc1", "sdxc1", "di", "ei", "rdhwr", "sync",
 }  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def bare() -> BareToolchain:
-    try:
-        return BareToolchain()
-    except UserError as exc:
-        missing_tool(exc)
 
 
 @pytest.fixture(scope="module")
@@ -84,11 +75,8 @@ def test_compile_error_is_a_user_error(bare: BareToolchain, tmp_path: Path):
         compile_and_link(bare, [bad], [], tmp_path / "bad.bin")
 
 
-def test_ram_end_moves_the_stack(tmp_path: Path):
-    try:
-        big = BareToolchain(ram_end=0x80800000)
-    except UserError as exc:
-        missing_tool(exc)
+def test_ram_end_moves_the_stack(bare: BareToolchain, tmp_path: Path):
+    big = BareToolchain(ram_end=0x80800000)
     assert "-Wl,--defsym=__dnn64_ram_end=0x80800000" in big.link_argv([], tmp_path / "p.bin")
 
 

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import shutil
 import stat
 import subprocess
 from pathlib import Path
@@ -78,15 +77,12 @@ def test_platform_sources_use_the_libdragon_layer(sdk):
     assert all(p.is_file() for p in tc.platform_sources())
 
 
-def test_libdragon_platform_layer_type_checks_against_the_documented_api():
+def test_libdragon_platform_layer_type_checks_against_the_documented_api(host_cc: str):
     """No SDK here: compile against a stand-in header with libdragon's signatures."""
-    cc = shutil.which("cc")
-    if cc is None:
-        pytest.skip("no host cc")
     source = PLATFORM_DIR / "libdragon" / "dnn64_platform_libdragon.c"
     fake = Path(__file__).parent / "fake_libdragon"
     proc = subprocess.run(
-        [cc, "-fsyntax-only", "-std=gnu99", "-Wall", "-Wextra", "-Werror",
+        [host_cc, "-fsyntax-only", "-std=gnu99", "-Wall", "-Wextra", "-Werror",
          f"-I{fake}", f"-I{PLATFORM_DIR}", str(source)],
         capture_output=True, text=True, check=False,
     )  # fmt: skip

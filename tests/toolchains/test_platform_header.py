@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 
 import pytest
@@ -11,16 +10,17 @@ import pytest
 from dnn64build.toolchains.base import PLATFORM_DIR
 
 HEADER = PLATFORM_DIR / "dnn64_platform.h"
+# (the compiler's fixture in tests/conftest.py, its flags), with the fixture's tool marker
 COMPILERS = [
-    ["cc", "-std=c99", "-pedantic"],
-    ["mips-linux-gnu-gcc", "-std=c99", "-pedantic", "-march=vr4300", "-mabi=32", "-EB"],
+    pytest.param("host_cc", ["-std=c99", "-pedantic"], marks=pytest.mark.host_cc, id="cc"),
+    pytest.param("cross_gcc", ["-std=c99", "-pedantic", "-march=vr4300", "-mabi=32", "-EB"],
+                 marks=pytest.mark.cross, id="mips-linux-gnu-gcc"),
 ]
 
 
-@pytest.mark.parametrize("compiler", COMPILERS, ids=lambda c: c[0])
-def test_header_compiles_on_its_own(compiler, tmp_path):
-    if shutil.which(compiler[0]) is None:
-        pytest.skip(f"{compiler[0]} not installed")
+@pytest.mark.parametrize(("compiler_fixture", "flags"), COMPILERS)
+def test_header_compiles_on_its_own(compiler_fixture, flags, request, tmp_path):
+    compiler = [request.getfixturevalue(compiler_fixture), *flags]
     unit = tmp_path / "only_header.c"
     unit.write_text('#include "dnn64_platform.h"\n#include "dnn64_platform.h"\nint x;\n')
     proc = subprocess.run(

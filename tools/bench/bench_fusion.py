@@ -23,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from dnn64build.errors import UserError  # noqa: E402
 from dnn64build.planner.checker import check_plan  # noqa: E402
+from dnn64build.planner.dagplan import PlanParams  # noqa: E402
 from dnn64build.planner.fit import LOW_MEMORY_BYTES, STACK_BYTES  # noqa: E402
 from dnn64build.planner.fusion import GROUP_WEIGHT_CAP  # noqa: E402
 from dnn64build.planner.graph_plan import plan_graph  # noqa: E402
@@ -50,7 +51,7 @@ def rows(label: str, graph, memory: int) -> list[str]:
     for mode, fusion, cap in MODES:
         start = time.perf_counter()
         try:
-            plan = plan_graph(graph, timings=False, fusion=fusion, fusion_budget=budget,
+            plan = plan_graph(graph, PlanParams(timings=False), fusion=fusion, fusion_budget=budget,
                               fusion_staging=staging, fusion_weight_cap=cap)
         except UserError as exc:
             out.append(f"| {label} | {mode} | - | - | - | - | - | - | - | refused: "

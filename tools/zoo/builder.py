@@ -7,6 +7,8 @@ node; flatten, channel shuffle and resize sizes go through Shape/Gather/... chai
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
@@ -117,8 +119,22 @@ class NetBuilder:
         raise ValueError(kind)
 
     def conv_bn(self, x: str, cin: int, cout: int, k: int, stride: int = 1, group: int = 1,
-                act: str | None = "relu") -> str:
-        return self.act(self.bn(self.conv(x, cin, cout, k, stride, group=group), cout), act)
+                act: str | None = "relu", dilation: int = 1) -> str:
+        y = self.conv(x, cin, cout, k, stride, group=group, dilation=dilation)
+        return self.act(self.bn(y, cout), act)
+
+    def unet_down(self, x: str, cin: int, widths: Iterable[int],
+                  double: Callable[[str, int, int], str]) -> tuple[str, int, list[tuple[str, int]]]:
+        """U-Net's contracting path: at each width ``double(x, cin, cout)`` (its two convs),
+        whose output is kept as a skip connection, then a 2x2 max pool. Returns the pooled
+        tensor, its channels, and the skips (tensor, channels) from the top level down."""
+        skips = []
+        for c in widths:
+            x = double(x, cin, c)
+            skips.append((x, c))
+            x = self.maxpool(x, 2, 2)
+            cin = c
+        return x, cin, skips
 
     def gemm(self, x: str, fin: int, fout: int) -> str:
         """nn.Linear: Gemm with transB=1."""

@@ -191,13 +191,7 @@ def unet(opset: int = OPSET) -> onnx.ModelProto:
     def double(x: str, cin: int, cout: int, act: str = "relu") -> str:
         return b.conv_bn(b.conv_bn(x, cin, cout, 3, act=act), cout, cout, 3, act=act)
 
-    skips = []
-    cin = 3
-    for c in (16, 32, 64):
-        x = double(x, cin, c)
-        skips.append((x, c))
-        x = b.maxpool(x, 2, 2)
-        cin = c
+    x, cin, skips = b.unet_down(x, 3, (16, 32, 64), double)
     x = double(x, cin, 128)
     cin = 128
     for level, (skip, c) in enumerate(reversed(skips)):

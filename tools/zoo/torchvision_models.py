@@ -20,12 +20,6 @@ def _divisible(v: float, divisor: int = 8) -> int:
     return new + divisor if new < 0.9 * v else new
 
 
-def _conv_bn(b: NetBuilder, x: str, cin: int, cout: int, k: int, stride: int = 1,
-             group: int = 1, act: str | None = "relu", dilation: int = 1) -> str:
-    y = b.conv(x, cin, cout, k, stride, group=group, dilation=dilation)
-    return b.act(b.bn(y, cout), act)
-
-
 def _se(b: NetBuilder, x: str, c: int, squeeze: int, act: str, gate: str) -> str:
     s = b.gap(x)
     s = b.act(b.conv(s, c, squeeze, 1, bias=True), act)
@@ -59,20 +53,20 @@ V3_LARGE_DILATED = [
 
 def _mobilenet_v3(b: NetBuilder, x: str, blocks: list) -> tuple[list[tuple[str, int]], int]:
     """The feature extractor: every block's (output, channels), and the last conv's width."""
-    x = _conv_bn(b, x, 3, 16, 3, 2, act="hardswish")
+    x = b.conv_bn(x, 3, 16, 3, 2, act="hardswish")
     cin, features = 16, []
     for k, hidden, cout, se, act, stride, dilation in blocks:
-        y = _conv_bn(b, x, cin, hidden, 1, act=act) if hidden != cin else x
-        y = _conv_bn(b, y, hidden, hidden, k, stride, group=hidden, act=act,
+        y = b.conv_bn(x, cin, hidden, 1, act=act) if hidden != cin else x
+        y = b.conv_bn(y, hidden, hidden, k, stride, group=hidden, act=act,
                      dilation=dilation)
         if se:
             y = _se(b, y, hidden, _divisible(hidden // 4), "relu", "hardsigmoid")
-        y = _conv_bn(b, y, hidden, cout, 1, act=None)
+        y = b.conv_bn(y, hidden, cout, 1, act=None)
         x = b.add(y, x) if stride == 1 and cin == cout else y
         features.append((x, cout))
         cin = cout
     last = 6 * cin
-    features.append((_conv_bn(b, x, cin, last, 1, act="hardswish"), last))
+    features.append((b.conv_bn(x, cin, last, 1, act="hardswish"), last))
     return features, last
 
 
@@ -91,7 +85,7 @@ def lraspp(opset: int = OPSET) -> onnx.ModelProto:
     features, c = _mobilenet_v3(b, b.input("input", [1, 3, 224, 224]), V3_LARGE_DILATED)
     low, low_c = features[5]  # stride 8, 40 channels
     high = features[-1][0]
-    x = _conv_bn(b, high, c, 128, 1)
+    x = b.conv_bn(high, c, 128, 1)
     s = b.act(b.conv(b.gap(high), c, 128, 1), "sigmoid")
     x = b.upsample(b.mul(x, s), 2, "linear")
     x = b.add(b.conv(low, low_c, 21, 1, bias=True), b.conv(x, 128, 21, 1, bias=True))
@@ -104,12 +98,12 @@ def deeplabv3(opset: int = OPSET) -> onnx.ModelProto:
     b = NetBuilder("deeplabv3", seed=23, opset=opset)
     features, c = _mobilenet_v3(b, b.input("input", [1, 3, 224, 224]), V3_LARGE_DILATED)
     x = features[-1][0]
-    branches = [_conv_bn(b, x, c, 256, 1)]
-    branches += [_conv_bn(b, x, c, 256, 3, dilation=d) for d in (12, 24, 36)]
-    pooled = _conv_bn(b, b.gap(x), c, 256, 1)
+    branches = [b.conv_bn(x, c, 256, 1)]
+    branches += [b.conv_bn(x, c, 256, 3, dilation=d) for d in (12, 24, 36)]
+    pooled = b.conv_bn(b.gap(x), c, 256, 1)
     branches.append(b.upsample(pooled, 14, "linear"))
-    x = _conv_bn(b, b.concat(branches), 5 * 256, 256, 1)
-    x = _conv_bn(b, x, 256, 256, 3)
+    x = b.conv_bn(b.concat(branches), 5 * 256, 256, 1)
+    x = b.conv_bn(x, 256, 256, 3)
     x = b.conv(x, 256, 21, 1, bias=True)
     return b.build({b.upsample(x, 16, "linear"): [1, 21, 224, 224]})
 
@@ -127,9 +121,9 @@ def _mnasnet_depth(depth: int, alpha: float) -> int:
 def _mnasnet(name: str, alpha: float, seed: int, opset: int) -> onnx.ModelProto:
     b = NetBuilder(name, seed=seed, opset=opset)
     stem, first, *depths = (_mnasnet_depth(d, alpha) for d in (32, 16, 24, 40, 80, 96, 192, 320))
-    x = _conv_bn(b, b.input("input", [1, 3, 224, 224]), 3, stem, 3, 2)
-    x = _conv_bn(b, x, stem, stem, 3, group=stem)
-    x = _conv_bn(b, x, stem, first, 1, act=None)
+    x = b.conv_bn(b.input("input", [1, 3, 224, 224]), 3, stem, 3, 2)
+    x = b.conv_bn(x, stem, stem, 3, group=stem)
+    x = b.conv_bn(x, stem, first, 1, act=None)
     cin = first
     for cout, (k, stride, expand, repeats) in zip(depths, [(3, 2, 3, 3), (5, 2, 3, 3),
                                                           (5, 2, 6, 3), (3, 1, 6, 2),
@@ -138,12 +132,12 @@ def _mnasnet(name: str, alpha: float, seed: int, opset: int) -> onnx.ModelProto:
         for i in range(repeats):
             s = stride if i == 0 else 1
             hidden = cin * expand
-            y = _conv_bn(b, x, cin, hidden, 1)
-            y = _conv_bn(b, y, hidden, hidden, k, s, group=hidden)
-            y = _conv_bn(b, y, hidden, cout, 1, act=None)
+            y = b.conv_bn(x, cin, hidden, 1)
+            y = b.conv_bn(y, hidden, hidden, k, s, group=hidden)
+            y = b.conv_bn(y, hidden, cout, 1, act=None)
             x = b.add(y, x) if s == 1 and cin == cout else y
             cin = cout
-    x = b.mean_hw(_conv_bn(b, x, cin, 1280, 1))
+    x = b.mean_hw(b.conv_bn(x, cin, 1280, 1))
     return b.build(_classifier(b, x, 1280))
 
 
@@ -159,7 +153,7 @@ def mnasnet0_5(opset: int = OPSET) -> onnx.ModelProto:
 
 def efficientnet_b0(opset: int = OPSET) -> onnx.ModelProto:
     b = NetBuilder("efficientnet_b0", seed=25, opset=opset)
-    x = _conv_bn(b, b.input("input", [1, 3, 224, 224]), 3, 32, 3, 2, act="silu")
+    x = b.conv_bn(b.input("input", [1, 3, 224, 224]), 3, 32, 3, 2, act="silu")
     cin = 32
     for expand, k, stride, cout, layers in [(1, 3, 1, 16, 1), (6, 3, 2, 24, 2),
                                             (6, 5, 2, 40, 2), (6, 3, 2, 80, 3),
@@ -168,29 +162,29 @@ def efficientnet_b0(opset: int = OPSET) -> onnx.ModelProto:
         for i in range(layers):
             s = stride if i == 0 else 1
             hidden = cin * expand
-            y = _conv_bn(b, x, cin, hidden, 1, act="silu") if expand != 1 else x
-            y = _conv_bn(b, y, hidden, hidden, k, s, group=hidden, act="silu")
+            y = b.conv_bn(x, cin, hidden, 1, act="silu") if expand != 1 else x
+            y = b.conv_bn(y, hidden, hidden, k, s, group=hidden, act="silu")
             y = _se(b, y, hidden, max(1, cin // 4), "silu", "sigmoid")
-            y = _conv_bn(b, y, hidden, cout, 1, act=None)
+            y = b.conv_bn(y, hidden, cout, 1, act=None)
             x = b.add(y, x) if s == 1 and cin == cout else y
             cin = cout
-    x = b.flatten(b.gap(_conv_bn(b, x, cin, 1280, 1, act="silu")))
+    x = b.flatten(b.gap(b.conv_bn(x, cin, 1280, 1, act="silu")))
     return b.build(_classifier(b, x, 1280))
 
 
 def regnet_y_400mf(opset: int = OPSET) -> onnx.ModelProto:
     """RegNetY-400MF: grouped bottlenecks (group width 8) with squeeze-excite."""
     b = NetBuilder("regnet_y_400mf", seed=26, opset=opset)
-    x = _conv_bn(b, b.input("input", [1, 3, 224, 224]), 3, 32, 3, 2)
+    x = b.conv_bn(b.input("input", [1, 3, 224, 224]), 3, 32, 3, 2)
     cin = 32
     for width, depth in [(48, 1), (104, 3), (208, 6), (440, 6)]:
         for i in range(depth):
             stride = 2 if i == 0 else 1
-            y = _conv_bn(b, x, cin, width, 1)
-            y = _conv_bn(b, y, width, width, 3, stride, group=width // 8)
+            y = b.conv_bn(x, cin, width, 1)
+            y = b.conv_bn(y, width, width, 3, stride, group=width // 8)
             y = _se(b, y, width, int(round(0.25 * cin)), "relu", "sigmoid")
-            y = _conv_bn(b, y, width, width, 1, act=None)
-            skip = (_conv_bn(b, x, cin, width, 1, stride, act=None)
+            y = b.conv_bn(y, width, width, 1, act=None)
+            skip = (b.conv_bn(x, cin, width, 1, stride, act=None)
                     if stride != 1 or cin != width else x)
             x = b.act(b.add(skip, y), "relu")
             cin = width
@@ -200,25 +194,25 @@ def regnet_y_400mf(opset: int = OPSET) -> onnx.ModelProto:
 def shufflenet_v2(opset: int = OPSET) -> onnx.ModelProto:
     """ShuffleNetV2 x1.0: split (x.chunk), branch, concat, channel shuffle."""
     b = NetBuilder("shufflenet_v2", seed=27, opset=opset)
-    x = _conv_bn(b, b.input("input", [1, 3, 224, 224]), 3, 24, 3, 2)
+    x = b.conv_bn(b.input("input", [1, 3, 224, 224]), 3, 24, 3, 2)
     x = b.maxpool(x, 3, 2, pad=1)
     cin = 24
     for cout, repeats in [(116, 4), (232, 8), (464, 4)]:
         half = cout // 2
         for i in range(repeats):
             if i == 0:
-                left = _conv_bn(b, x, cin, cin, 3, 2, group=cin, act=None)
-                left = _conv_bn(b, left, cin, half, 1)
+                left = b.conv_bn(x, cin, cin, 3, 2, group=cin, act=None)
+                left = b.conv_bn(left, cin, half, 1)
                 right = x
             else:
                 left, right = b.channels(x, 0, half), b.channels(x, half, cout)
             stride = 2 if i == 0 else 1
-            y = _conv_bn(b, right, cin if i == 0 else half, half, 1)
-            y = _conv_bn(b, y, half, half, 3, stride, group=half, act=None)
-            y = _conv_bn(b, y, half, half, 1)
+            y = b.conv_bn(right, cin if i == 0 else half, half, 1)
+            y = b.conv_bn(y, half, half, 3, stride, group=half, act=None)
+            y = b.conv_bn(y, half, half, 1)
             x = b.channel_shuffle(b.concat([left, y]), 2)
             cin = cout
-    x = b.mean_hw(_conv_bn(b, x, cin, 1024, 1))
+    x = b.mean_hw(b.conv_bn(x, cin, 1024, 1))
     return b.build(_classifier(b, x, 1024))
 
 
@@ -228,7 +222,7 @@ def densenet121(opset: int = OPSET) -> onnx.ModelProto:
     """DenseNet-121 as torchvision exports it: each layer concatenates all the features
     before it (torch.cat(inputs, 1)), so a block holds many growing Concats."""
     b = NetBuilder("densenet121", seed=28, opset=opset)
-    x = _conv_bn(b, b.input("input", [1, 3, 224, 224]), 3, 64, 7, 2)
+    x = b.conv_bn(b.input("input", [1, 3, 224, 224]), 3, 64, 7, 2)
     x = b.maxpool(x, 3, 2, pad=1)
     c, growth = 64, 32
     for index, layers in enumerate([6, 12, 24, 16]):
@@ -251,17 +245,17 @@ def densenet121(opset: int = OPSET) -> onnx.ModelProto:
 def googlenet(opset: int = OPSET) -> onnx.ModelProto:
     """GoogLeNet (Inception v1) without the auxiliary heads."""
     b = NetBuilder("googlenet", seed=29, opset=opset)
-    x = _conv_bn(b, b.input("input", [1, 3, 224, 224]), 3, 64, 7, 2)
+    x = b.conv_bn(b.input("input", [1, 3, 224, 224]), 3, 64, 7, 2)
     x = b.maxpool(x, 3, 2, ceil=1)
-    x = _conv_bn(b, _conv_bn(b, x, 64, 64, 1), 64, 192, 3)
+    x = b.conv_bn(b.conv_bn(x, 64, 64, 1), 64, 192, 3)
     x = b.maxpool(x, 3, 2, ceil=1)
 
     def inception(x: str, cin: int, c1: int, r3: int, c3: int, r5: int, c5: int,
                   pool: int) -> str:
-        b1 = _conv_bn(b, x, cin, c1, 1)
-        b2 = _conv_bn(b, _conv_bn(b, x, cin, r3, 1), r3, c3, 3)
-        b3 = _conv_bn(b, _conv_bn(b, x, cin, r5, 1), r5, c5, 3)
-        b4 = _conv_bn(b, b.maxpool(x, 3, 1, pad=1, ceil=1), cin, pool, 1)
+        b1 = b.conv_bn(x, cin, c1, 1)
+        b2 = b.conv_bn(b.conv_bn(x, cin, r3, 1), r3, c3, 3)
+        b3 = b.conv_bn(b.conv_bn(x, cin, r5, 1), r5, c5, 3)
+        b4 = b.conv_bn(b.maxpool(x, 3, 1, pad=1, ceil=1), cin, pool, 1)
         return b.concat([b1, b2, b3, b4])
 
     x = inception(x, 192, 64, 96, 128, 16, 32, 32)
@@ -307,14 +301,9 @@ def unet4(opset: int = OPSET) -> onnx.ModelProto:
     x = b.input("input", [1, 3, 128, 128])
 
     def double(x: str, cin: int, cout: int) -> str:
-        return _conv_bn(b, _conv_bn(b, x, cin, cout, 3), cout, cout, 3)
+        return b.conv_bn(b.conv_bn(x, cin, cout, 3), cout, cout, 3)
 
-    skips, cin = [], 3
-    for c in (32, 64, 128, 256):
-        x = double(x, cin, c)
-        skips.append((x, c))
-        x = b.maxpool(x, 2, 2)
-        cin = c
+    x, cin, skips = b.unet_down(x, 3, (32, 64, 128, 256), double)
     x = double(x, cin, 512)
     cin = 512
     for skip, c in reversed(skips):
