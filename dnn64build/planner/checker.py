@@ -19,7 +19,7 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Violation:
-    kind: str  # malformed | alias | misaligned | lifetime | arena | overlap | bound
+    kind: str  # malformed | alias | misaligned | lifetime | arena | overlap | bound | rows
     message: str
 
     def __str__(self) -> str:
@@ -77,6 +77,9 @@ def find_violations(plan: Mapping[str, Any]) -> list[Violation]:
                     "lifetime", f"{b['name']}: last step {b['last']} is past the schedule"
                 ))
     out += _overlaps(buffers, by_name)
+    for group in (plan.get("fusion") or {}).get("groups", []):
+        if isinstance(group, Mapping) and "program" in group:
+            out += _row_program(str(group.get("name")), group["program"], by_name)
     if "lower_bound_bytes" in plan:
         out += _bound(plan["lower_bound_bytes"], buffers, arena)
     return out
@@ -156,6 +159,66 @@ def _overlaps(buffers: Sequence[Mapping], by_name: Mapping[str, Mapping]) -> lis
                     f"{max(a['first'], b['first'])}",
                 ))
     return out
+
+
+def _window(window: Sequence[int] | None, lo: int, hi: int, rows_in: int) -> range:
+    """Input rows that output rows [lo, hi) of a window [kernel, stride, pad, dilation]
+    touch inside the tensor, listed tap by tap (element-wise: the same rows)."""
+    if window is None:
+        return range(lo, hi)
+    kernel, stride, pad, dil = window
+    taps = [o * stride - pad + k * dil for o in range(lo, hi) for k in range(kernel)]
+    inside = [t for t in taps if 0 <= t < rows_in]
+    return range(min(inside), max(inside) + 1) if inside else range(0)
+
+
+def _row_program(name: str, program: Mapping, by_name: Mapping[str, Mapping]
+                 ) -> list[Violation]:
+    """Replay a dag group's firings (planner/dagstream.py records them): each tensor with
+    a buffer holds a contiguous run of rows, which a firing may only extend at its end
+    (dropping rows at its start); every row a firing reads is computed and held; every
+    row is computed once, in order; a buffer never holds more rows than its planned
+    size allows."""
+    try:
+        tensors, stages, firings = program["tensors"], program["stages"], program["firings"]
+        made = {s["output"]: k for k, s in enumerate(stages)}
+        done = dict.fromkeys(made, 0)
+        held = {t: (0, 0) for t in made if tensors[t]["buffer"] is not None}
+        for f in firings:
+            stage, lo, hi, b_lo, b_hi, a_lo, a_hi = f
+            s = stages[stage]
+            out = s["output"]
+            where = f"group {name}: firing {f} of {s['node']}"
+            if lo != done[out] or hi <= lo or hi > tensors[out]["rows"]:
+                return [Violation("rows", f"{where}: rows [{lo}, {hi}) are not the next ones "
+                                          f"of {out!r} ({done[out]} done)")]
+            for t in s["inputs"]:
+                need = _window(s["window"], lo, hi, tensors[t]["rows"])
+                if t in made and need and need[-1] >= done[t]:
+                    return [Violation("rows", f"{where}: reads row {need[-1]} of {t!r}, "
+                                              "not computed yet")]
+                if t in held and need and not (held[t][0] <= need[0] and need[-1] < held[t][1]):
+                    return [Violation("rows", f"{where}: reads rows [{need[0]}, "
+                                              f"{need[-1] + 1}) of {t!r}, holding {held[t]}")]
+            if out in held:
+                if (b_lo, b_hi) != held[out] or not held[out][0] <= a_lo <= lo or a_hi != hi:
+                    return [Violation("rows", f"{where}: buffer of {out!r} holds {held[out]}, "
+                                              f"the firing claims {(b_lo, b_hi)} -> "
+                                              f"{(a_lo, a_hi)}")]
+                buf = by_name.get(tensors[out]["buffer"])
+                need_bytes = (a_hi - a_lo) * tensors[out]["row_bytes"]
+                if buf is None or buf["size"] < need_bytes:
+                    return [Violation("rows", f"{where}: holds {a_hi - a_lo} rows of {out!r} "
+                                              f"({need_bytes} bytes) in a smaller buffer")]
+                held[out] = (a_lo, a_hi)
+            done[out] = hi
+        short = [t for t in made if done[t] != tensors[t]["rows"]]
+        if short:
+            return [Violation("rows", f"group {name}: {short[0]!r} has {done[short[0]]} of "
+                                      f"{tensors[short[0]]['rows']} rows computed")]
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        return [Violation("malformed", f"group {name}: unreadable row program ({exc!r})")]
+    return []
 
 
 def _bound(claimed: object, buffers: Sequence[Mapping], arena: int) -> list[Violation]:

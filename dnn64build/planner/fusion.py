@@ -36,6 +36,13 @@ import numpy as np
 
 from dnn64build.errors import UserError
 from dnn64build.ir.graph import Graph, Node, Tensor
+from dnn64build.planner.dagstream import (
+    DagProgram,
+    dag_program,
+    dag_record,
+    find_segments,
+    macs_per_row,
+)
 from dnn64build.planner.regions import (
     Axis,
     Member,
@@ -47,12 +54,17 @@ from dnn64build.planner.regions import (
 from dnn64build.planner.schedule import Dag, Op
 
 FUSION_MODES = ("none", "stream", "patch", "auto")
+# Planned but not yet generated (code generation refuses them), so not a manifest choice:
+# ``dag`` row-streams whole sub-DAGs (planner/dagstream.py) for the planner's API and
+# tools/bench/bench_fusion.py.
+PLANNER_ONLY_MODES = ("dag",)
 GROUP_OP = "FusedGroup"
 SPATIAL_OPS = ("Conv", "MaxPool", "AveragePool")
 MAX_EXTRA_MACS = 0.15  # patch groups may add at most this fraction of the model's MACs
 GRIDS = tuple((n, n) for n in range(2, 9))
 # Weights one group may stage at once (one staging half), unless staging_bytes says less.
 GROUP_WEIGHT_CAP = 128 * 1024
+MAX_DAG_SEGMENTS = 12  # longest run of segments one dag group may span
 
 
 @dataclass(frozen=True)
@@ -60,7 +72,7 @@ class Group:
     """A fused group as plan.json records it."""
 
     nodes: tuple[str, ...]
-    mode: str  # "stream" | "patch"
+    mode: str  # "stream" | "patch" | "dag" (planner/dagstream.py)
     grid: tuple[int, int] = (1, 1)  # patch: rows x columns of tiles of Y
     band_rows: int = 1  # stream: output rows per band
 
@@ -173,12 +185,24 @@ def nodes_by_name(graph: Graph) -> dict[str, Node]:
     return nodes
 
 
-def program_of(graph: Graph, group: Group) -> Program:
+def program_of(graph: Graph, group: Group) -> Program | DagProgram:
     nodes = nodes_by_name(graph)
+    if group.mode == "dag":
+        return dag_program(graph, [nodes[name] for name in group.nodes])
     members = [member_of(graph, nodes[name]) for name in group.nodes]
     if group.mode == "stream":
         return stream_program(members, group.band_rows)
     return patch_program(members, group.grid)
+
+
+def group_io(graph: Graph, members: list[Node]) -> tuple[list[str], str]:
+    """A group's whole input tensors (read by members, produced by none) and its output."""
+    made = {m.outputs[0] for m in members}
+    inputs: list[str] = []
+    for m in members:
+        inputs += [t for t in m.inputs
+                   if t and t not in made and not graph.is_constant(t) and t not in inputs]
+    return inputs, members[-1].outputs[0]
 
 
 def group_name(group: Group) -> str:
@@ -247,8 +271,8 @@ def apply_groups(graph: Graph, groups: list[Group]) -> Graph:
         for name, size in zip(buffers, program.buffer_bytes, strict=True):
             out.tensors[name] = Tensor([max(size, 1)], "int8", "activation")
         consts = [t for m in members for t in m.inputs[1:] if t and out.is_constant(t)]
-        node = Node(group_name(group), GROUP_OP, [members[0].inputs[0], *consts],
-                    [members[-1].outputs[0], *buffers],
+        xs, y = group_io(out, members)
+        node = Node(group_name(group), GROUP_OP, [*xs, *consts], [y, *buffers],
                     {"fusion": group.record(), "members": members})
         first[members[0].name] = node
     dropped = {name for g in groups for name in g.nodes}
@@ -268,6 +292,8 @@ def fusion_record(graph: Graph, mode: str, groups: list[Group]) -> dict[str, Any
         rec["tiles"] = len(program.steps)
         rec["extra_macs"] = extra_macs(graph, [group])
         rec["weight_bytes"] = group_weight_bytes(graph, group)
+        if isinstance(program, DagProgram):
+            rec["program"] = dag_record(graph, program, rec["buffers"])
         records.append(rec)
     return {"mode": mode, "groups": records, "model_macs": model_macs(graph),
             "extra_macs": sum(r["extra_macs"] for r in records)}
@@ -296,6 +322,12 @@ def extra_macs(graph: Graph, groups: list[Group]) -> int:
     nodes = {n.name: n for n in graph.nodes}
     extra = 0
     for group in groups:
+        if group.mode == "dag":
+            program = program_of(graph, group)
+            extra += program.macs - sum(macs_per_row(graph, nodes[n]) *
+                                        graph.tensors[nodes[n].outputs[0]].shape[2]
+                                        for n in group.nodes)
+            continue
         members = [member_of(graph, nodes[name]) for name in group.nodes]
         extra += program_of(graph, group).macs - unfused_macs(members)
     return extra
@@ -327,13 +359,15 @@ def choose_groups(graph: Graph, mode: str, *, peak: Callable[[list[Group]], int]
     a group's staging against the activation bytes it saves). Raises UserError when
     ``stream`` or ``patch`` is asked for and no chain exists; ``patch`` that finds no
     patch group worth it keeps the streamed plan and says so in a note."""
-    if mode not in FUSION_MODES:
+    if mode not in FUSION_MODES + PLANNER_ONLY_MODES:
         raise ValueError(f"unknown fusion mode {mode!r}; expected one of {FUSION_MODES}")
     if mode == "none":
         return Choice([], [])
     chains, reasons = find_chains(graph)
     chains, heavy = split_by_weights(graph, chains, weight_cap)
     reasons += heavy
+    if mode == "dag":
+        return _dag_choice(graph, chains, reasons, peak, bound or peak)
     if not chains:
         if mode != "auto":
             raise refuse(mode, graph, reasons)
@@ -362,6 +396,42 @@ def choose_groups(graph: Graph, mode: str, *, peak: Callable[[list[Group]], int]
         notes.append(f"no patch group lowers the peak of {peak(streamed)} bytes within "
                      f"{MAX_EXTRA_MACS:.0%} extra MACs: chains are streamed only")
     return Choice(_with_stream(chains, patches), notes)
+
+
+def _dag_choice(graph: Graph, chains: list[list[Node]], reasons: list[str],
+                peak: Callable[[list[Group]], int], bound: Callable[[list[Group]], int]
+                ) -> Choice:
+    """``dag`` groups added one at a time, each the run of consecutive segments
+    (dagstream.find_segments, at most ``MAX_DAG_SEGMENTS``) that lowers the peak live
+    bytes most (fewest nodes on a tie), until none lowers it; then the better (by
+    ``bound``) of those alone and those with every chain they leave out streamed."""
+    segments = find_segments(graph)
+    options = []
+    for i, (a, _) in enumerate(segments):
+        for j in range(i, min(i + MAX_DAG_SEGMENTS, len(segments))):
+            if j > i and segments[j - 1][1] != segments[j][0]:
+                break
+            names = tuple(n.name for n in graph.nodes[a:segments[j][1]])
+            if len(names) >= 2:
+                options.append(Group(names, "dag"))
+    if not options:
+        raise refuse("dag", graph, reasons or ["no run of row-wise nodes between two "
+                                               "single-tensor cuts"])
+    chosen: list[Group] = []
+    best = peak(chosen)
+    while True:
+        taken = {name for g in chosen for name in g.nodes}
+        trials = [(peak([*chosen, o]), len(o.nodes), k) for k, o in enumerate(options)
+                  if not taken.intersection(o.nodes)]
+        if not trials or min(trials)[0] >= best:
+            break
+        best, _, k = min(trials)
+        pick = options[k]
+        chosen = sorted([*chosen, pick], key=lambda g: g.nodes)
+    if not chosen:
+        return Choice([], [f"no dag group lowers the peak of {best} bytes"])
+    return Choice(min([chosen, _with_stream(chains, chosen)], key=lambda gs: (bound(gs), len(gs))),
+                  [])
 
 
 def _cheapest_stream(graph: Graph, chains: list[list[Node]], peak: Callable[[list[Group]], int],
@@ -454,7 +524,10 @@ def fuse_dag(dag: Dag, graph: Graph, groups: list[Group],
                                                              strict=True)}
             buffers = cache[group]
             sizes.update(buffers)
-            fused.append(Op(group_name(group), (op.inputs[0],),
+            made = {t for n in group.nodes for t in ops[n].outputs}
+            xs = tuple(dict.fromkeys(t for n in group.nodes for t in ops[n].inputs
+                                     if t not in made and t in sizes))
+            fused.append(Op(group_name(group), xs,
                             (ops[group.nodes[-1]].outputs[0], *buffers)))
     return Dag(tuple(fused), sizes, dag.inputs, dag.outputs)
 

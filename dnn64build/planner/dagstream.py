@@ -1,0 +1,243 @@
+"""Row streaming through a sub-DAG (``dag`` groups): residual Adds, activations,
+Concats and stride-2 branches inside one fused group, no extra multiply-accumulates.
+
+A *segment* of the graph order lies between two *cuts*: positions where exactly one
+activation tensor is live (a residual block's input or output, a stem's output). A
+group is a run of segments whose nodes are all *row-wise*: output row r depends on a
+window of rows of each input (Conv, MaxPool, AveragePool) or on row r of each input
+(element-wise ops and BatchNormalization on same-height tensors, channel Concat). The
+group's input X (the tensor at its first cut) and its output Y (the tensor at its last
+cut) exist whole; every other tensor of the group lives in a *row buffer* holding only
+the rows its consumers still need.
+
+The program is depth-first and pull-driven, one row at a time: to compute row r of Y,
+every input row its window needs is computed first (recursively, each tensor's rows in
+order), so a tensor's buffer holds from the lowest row any consumer will still read
+up to its newest row: a 3x3 consumer's three rows, a skip connection's rows the Add
+has not reached yet, the two rows a stride-2 window advances by. Consecutive rows of
+one member are merged into one *firing*. Before a firing writes a buffer, the rows no
+longer needed are dropped (``keep``: the buffer is re-packed, compact, rows
+``[lo, hi)`` of every channel).
+
+plan.json records each firing (member, rows, the held range of its output buffer
+before and after), so the independent checker (planner/checker.py) can replay it:
+every input row a firing reads is held, every row is computed once, in order, and no
+buffer holds more rows than its size allows.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from dnn64build.ir.graph import Graph, Node
+from dnn64build.ir.ops import ACTIVATION_OPS
+from dnn64build.planner.regions import Axis, Span
+
+WINDOW_OPS = ("Conv", "MaxPool", "AveragePool")
+ROW_OPS = ("Add", "Sub", "Mul", *ACTIVATION_OPS, "BatchNormalization", "Concat")
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One member of a dag group: the activation tensors it reads, the one it writes, and
+    (window ops) its row axis; row-wise ops read row r of each input for output row r."""
+
+    name: str
+    inputs: tuple[str, ...]
+    output: str
+    window: Axis | None
+
+    def needed(self, rows: Span) -> Span:
+        return self.window.needed(rows) if self.window else rows
+
+
+@dataclass(frozen=True)
+class Firing:
+    """Stage ``stage`` computes output rows ``rows``; its output buffer held ``before``
+    and holds ``after`` (after[1] == rows[1]); both None when the output is Y (whole)."""
+
+    stage: int
+    rows: Span
+    before: Span | None
+    after: Span | None
+
+
+@dataclass(frozen=True)
+class DagProgram:
+    stages: tuple[Stage, ...]
+    firings: tuple[Firing, ...]
+    tensors: tuple[str, ...]  # the group's row-buffered tensors, in stage order
+    buffer_rows: tuple[int, ...]  # most rows each one holds at once
+    buffer_bytes: tuple[int, ...]
+    macs: int
+
+    @property
+    def steps(self) -> tuple[Firing, ...]:
+        return self.firings
+
+
+def row_refusal(graph: Graph, node: Node) -> str:
+    """Why ``node`` cannot run row by row inside a dag group ("" if it can)."""
+    if node.op not in WINDOW_OPS + ROW_OPS:
+        return f"{node.op} does not compute row by row"
+    outs = [t for t in node.outputs if t]
+    if len(outs) != 1:
+        return "it has more than one output"
+    y = graph.tensors[outs[0]]
+    if len(y.shape) != 4 or y.shape[0] != 1:
+        return "its output is not a batch-1 NCHW tensor"
+    data = [t for t in node.inputs if t and not graph.is_constant(t)]
+    if not data:
+        return "it reads only constants"
+    for t in data:
+        shape = graph.tensors[t].shape
+        if len(shape) != 4 or shape[0] != 1 or graph.tensors[t].dtype != y.dtype:
+            return f"its input {t!r} is not a batch-1 NCHW tensor of its output's type"
+        if node.op not in WINDOW_OPS and shape[2:] != y.shape[2:]:
+            return f"its input {t!r} is broadcast along rows or columns"
+    if node.op == "Concat" and node.attrs.get("axis", 0) % 4 != 1:
+        return "it concatenates along another axis than channels"
+    if node.op in WINDOW_OPS and data != [node.inputs[0]]:
+        return "its weight or bias is not constant"
+    if node.op == "MaxPool" and len(node.outputs) > 1 and node.outputs[1]:
+        return "it has MaxPool's Indices output"
+    return ""
+
+
+def stage_of(graph: Graph, node: Node) -> Stage:
+    data = tuple(t for t in node.inputs if t and not graph.is_constant(t))
+    y = node.outputs[0]
+    window = None
+    if node.op in WINDOW_OPS:
+        a = node.attrs
+        kernel = (graph.tensors[node.inputs[1]].shape[2] if node.op == "Conv"
+                  else a["kernel_shape"][0])
+        window = Axis(kernel, a["strides"][0], a["pads"][0], a["dilations"][0],
+                      graph.tensors[data[0]].shape[2], graph.tensors[y].shape[2])
+    return Stage(node.name, data, y, window)
+
+
+def row_bytes(graph: Graph, tensor: str) -> int:
+    t = graph.tensors[tensor]
+    return t.shape[1] * t.shape[3] * np.dtype(t.dtype).itemsize
+
+
+def macs_per_row(graph: Graph, node: Node) -> int:
+    """Multiply-accumulates of one output row of a Conv (0 for other members)."""
+    if node.op != "Conv":
+        return 0
+    _, c_out, _, w = graph.tensors[node.outputs[0]].shape
+    return c_out * w * math.prod(graph.tensors[node.inputs[1]].shape[1:])
+
+
+def dag_program(graph: Graph, nodes: list[Node]) -> DagProgram:
+    """The pull-driven row program of ``nodes`` (a group found by ``find_segments``)."""
+    stages = [stage_of(graph, n) for n in nodes]
+    producer = {s.output: j for j, s in enumerate(stages)}
+    readers: dict[str, list[int]] = {}
+    for j, s in enumerate(stages):
+        for t in s.inputs:
+            readers.setdefault(t, []).append(j)
+    y = stages[-1].output
+    buffered = tuple(s.output for s in stages if s.output != y)
+    height = {s.output: graph.tensors[s.output].shape[2] for s in stages}
+    done = dict.fromkeys(height, 0)  # rows computed so far
+    held: dict[str, Span] = dict.fromkeys(buffered, (0, 0))
+    most = dict.fromkeys(buffered, 0)
+    firings: list[list] = []  # [stage, lo, hi, before, after]
+
+    def low_water(t: str) -> int:
+        """The first row of t any reader will still read."""
+        lows = [stages[j].needed((done[stages[j].output], height[stages[j].output]))[0]
+                for j in readers[t] if done[stages[j].output] < height[stages[j].output]]
+        return min(lows, default=done[t])
+
+    def fire(j: int) -> None:
+        s = stages[j]
+        r = done[s.output]
+        for t in s.inputs:
+            if t in producer:
+                upto = s.needed((r, r + 1))[1]
+                while done[t] < upto:
+                    fire(producer[t])
+        done[s.output] = r + 1
+        if s.output == y:
+            before = after = None
+        else:
+            before = held[s.output]
+            after = (min(max(low_water(s.output), before[0]), r), r + 1)
+            held[s.output] = after
+            most[s.output] = max(most[s.output], after[1] - after[0])
+        last = firings[-1] if firings else None
+        if last and last[0] == j and last[2] == r and last[4] == before and (
+                before is None or before[0] == after[0]):
+            last[2], last[4] = r + 1, after  # one more row of the same firing, nothing dropped
+        else:
+            firings.append([j, r, r + 1, before, after])
+
+    while done[y] < height[y]:
+        fire(len(stages) - 1)
+    macs = sum(macs_per_row(graph, nodes[j]) * (hi - lo) for j, lo, hi, _, _ in firings)
+    rows = tuple(most[t] for t in buffered)
+    return DagProgram(
+        tuple(stages), tuple(Firing(j, (lo, hi), b, a) for j, lo, hi, b, a in firings),
+        buffered, rows,
+        tuple(r * row_bytes(graph, t) for r, t in zip(rows, buffered, strict=True)), macs)
+
+
+def cuts(graph: Graph) -> list[tuple[int, str]]:
+    """(position, tensor) where exactly one activation tensor is live between node
+    ``position - 1`` and node ``position`` of the graph order."""
+    last_read: dict[str, int] = {}
+    born: dict[str, int] = dict.fromkeys(graph.inputs, -1)
+    for i, node in enumerate(graph.nodes):
+        for t in node.inputs:
+            if t and not graph.is_constant(t):
+                last_read[t] = i
+        for t in node.outputs:
+            if t:
+                born.setdefault(t, i)
+    for t in graph.outputs:
+        last_read[t] = len(graph.nodes)
+    out = []
+    for k in range(len(graph.nodes) + 1):
+        live = [t for t, b in born.items() if b < k <= last_read.get(t, -1)]
+        if len(live) == 1:
+            out.append((k, live[0]))
+    return out
+
+
+def find_segments(graph: Graph) -> list[tuple[int, int]]:
+    """Node index ranges ``[a, b)`` between consecutive cuts whose nodes are all row-wise
+    and whose cut tensors are batch-1 NCHW (what a dag group may be made of)."""
+    at = cuts(graph)
+    out = []
+    for (a, _), (b, t) in zip(at, at[1:], strict=False):
+        if b > a and t not in graph.inputs and \
+                not any(row_refusal(graph, n) for n in graph.nodes[a:b]):
+            out.append((a, b))
+    return out
+
+
+def dag_record(graph: Graph, program: DagProgram, buffers: list[str]) -> dict:
+    """What plan.json records of a dag group's program, for the independent checker:
+    each tensor's rows, bytes per row and buffer (None: whole in the arena), each stage's
+    inputs, output and row window ([kernel, stride, pad, dilation] or None), and each
+    firing as [stage, first row, end row, held before (lo, hi), held after (lo, hi)]
+    (-1s for the whole output)."""
+    stages = program.stages
+    buffer_of = dict(zip(program.tensors, buffers, strict=True))
+    names = dict.fromkeys(t for s in stages for t in (*s.inputs, s.output))
+    return {
+        "tensors": {t: {"rows": graph.tensors[t].shape[2], "row_bytes": row_bytes(graph, t),
+                        "buffer": buffer_of.get(t)} for t in names},
+        "stages": [{"node": s.name, "inputs": list(s.inputs), "output": s.output,
+                    "window": None if s.window is None else
+                    [s.window.kernel, s.window.stride, s.window.pad, s.window.dil]}
+                   for s in stages],
+        "firings": [[f.stage, *f.rows, *(f.before or (-1, -1)), *(f.after or (-1, -1))]
+                    for f in program.firings],
+    }
