@@ -19,7 +19,6 @@ from dnn64build.codegen.common import conv_geom, conv_rows, pool_geom
 from dnn64build.codegen.lowering import MACROS, Call, Ctx, Lowered, unsupported
 from dnn64build.codegen.ops_fp32 import _bias, _fused_act
 from dnn64build.codegen.ops_int8 import _channel_params, _q8_out
-from dnn64build.errors import UserError
 from dnn64build.ir.graph import Node
 from dnn64build.planner.fusion import Group, buffer_names, ineligible, program_of
 
@@ -45,11 +44,6 @@ def fused_group(ctx: Ctx) -> Lowered:
     node = ctx.node
     group = Group.from_record(node.attrs["fusion"])
     members: list[Node] = node.attrs["members"]
-    if group.mode == "dag":
-        raise UserError(f"fused group {node.name!r} row-streams a sub-DAG (fusion 'dag'), "
-                        "which the planner can plan but code generation cannot emit yet",
-                        where=f"node {node.name}",
-                        hint="plan with planner: {fusion: auto | stream | patch | none}")
     for m in members:
         why = ineligible(ctx.graph, m)
         if why:

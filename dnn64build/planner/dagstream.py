@@ -37,7 +37,7 @@ from dnn64build.ir.ops import ACTIVATION_OPS
 from dnn64build.planner.regions import Axis, Span
 
 WINDOW_OPS = ("Conv", "MaxPool", "AveragePool")
-ROW_OPS = ("Add", "Sub", "Mul", *ACTIVATION_OPS, "BatchNormalization", "Concat")
+ROW_OPS = ("Add", "Mul", *ACTIVATION_OPS, "Concat")
 
 
 @dataclass(frozen=True)
@@ -98,6 +98,12 @@ def row_refusal(graph: Graph, node: Node) -> str:
             return f"its input {t!r} is not a batch-1 NCHW tensor of its output's type"
         if node.op not in WINDOW_OPS and shape[2:] != y.shape[2:]:
             return f"its input {t!r} is broadcast along rows or columns"
+    if node.op in ("Add", "Mul") and not all(
+            t and (graph.tensors[t].shape == y.shape if not graph.is_constant(t)
+                   else graph.constants[t].size in (1, y.shape[1])
+                   and graph.constants[t].shape[-2:] in ((), (1,), (1, 1)))
+            for t in node.inputs[:2]):
+        return "its operands are neither of its output's shape nor per-channel constants"
     if node.op == "Concat" and node.attrs.get("axis", 0) % 4 != 1:
         return "it concatenates along another axis than channels"
     if node.op in WINDOW_OPS and data != [node.inputs[0]]:
@@ -241,3 +247,48 @@ def dag_record(graph: Graph, program: DagProgram, buffers: list[str]) -> dict:
         "firings": [[f.stage, *f.rows, *(f.before or (-1, -1)), *(f.after or (-1, -1))]
                     for f in program.firings],
     }
+
+
+def _footprint(size: int, alignment: int) -> int:
+    return -(-max(size, 1) // alignment) * alignment
+
+
+def step_live_bytes(graph: Graph, alignment: int = 16) -> list[int]:
+    """Live footprint bytes at each node of the graph order, nothing fused (a tensor
+    lives from its producer, or step 0 for a graph input, through its last reader)."""
+    born: dict[str, int] = dict.fromkeys(graph.inputs, 0)
+    last: dict[str, int] = {}
+    for i, node in enumerate(graph.nodes):
+        for t in node.outputs:
+            if t:
+                born.setdefault(t, i)
+                last.setdefault(t, i)
+        for t in node.inputs:
+            if t and not graph.is_constant(t):
+                last[t] = i
+    for t in graph.outputs:
+        last[t] = len(graph.nodes) - 1
+    delta = [0] * (len(graph.nodes) + 1)
+    for t, first in born.items():
+        size = _footprint(math.prod(graph.tensors[t].shape) *
+                          np.dtype(graph.tensors[t].dtype).itemsize, alignment)
+        delta[first] += size
+        delta[last.get(t, first) + 1] -= size
+    live, running = [], 0
+    for d in delta[:-1]:
+        running += d
+        live.append(running)
+    return live
+
+
+def group_live_bytes(graph: Graph, nodes: list[Node], program: DagProgram | None,
+                     alignment: int = 16) -> int:
+    """Bytes live while a dag group of ``nodes`` runs: X, Y and its buffers (the group
+    lies between two cuts, so nothing else is live); without a program, X and Y only."""
+    x = next(t for t in nodes[0].inputs if t and not graph.is_constant(t))
+    y = nodes[-1].outputs[0]
+    whole = sum(_footprint(math.prod(graph.tensors[t].shape) *
+                           np.dtype(graph.tensors[t].dtype).itemsize, alignment) for t in (x, y))
+    if program is None:
+        return whole
+    return whole + sum(_footprint(b, alignment) for b in program.buffer_bytes)

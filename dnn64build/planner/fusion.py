@@ -9,8 +9,11 @@ patch by patch, and rewrite the graph so that each group is one node.
   at a time, each the one that lowers the peak live bytes most, while the
   extra MACs stay within ``MAX_EXTRA_MACS`` of the model's; what is left of
   every chain is streamed;
+- ``dag``: whole sub-DAGs between single-tensor cuts (residual blocks, dense
+  blocks) row-streamed (planner/dagstream.py), no extra MACs, each member's weights
+  re-read for every firing;
 - ``auto``: ``stream``; then, only when the model does not fit its memory that
-  way, ``patch``.
+  way, ``dag``; then, if that does not fit either, ``patch``.
 
 A chain is a run of Conv / MaxPool / AveragePool nodes (batch 1, NCHW) where
 each intermediate is read only by the next node and is no graph output. A
@@ -38,10 +41,13 @@ from dnn64build.errors import UserError
 from dnn64build.ir.graph import Graph, Node, Tensor
 from dnn64build.planner.dagstream import (
     DagProgram,
+    cuts,
     dag_program,
     dag_record,
     find_segments,
+    group_live_bytes,
     macs_per_row,
+    step_live_bytes,
 )
 from dnn64build.planner.regions import (
     Axis,
@@ -53,18 +59,14 @@ from dnn64build.planner.regions import (
 )
 from dnn64build.planner.schedule import Dag, Op
 
-FUSION_MODES = ("none", "stream", "patch", "auto")
-# Planned but not yet generated (code generation refuses them), so not a manifest choice:
-# ``dag`` row-streams whole sub-DAGs (planner/dagstream.py) for the planner's API and
-# tools/bench/bench_fusion.py.
-PLANNER_ONLY_MODES = ("dag",)
+FUSION_MODES = ("none", "stream", "patch", "dag", "auto")
 GROUP_OP = "FusedGroup"
 SPATIAL_OPS = ("Conv", "MaxPool", "AveragePool")
 MAX_EXTRA_MACS = 0.15  # patch groups may add at most this fraction of the model's MACs
 GRIDS = tuple((n, n) for n in range(2, 9))
 # Weights one group may stage at once (one staging half), unless staging_bytes says less.
 GROUP_WEIGHT_CAP = 128 * 1024
-MAX_DAG_SEGMENTS = 12  # longest run of segments one dag group may span
+MAX_DAG_SEGMENTS = 24  # longest run of segments one dag group may span
 
 
 @dataclass(frozen=True)
@@ -359,7 +361,7 @@ def choose_groups(graph: Graph, mode: str, *, peak: Callable[[list[Group]], int]
     a group's staging against the activation bytes it saves). Raises UserError when
     ``stream`` or ``patch`` is asked for and no chain exists; ``patch`` that finds no
     patch group worth it keeps the streamed plan and says so in a note."""
-    if mode not in FUSION_MODES + PLANNER_ONLY_MODES:
+    if mode not in FUSION_MODES:
         raise ValueError(f"unknown fusion mode {mode!r}; expected one of {FUSION_MODES}")
     if mode == "none":
         return Choice([], [])
@@ -368,6 +370,15 @@ def choose_groups(graph: Graph, mode: str, *, peak: Callable[[list[Group]], int]
     reasons += heavy
     if mode == "dag":
         return _dag_choice(graph, chains, reasons, peak, bound or peak)
+    if mode == "auto":
+        picked = (_cheapest_stream(graph, chains, peak, bound or peak, staging_bytes)
+                  if chains else [])
+        if fits is None or fits(picked):
+            return Choice(picked, [] if chains else reasons[:5])
+        if find_segments(graph):  # no extra MACs, but weights re-read for every firing
+            dag = _dag_choice(graph, chains, reasons, peak, bound or peak)
+            if dag.groups and fits(dag.groups):
+                return Choice(dag.groups, ["streamed chains do not fit: dag groups"])
     if not chains:
         if mode != "auto":
             raise refuse(mode, graph, reasons)
@@ -375,10 +386,6 @@ def choose_groups(graph: Graph, mode: str, *, peak: Callable[[list[Group]], int]
     streamed = _with_stream(chains, [])
     if mode == "stream":
         return Choice(streamed, [])
-    if mode == "auto":
-        picked = _cheapest_stream(graph, chains, peak, bound or peak, staging_bytes)
-        if fits is None or fits(picked):
-            return Choice(picked, [])
     limit = MAX_EXTRA_MACS * model_macs(graph)
     programs: dict[Group, int] = {}
 
@@ -401,35 +408,41 @@ def choose_groups(graph: Graph, mode: str, *, peak: Callable[[list[Group]], int]
 def _dag_choice(graph: Graph, chains: list[list[Node]], reasons: list[str],
                 peak: Callable[[list[Group]], int], bound: Callable[[list[Group]], int]
                 ) -> Choice:
-    """``dag`` groups added one at a time, each the run of consecutive segments
-    (dagstream.find_segments, at most ``MAX_DAG_SEGMENTS``) that lowers the peak live
-    bytes most (fewest nodes on a tie), until none lowers it; then the better (by
-    ``bound``) of those alone and those with every chain they leave out streamed."""
-    segments = find_segments(graph)
-    options = []
-    for i, (a, _) in enumerate(segments):
-        for j in range(i, min(i + MAX_DAG_SEGMENTS, len(segments))):
-            if j > i and segments[j - 1][1] != segments[j][0]:
-                break
-            names = tuple(n.name for n in graph.nodes[a:segments[j][1]])
-            if len(names) >= 2:
-                options.append(Group(names, "dag"))
-    if not options:
+    """``dag`` groups: a dynamic programme over the cuts (dagstream.cuts) of the graph
+    order. At a cut only one tensor is live, so the peak is the largest of the peaks
+    between consecutive chosen cuts: of a dag group (X + Y + its buffers) over a run of
+    row-wise segments (at most ``MAX_DAG_SEGMENTS``), or of the unfused nodes. The
+    programme minimises the peak, then the nodes fused; the result is the better (by
+    ``bound``) of those groups alone and with every chain they leave out streamed."""
+    segments = set(find_segments(graph))
+    if not segments:
         raise refuse("dag", graph, reasons or ["no run of row-wise nodes between two "
                                                "single-tensor cuts"])
-    chosen: list[Group] = []
-    best = peak(chosen)
-    while True:
-        taken = {name for g in chosen for name in g.nodes}
-        trials = [(peak([*chosen, o]), len(o.nodes), k) for k, o in enumerate(options)
-                  if not taken.intersection(o.nodes)]
-        if not trials or min(trials)[0] >= best:
-            break
-        best, _, k = min(trials)
-        pick = options[k]
-        chosen = sorted([*chosen, pick], key=lambda g: g.nodes)
+    at = [k for k, _ in cuts(graph)]
+    live = step_live_bytes(graph)
+    nodes = graph.nodes
+    # best[i]: (peak, fused nodes, groups) of the graph up to cut i
+    best: list[tuple[int, int, list[Group]]] = [(0, 0, [])]
+    for i in range(1, len(at)):
+        options = [(max(best[i - 1][0], max(live[at[i - 1]:at[i]], default=0)),
+                    best[i - 1][1], best[i - 1][2])]
+        for j in range(i - 1, max(i - 1 - MAX_DAG_SEGMENTS, -1), -1):
+            if (at[j], at[j + 1]) not in segments:
+                break
+            members = nodes[at[j]:at[i]]
+            if len(members) < 2:
+                continue
+            floor = max(best[j][0], group_live_bytes(graph, members, None))
+            if floor > min(o[0] for o in options):
+                continue  # X and Y alone already cost more than a known option
+            group = Group(tuple(n.name for n in members), "dag")
+            cost = group_live_bytes(graph, members, dag_program(graph, members))
+            options.append((max(best[j][0], cost), best[j][1] + len(members),
+                            [*best[j][2], group]))
+        best.append(min(options, key=lambda o: o[:2]))
+    chosen = best[-1][2]
     if not chosen:
-        return Choice([], [f"no dag group lowers the peak of {best} bytes"])
+        return Choice([], [f"no dag group lowers the peak of {peak([])} bytes"])
     return Choice(min([chosen, _with_stream(chains, chosen)], key=lambda gs: (bound(gs), len(gs))),
                   [])
 

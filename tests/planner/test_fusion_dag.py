@@ -14,66 +14,16 @@ import numpy as np
 import onnx
 import pytest
 from hypothesis import HealthCheck, event, given, settings
-from hypothesis import strategies as st
 
 from dnn64build.frontend import import_onnx
 from dnn64build.ir.reference import initial_values, run_node
 from dnn64build.ir.reference import run as run_reference
 from dnn64build.passes import optimize
 from dnn64build.planner.checker import check_plan, find_violations
-from dnn64build.planner.dagstream import find_segments
-from dnn64build.planner.fusion import Group
 from dnn64build.planner.graph_plan import plan_graph
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "codegen"))
-from codegen_cases import node, onnx_model, rand  # noqa: E402
-
-
-@st.composite
-def dags(draw: st.DrawFn) -> tuple[onnx.ModelProto, list[int]]:
-    """A stem conv, then 1-3 blocks: a residual block (3x3 conv, relu, conv, Add with the
-    skip or with a 1x1 stride-2 downsample, relu), a concat block (two conv branches) or
-    a max pool."""
-    c, h, w = draw(st.integers(1, 3)), draw(st.integers(6, 17)), draw(st.integers(3, 11))
-    inits: dict[str, np.ndarray] = {}
-    nodes: list[onnx.NodeProto] = []
-    count = 0
-
-    def conv(x: str, c_in: int, c_out: int, k: int, s: int) -> str:
-        nonlocal count
-        count += 1
-        y = f"t{count}"
-        inits[f"w{count}"] = rand(c_out, c_in, k, k, seed=count)
-        inits[f"b{count}"] = rand(c_out, seed=100 + count)
-        nodes.append(node("Conv", [x, f"w{count}", f"b{count}"], [y], kernel_shape=[k, k],
-                          strides=[s, s], pads=[k // 2] * 4))
-        return y
-
-    def op(kind: str, inputs: list[str], **attrs) -> str:
-        nonlocal count
-        count += 1
-        nodes.append(node(kind, inputs, [f"t{count}"], **attrs))
-        return f"t{count}"
-
-    x = op("Relu", [conv("x", c, 2, 3, draw(st.integers(1, 2)))])
-    ch = 2
-    for _ in range(draw(st.integers(1, 3))):
-        kind = draw(st.sampled_from(["residual", "residual", "concat", "pool"]))
-        if kind == "residual":
-            stride = draw(st.integers(1, 2))
-            out = draw(st.integers(1, 3)) if stride == 2 else ch
-            branch = conv(op("Relu", [conv(x, ch, out, 3, stride)]), out, out, 3, 1)
-            skip = x if stride == 1 else conv(x, ch, out, 1, 2)
-            x, ch = op("Relu", [op("Add", [branch, skip])]), out
-        elif kind == "concat":
-            a, b = draw(st.integers(1, 3)), draw(st.integers(1, 3))
-            x, ch = op("Concat", [conv(x, ch, a, 1, 1), conv(x, ch, b, 3, 1)], axis=1), a + b
-        else:
-            x = op("MaxPool", [x], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
-    y = op("Relu", [conv(x, ch, 2, 3, 1)])
-    for k, n in enumerate(nodes):
-        n.name = f"n{k}"
-    return onnx_model(nodes, {"x": [1, c, h, w]}, [y], inits), [c, h, w]
+from codegen_cases import dags, node, onnx_model, rand, widest_dag_groups  # noqa: E402
 
 
 def _graph(model: onnx.ModelProto, tmp: Path):
@@ -115,17 +65,6 @@ def _replay(graph, plan: dict, x: np.ndarray) -> dict[str, np.ndarray]:
     return values
 
 
-def _widest_groups(graph) -> list[Group]:
-    """One dag group per maximal run of consecutive segments (two nodes or more)."""
-    runs: list[list[int]] = []
-    for a, b in find_segments(graph):
-        if runs and runs[-1][1] == a:
-            runs[-1][1] = b
-        else:
-            runs.append([a, b])
-    return [Group(tuple(n.name for n in graph.nodes[a:b]), "dag") for a, b in runs if b - a > 1]
-
-
 @settings(max_examples=40, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(case=dags())
@@ -136,7 +75,7 @@ def test_dag_groups_hold_every_row_they_read(case, tmp_path_factory) -> None:
     y = graph.outputs[0]
     expected = run_reference(graph, {"x": x})[y]
     chosen = plan_graph(graph, timings=False, fusion="dag")
-    widest = plan_graph(graph, timings=False, groups=_widest_groups(graph))
+    widest = plan_graph(graph, timings=False, groups=widest_dag_groups(graph))
     event(f"dag groups: {len(widest['fusion']['groups'])}")
     for plan in (chosen, widest):
         assert check_plan(plan) is None, check_plan(plan)
