@@ -216,16 +216,22 @@ def cuts(graph: Graph) -> list[tuple[int, str]]:
     return out
 
 
-def find_segments(graph: Graph) -> list[tuple[int, int]]:
+def find_segments(graph: Graph) -> tuple[list[tuple[int, int]], list[str]]:
     """Node index ranges ``[a, b)`` between consecutive cuts whose nodes are all row-wise
-    and whose cut tensors are batch-1 NCHW (what a dag group may be made of)."""
+    (what a dag group may be made of), and for the other ranges the first node that is
+    not, and why."""
     at = cuts(graph)
-    out = []
+    out, reasons = [], []
     for (a, _), (b, t) in zip(at, at[1:], strict=False):
-        if b > a and t not in graph.inputs and \
-                not any(row_refusal(graph, n) for n in graph.nodes[a:b]):
+        if b <= a or t in graph.inputs:
+            continue
+        refusals = [(n, row_refusal(graph, n)) for n in graph.nodes[a:b]]
+        bad = [(n, why) for n, why in refusals if why]
+        if bad:
+            reasons.append(f"node {bad[0][0].name!r} ({bad[0][0].op}): {bad[0][1]}")
+        else:
             out.append((a, b))
-    return out
+    return out, reasons
 
 
 def dag_record(graph: Graph, program: DagProgram, buffers: list[str]) -> dict:

@@ -369,14 +369,14 @@ def choose_groups(graph: Graph, mode: str, *, peak: Callable[[list[Group]], int]
     chains, heavy = split_by_weights(graph, chains, weight_cap)
     reasons += heavy
     if mode == "dag":
-        return _dag_choice(graph, chains, reasons, peak, bound or peak)
+        return _dag_choice(graph, chains, peak, bound or peak)
     if mode == "auto":
         picked = (_cheapest_stream(graph, chains, peak, bound or peak, staging_bytes)
                   if chains else [])
         if fits is None or fits(picked):
             return Choice(picked, [] if chains else reasons[:5])
-        if find_segments(graph):  # no extra MACs, but weights re-read for every firing
-            dag = _dag_choice(graph, chains, reasons, peak, bound or peak)
+        if find_segments(graph)[0]:  # no extra MACs, but weights re-read for every firing
+            dag = _dag_choice(graph, chains, peak, bound or peak)
             if dag.groups and fits(dag.groups):
                 return Choice(dag.groups, ["streamed chains do not fit: dag groups"])
     if not chains:
@@ -405,19 +405,19 @@ def choose_groups(graph: Graph, mode: str, *, peak: Callable[[list[Group]], int]
     return Choice(_with_stream(chains, patches), notes)
 
 
-def _dag_choice(graph: Graph, chains: list[list[Node]], reasons: list[str],
-                peak: Callable[[list[Group]], int], bound: Callable[[list[Group]], int]
-                ) -> Choice:
+def _dag_choice(graph: Graph, chains: list[list[Node]], peak: Callable[[list[Group]], int],
+                bound: Callable[[list[Group]], int]) -> Choice:
     """``dag`` groups: a dynamic programme over the cuts (dagstream.cuts) of the graph
     order. At a cut only one tensor is live, so the peak is the largest of the peaks
     between consecutive chosen cuts: of a dag group (X + Y + its buffers) over a run of
     row-wise segments (at most ``MAX_DAG_SEGMENTS``), or of the unfused nodes. The
     programme minimises the peak, then the nodes fused; the result is the better (by
     ``bound``) of those groups alone and with every chain they leave out streamed."""
-    segments = set(find_segments(graph))
+    found, why_not = find_segments(graph)
+    segments = set(found)
     if not segments:
-        raise refuse("dag", graph, reasons or ["no run of row-wise nodes between two "
-                                               "single-tensor cuts"])
+        raise refuse("dag", graph, why_not or ["no node lies between two single-tensor "
+                                               "cuts (every tensor is read far ahead)"])
     at = [k for k, _ in cuts(graph)]
     live = step_live_bytes(graph)
     nodes = graph.nodes

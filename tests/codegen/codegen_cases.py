@@ -152,7 +152,7 @@ def dags(draw: st.DrawFn) -> tuple[onnx.ModelProto, list[int]]:
 def widest_dag_groups(graph) -> list[Group]:
     """One dag group per maximal run of consecutive segments (two nodes or more)."""
     runs: list[list[int]] = []
-    for a, b in find_segments(graph):
+    for a, b in find_segments(graph)[0]:
         if runs and runs[-1][1] == a:
             runs[-1][1] = b
         else:

@@ -61,6 +61,13 @@ def cnn_workspace(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
             src: cnn.onnx
             quantize: {mode: int8, calibration: calib.npz}
             planner: {fusion: patch}
+          # Dag groups: row-streamed between single-tensor cuts, weights re-read per firing.
+          - {rule: n64_model, name: cnn_dag, src: cnn.onnx, planner: {fusion: dag}}
+          - rule: n64_model
+            name: cnn_dag_int8
+            src: cnn.onnx
+            quantize: {mode: int8, calibration: calib.npz}
+            planner: {fusion: dag}
         """)
     return ws
 
@@ -76,7 +83,8 @@ def _outputs(ws: Workspace, target: str, platform: str) -> tuple[dict[str, np.nd
 @pytest.mark.parametrize(
     "target", ["//models:cnn_int8", "//models:cnn_fp32", "//models:cnn_tiled",
                "//models:cnn_stream", "//models:cnn_stream_int8", "//models:cnn_patch",
-               "//models:cnn_patch_int8", "//:bundle"])
+               "//models:cnn_patch_int8", "//models:cnn_dag", "//models:cnn_dag_int8",
+               "//:bundle"])
 def test_rom_outputs_equal_the_host_build(cnn_workspace: Workspace, target: str) -> None:
     rom, stdout = _outputs(cnn_workspace, target, "emulator")
     host, _ = _outputs(cnn_workspace, target, "host")
@@ -101,6 +109,12 @@ def test_rom_outputs_equal_the_host_build(cnn_workspace: Workspace, target: str)
         assert ("patch" in modes) if "patch" in target else (modes == {"stream"})
         source = cnn_workspace.root / f"dnn64-out/bin/models/{name}/codegen/m_models_{name}.c"
         assert source.read_text().count("dnn64_conv_region_") == 2
+    if "dag" in target:
+        name = target.split(":")[1]
+        plan = json.loads(cnn_workspace.run("plan", target, "--json").stdout)
+        assert "dag" in {g["mode"] for g in plan["fusion"]["groups"]}
+        source = cnn_workspace.root / f"dnn64-out/bin/models/{name}/codegen/m_models_{name}.c"
+        assert "dnn64_rows_region(" in source.read_text()
 
 
 def test_the_bundle_shares_one_arena_sized_for_the_larger_model(cnn_workspace: Workspace) -> None:

@@ -15,6 +15,7 @@ import onnx
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 
+from dnn64build.errors import UserError
 from dnn64build.frontend import import_onnx
 from dnn64build.ir.reference import initial_values, run_node
 from dnn64build.ir.reference import run as run_reference
@@ -133,3 +134,17 @@ def test_checker_catches_a_broken_row_program(breakage: str, tmp_path: Path) -> 
                 break
     kinds = {v.kind for v in find_violations(broken)}
     assert "rows" in kinds, find_violations(broken)
+
+
+def test_dag_on_a_model_without_row_wise_blocks_names_the_node(tmp_path: Path) -> None:
+    model = onnx_model([node("Flatten", ["x"], ["f"]),
+                        node("Gemm", ["f", "w"], ["y"], transB=1)],
+                       {"x": [1, 2, 4, 4]}, ["y"], {"w": rand(3, 32, seed=1)})
+    graph = _graph(model, tmp_path)
+    with pytest.raises(UserError) as err:
+        plan_graph(graph, timings=False, fusion="dag")
+    assert "fusion 'dag' cannot apply" in str(err.value)
+    assert "(Flatten)" in str(err.value) or "(Gemm)" in str(err.value)
+    assert "does not compute row by row" in str(err.value)
+    # auto plans without groups instead
+    assert plan_graph(graph, timings=False, fusion="auto")["fusion"]["groups"] == []
