@@ -66,7 +66,7 @@ MAX_EXTRA_MACS = 0.15  # patch groups may add at most this fraction of the model
 GRIDS = tuple((n, n) for n in range(2, 9))
 # Weights one group may stage at once (one staging half), unless staging_bytes says less.
 GROUP_WEIGHT_CAP = 128 * 1024
-MAX_DAG_SEGMENTS = 24  # longest run of segments one dag group may span
+MAX_DAG_SEGMENTS = 16  # longest run of segments one dag group may span
 
 
 @dataclass(frozen=True)
