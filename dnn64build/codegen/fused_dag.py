@@ -2,8 +2,9 @@
 
 The group is one scheduled step: a static table of its firings (stage, rows, the held
 rows of the stage's output buffer before and after) and a loop that runs them in order.
-Each buffered tensor is a compact row buffer (every channel's held rows back to back);
-``held[k]`` tracks the rows buffer k holds. A firing first drops the rows its output
+Each buffer is a compact row buffer (every channel's held rows back to back; an
+element-wise stage writes over its input's rows in the input's buffer); ``held[k]``
+tracks the rows buffer k holds. A firing first drops the rows its output
 buffer no longer needs (``dnn64_region_keep``), then computes its rows:
 
 - Conv / MaxPool / AveragePool: the region kernels (kernels/dnn64_region.c), reading
@@ -70,7 +71,7 @@ def dag_group(ctx: Ctx) -> Lowered:
             for f in program.firings]
     low.decls.append(f"static const int16_t {fire}[{len(rows)}][7] = {{\n" +
                      ",\n".join(f"    {c_ints(r)}" for r in rows) + "\n};")
-    slot = {t: k for k, t in enumerate(program.tensors)}
+    slot = dict(zip(program.tensors, program.buffer_of, strict=True))
     layout = _Layout(ctx, slot, buffers)
     tiles: list[tuple[np.ndarray, ...]] = []
     reads: list[int] = []
@@ -84,7 +85,7 @@ def dag_group(ctx: Ctx) -> Lowered:
         reads += [firings_of[j]] * len(mine)
 
     def render(offsets: Sequence[int], stage: str) -> str:
-        k = max(len(program.tensors), 1)
+        k = max(len(program.buffer_bytes), 1)
         lines = ["{", f"    int32_t held[{k}][2] = {{{{0, 0}}}};", "    int32_t i, c;",
                  "    dnn64_region xr, yr;", "    dnn64_bcast bc;",
                  "    (void)c; (void)xr; (void)yr; (void)bc;",

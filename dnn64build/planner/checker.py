@@ -174,43 +174,54 @@ def _window(window: Sequence[int] | None, lo: int, hi: int, rows_in: int) -> ran
 
 def _row_program(name: str, program: Mapping, by_name: Mapping[str, Mapping]
                  ) -> list[Violation]:
-    """Replay a dag group's firings (planner/dagstream.py records them): each tensor with
-    a buffer holds a contiguous run of rows, which a firing may only extend at its end
-    (dropping rows at its start); every row a firing reads is computed and held; every
-    row is computed once, in order; a buffer never holds more rows than its planned
-    size allows."""
+    """Replay a dag group's firings (planner/dagstream.py records them). Each buffer holds
+    a contiguous run of rows; each row slot remembers which tensor wrote it last
+    (element-wise stages may write over their input in the same buffer). A firing first
+    drops rows at the start of its output buffer, then reads, then writes: every row it
+    reads must be held and written by that tensor (not yet overwritten), every row is
+    computed once and in order, and no buffer holds more rows than its size allows."""
     try:
         tensors, stages, firings = program["tensors"], program["stages"], program["firings"]
         made = {s["output"]: k for k, s in enumerate(stages)}
         done = dict.fromkeys(made, 0)
-        held = {t: (0, 0) for t in made if tensors[t]["buffer"] is not None}
+        held: dict[str, tuple[int, int]] = {}
+        owner: dict[str, dict[int, str]] = {}
+        for t in made:
+            if tensors[t]["buffer"] is not None:
+                held[tensors[t]["buffer"]] = (0, 0)
+                owner[tensors[t]["buffer"]] = {}
         for f in firings:
             stage, lo, hi, b_lo, b_hi, a_lo, a_hi = f
             s = stages[stage]
             out = s["output"]
+            buf = tensors[out]["buffer"]
             where = f"group {name}: firing {f} of {s['node']}"
             if lo != done[out] or hi <= lo or hi > tensors[out]["rows"]:
                 return [Violation("rows", f"{where}: rows [{lo}, {hi}) are not the next ones "
                                           f"of {out!r} ({done[out]} done)")]
-            for t in s["inputs"]:
-                need = _window(s["window"], lo, hi, tensors[t]["rows"])
-                if t in made and need and need[-1] >= done[t]:
-                    return [Violation("rows", f"{where}: reads row {need[-1]} of {t!r}, "
-                                              "not computed yet")]
-                if t in held and need and not (held[t][0] <= need[0] and need[-1] < held[t][1]):
-                    return [Violation("rows", f"{where}: reads rows [{need[0]}, "
-                                              f"{need[-1] + 1}) of {t!r}, holding {held[t]}")]
-            if out in held:
-                if (b_lo, b_hi) != held[out] or not held[out][0] <= a_lo <= lo or a_hi != hi:
-                    return [Violation("rows", f"{where}: buffer of {out!r} holds {held[out]}, "
-                                              f"the firing claims {(b_lo, b_hi)} -> "
-                                              f"{(a_lo, a_hi)}")]
-                buf = by_name.get(tensors[out]["buffer"])
+            if buf is not None:
+                if (b_lo, b_hi) != held[buf] or not b_lo <= a_lo <= lo or \
+                        a_hi != max(b_hi, hi):
+                    return [Violation("rows", f"{where}: buffer {buf} holds {held[buf]}, the "
+                                              f"firing claims {(b_lo, b_hi)} -> {(a_lo, a_hi)}")]
                 need_bytes = (a_hi - a_lo) * tensors[out]["row_bytes"]
-                if buf is None or buf["size"] < need_bytes:
+                if buf not in by_name or by_name[buf]["size"] < need_bytes:
                     return [Violation("rows", f"{where}: holds {a_hi - a_lo} rows of {out!r} "
                                               f"({need_bytes} bytes) in a smaller buffer")]
-                held[out] = (a_lo, a_hi)
+                held[buf] = (a_lo, a_hi)
+                owner[buf] = {r: t for r, t in owner[buf].items() if r >= a_lo}
+            for t in s["inputs"]:
+                rows = _window(s["window"], lo, hi, tensors[t]["rows"])
+                src = tensors[t]["buffer"] if t in made else None
+                if t in made and rows and rows[-1] >= done[t]:
+                    return [Violation("rows", f"{where}: reads row {rows[-1]} of {t!r}, "
+                                              "not computed yet")]
+                lost = [r for r in rows if src is not None and owner[src].get(r) != t]
+                if lost:
+                    return [Violation("rows", f"{where}: reads row {lost[0]} of {t!r}, which "
+                                              f"buffer {src} no longer holds")]
+            if buf is not None:
+                owner[buf].update(dict.fromkeys(range(lo, hi), out))
             done[out] = hi
         short = [t for t in made if done[t] != tensors[t]["rows"]]
         if short:

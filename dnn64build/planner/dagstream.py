@@ -57,7 +57,9 @@ class Stage:
 @dataclass(frozen=True)
 class Firing:
     """Stage ``stage`` computes output rows ``rows``; its output buffer held ``before``
-    and holds ``after`` (after[1] == rows[1]); both None when the output is Y (whole)."""
+    and holds ``after`` (rows ``[after[0], max(before[1], rows[1]))``: an element-wise
+    stage writing over its input's rows in place does not extend it); both None when the
+    output is Y (whole)."""
 
     stage: int
     rows: Span
@@ -70,7 +72,8 @@ class DagProgram:
     stages: tuple[Stage, ...]
     firings: tuple[Firing, ...]
     tensors: tuple[str, ...]  # the group's row-buffered tensors, in stage order
-    buffer_rows: tuple[int, ...]  # most rows each one holds at once
+    buffer_of: tuple[int, ...]  # the buffer each of them lives in (shared when in place)
+    buffer_rows: tuple[int, ...]  # most rows each buffer holds at once
     buffer_bytes: tuple[int, ...]
     macs: int
 
@@ -142,6 +145,7 @@ def macs_per_row(graph: Graph, node: Node) -> int:
 def dag_program(graph: Graph, nodes: list[Node]) -> DagProgram:
     """The pull-driven row program of ``nodes`` (a group found by ``find_segments``)."""
     stages = [stage_of(graph, n) for n in nodes]
+    ops = {n.name: n.op for n in nodes}
     producer = {s.output: j for j, s in enumerate(stages)}
     readers: dict[str, list[int]] = {}
     for j, s in enumerate(stages):
@@ -149,10 +153,26 @@ def dag_program(graph: Graph, nodes: list[Node]) -> DagProgram:
             readers.setdefault(t, []).append(j)
     y = stages[-1].output
     buffered = tuple(s.output for s in stages if s.output != y)
+    # An element-wise stage writes over its input's rows in the same buffer.
+    buffer_of: dict[str, int] = {}
+    for j, s in enumerate(stages):
+        if s.output == y:
+            continue
+        over = None
+        if s.window is None and ops[s.name] != "Concat":
+            out = graph.tensors[s.output]
+            over = next((t for t in s.inputs if t in producer and readers[t] == [j]
+                         and graph.tensors[t].shape == out.shape
+                         and graph.tensors[t].dtype == out.dtype), None)
+        buffer_of[s.output] = buffer_of[over] if over else len(set(buffer_of.values()))
+    count = len(set(buffer_of.values()))
+    sharing: list[list[str]] = [[] for _ in range(count)]
+    for t in buffered:
+        sharing[buffer_of[t]].append(t)
     height = {s.output: graph.tensors[s.output].shape[2] for s in stages}
     done = dict.fromkeys(height, 0)  # rows computed so far
-    held: dict[str, Span] = dict.fromkeys(buffered, (0, 0))
-    most = dict.fromkeys(buffered, 0)
+    held: list[Span] = [(0, 0)] * count
+    most = [0] * count
     firings: list[list] = []  # [stage, lo, hi, before, after]
 
     def low_water(t: str) -> int:
@@ -173,10 +193,12 @@ def dag_program(graph: Graph, nodes: list[Node]) -> DagProgram:
         if s.output == y:
             before = after = None
         else:
-            before = held[s.output]
-            after = (min(max(low_water(s.output), before[0]), r), r + 1)
-            held[s.output] = after
-            most[s.output] = max(most[s.output], after[1] - after[0])
+            b = buffer_of[s.output]
+            before = held[b]
+            low = min(low_water(t) for t in sharing[b])
+            after = (min(max(low, before[0]), r), max(before[1], r + 1))
+            held[b] = after
+            most[b] = max(most[b], after[1] - after[0])
         last = firings[-1] if firings else None
         if last and last[0] == j and last[2] == r and last[4] == before and (
                 before is None or before[0] == after[0]):
@@ -187,11 +209,10 @@ def dag_program(graph: Graph, nodes: list[Node]) -> DagProgram:
     while done[y] < height[y]:
         fire(len(stages) - 1)
     macs = sum(macs_per_row(graph, nodes[j]) * (hi - lo) for j, lo, hi, _, _ in firings)
-    rows = tuple(most[t] for t in buffered)
     return DagProgram(
         tuple(stages), tuple(Firing(j, (lo, hi), b, a) for j, lo, hi, b, a in firings),
-        buffered, rows,
-        tuple(r * row_bytes(graph, t) for r, t in zip(rows, buffered, strict=True)), macs)
+        buffered, tuple(buffer_of[t] for t in buffered), tuple(most),
+        tuple(r * row_bytes(graph, ts[0]) for r, ts in zip(most, sharing, strict=True)), macs)
 
 
 def cuts(graph: Graph) -> list[tuple[int, str]]:
@@ -241,7 +262,7 @@ def dag_record(graph: Graph, program: DagProgram, buffers: list[str]) -> dict:
     firing as [stage, first row, end row, held before (lo, hi), held after (lo, hi)]
     (-1s for the whole output)."""
     stages = program.stages
-    buffer_of = dict(zip(program.tensors, buffers, strict=True))
+    buffer_of = {t: buffers[k] for t, k in zip(program.tensors, program.buffer_of, strict=True)}
     names = dict.fromkeys(t for s in stages for t in (*s.inputs, s.output))
     return {
         "tensors": {t: {"rows": graph.tensors[t].shape[2], "row_bytes": row_bytes(graph, t),

@@ -34,7 +34,7 @@ def _graph(model: onnx.ModelProto, tmp: Path):
 
 def _replay(graph, plan: dict, x: np.ndarray) -> dict[str, np.ndarray]:
     """Every tensor's values computed firing by firing, each input of a firing holding
-    only the rows its buffer holds at that moment (others NaN)."""
+    only the rows its buffer holds at that moment, written by that tensor (others NaN)."""
     values = initial_values(graph, {"x": x})
     nodes = {n.name: n for n in graph.nodes}
     for n in graph.nodes:
@@ -44,23 +44,27 @@ def _replay(graph, plan: dict, x: np.ndarray) -> dict[str, np.ndarray]:
         if group["mode"] != "dag":
             continue
         prog = group["program"]
-        held: dict[str, tuple[int, int]] = {}
+        buffer = {t: v["buffer"] for t, v in prog["tensors"].items()}
+        owner: dict[str, dict[int, str]] = {b: {} for b in buffer.values() if b}
         out: dict[str, np.ndarray] = {}
-        for stage, lo, hi, _, _, a_lo, a_hi in prog["firings"]:
+        for stage, lo, hi, _, _, a_lo, _ in prog["firings"]:
             s = prog["stages"][stage]
+            mine = buffer[s["output"]]
+            if mine:  # drop first, as the generated code does
+                owner[mine] = {r: t for r, t in owner[mine].items() if r >= a_lo}
             masked = dict(truth)
             for t in s["inputs"]:
-                if t in out:  # produced inside the group: only its held rows exist
+                if buffer.get(t):  # produced inside the group: only its held rows exist
                     part = np.full_like(truth[t], np.nan)
-                    first, end = held[t]
-                    part[:, :, first:end] = out[t][:, :, first:end]
+                    for r, who in owner[buffer[t]].items():
+                        if who == t:
+                            part[:, :, r] = out[t][:, :, r]
                     masked[t] = part
             result = run_node(graph, nodes[s["node"]], masked)[0]
             buf = out.setdefault(s["output"], np.full_like(truth[s["output"]], np.nan))
             buf[:, :, lo:hi] = result[:, :, lo:hi]
-            if a_lo >= 0:
-                buf[:, :, :a_lo] = np.nan  # dropped rows are gone
-                held[s["output"]] = (a_lo, a_hi)
+            if mine:
+                owner[mine].update(dict.fromkeys(range(lo, hi), s["output"]))
         y = prog["stages"][-1]["output"]
         values[y] = out[y]
     return values
