@@ -115,7 +115,8 @@ def test_a_residual_block_streams_below_the_chain_plan(tmp_path: Path) -> None:
     assert dag["lower_bound_bytes"] <= 4 * (32 * 16 + 8 * 32 * 16) + 4 * 4 * 4 * 8 * 16
 
 
-@pytest.mark.parametrize("breakage", ["small buffer", "missing firing", "dropped too early"])
+@pytest.mark.parametrize("breakage", ["small buffer", "missing firing", "dropped too early",
+                                      "buffers merged"])
 def test_checker_catches_a_broken_row_program(breakage: str, tmp_path: Path) -> None:
     graph = _resnetish(tmp_path)
     plan = plan_graph(graph, timings=False, fusion="dag")
@@ -129,6 +130,10 @@ def test_checker_catches_a_broken_row_program(breakage: str, tmp_path: Path) -> 
                 b["size"] -= 1
     elif breakage == "missing firing":
         del firings[len(firings) // 2]
+    elif breakage == "buffers merged":  # two tensors claim one buffer: rows get overwritten
+        tensors = group["program"]["tensors"]
+        first, second = [t for t, v in tensors.items() if v["buffer"]][:2]
+        tensors[second]["buffer"] = tensors[first]["buffer"]
     else:  # a buffered firing drops every row but its newest: a 3x3 reader loses rows
         k = next(i for i, f in enumerate(firings) if f[5] >= 0 and f[5] < f[1] and i > 4)
         firings[k][5] = firings[k][1]
