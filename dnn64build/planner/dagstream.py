@@ -5,7 +5,8 @@ A *segment* of the graph order lies between two *cuts*: positions where exactly 
 activation tensor is live (a residual block's input or output, a stem's output). A
 group is a run of segments whose nodes are all *row-wise*: output row r depends on a
 window of rows of each input (Conv, MaxPool, AveragePool) or on row r of each input
-(element-wise ops and BatchNormalization on same-height tensors, channel Concat). The
+(Add and Mul of two same-shape activations or by a per-channel constant, activations,
+channel Concat). The
 group's input X (the tensor at its first cut) and its output Y (the tensor at its last
 cut) exist whole; every other tensor of the group lives in a *row buffer* holding only
 the rows its consumers still need.
@@ -17,12 +18,13 @@ up to its newest row: a 3x3 consumer's three rows, a skip connection's rows the 
 has not reached yet, the two rows a stride-2 window advances by. Consecutive rows of
 one member are merged into one *firing*. Before a firing writes a buffer, the rows no
 longer needed are dropped (``keep``: the buffer is re-packed, compact, rows
-``[lo, hi)`` of every channel).
+``[lo, hi)`` of every channel). An element-wise stage that is the only reader of a
+buffered input of its shape and type writes over that input's rows in its buffer.
 
 plan.json records each firing (member, rows, the held range of its output buffer
 before and after), so the independent checker (planner/checker.py) can replay it:
-every input row a firing reads is held, every row is computed once, in order, and no
-buffer holds more rows than its size allows.
+every input row a firing reads is held and not yet overwritten, every row is computed
+once, in order, and no buffer holds more rows than its size allows.
 """
 
 from __future__ import annotations
