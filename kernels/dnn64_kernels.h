@@ -337,6 +337,12 @@ void dnn64_avgpool_region_s8(const dnn64_pool_geom *g, int32_t count_include_pad
 void dnn64_region_keep(uint8_t *buf, int32_t planes, int32_t row_bytes, int32_t old_rows,
                        int32_t keep_from, int32_t keep_rows, int32_t new_rows);
 
+/* Rows [lo, hi) (all columns) of a compact row buffer holding rows [held_lo, held_hi)
+ * of a tensor `width` wide: every plane's held rows back to back (a whole tensor is
+ * the buffer holding all its rows). Used by dag groups. */
+dnn64_region dnn64_rows_region(int32_t held_lo, int32_t held_hi, int32_t lo, int32_t hi,
+                               int32_t width);
+
 /* ------------------------------------------------------------------------ */
 /* Element-wise binary ops with numpy broadcasting.                         */
 /* ------------------------------------------------------------------------ */

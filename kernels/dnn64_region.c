@@ -180,3 +180,17 @@ void dnn64_region_keep(uint8_t *buf, int32_t planes, int32_t row_bytes, int32_t 
         for (c = 0; c < planes; ++c)
             dnn64__move(buf + c * new_plane, buf + c * old_plane + keep_from * row_bytes, bytes);
 }
+
+dnn64_region dnn64_rows_region(int32_t held_lo, int32_t held_hi, int32_t lo, int32_t hi,
+                               int32_t width)
+{
+    dnn64_region r;
+    r.row0 = lo;
+    r.rows = hi - lo;
+    r.col0 = 0;
+    r.cols = width;
+    r.offset = (lo - held_lo) * width;
+    r.row_stride = width;
+    r.plane_stride = (held_hi - held_lo) * width;
+    return r;
+}

@@ -27,7 +27,7 @@ from ._rom import ROM_ATTRS, declare_rom
 # tests/codegen/test_codegen_rsp.py keep them equal to the compiler's own.
 ALGORITHMS = ["auto", "greedy_by_size", "greedy_by_conflicts", "hill_climb", "best_fit", "exact"]
 SCHEDULERS = ["auto", "graph"]  # not the planner's "search": see the test
-FUSION_MODES = ["none", "stream", "patch", "auto"]
+FUSION_MODES = ["none", "stream", "patch", "dag", "auto"]
 CALIBRATION_METHODS = ["minmax", "percentile", "mse"]
 KERNELS = ["auto", "cpu", "rsp"]  # codegen's KERNEL_CHOICES
 

@@ -56,7 +56,22 @@ class Tiled:
         return sum(align_up(count * (a.nbytes // max(a.shape[0], 1))) for a in self.arrays)
 
 
-Step = Call | Tiled
+@dataclass
+class Reread:
+    """A step that reads its own weight tiles while it runs (a dag group re-reads each
+    member's tiles for every firing, dnn64build/codegen/fused_dag.py): ``tiles`` are laid
+    into the blob once, after the statically read ones, and never read by the static
+    sequence; ``render(offsets, stage)`` gets each tile's blob offset and the staging half
+    it may use (C expression); ``reads`` is how many times each tile is read per run."""
+
+    tiles: tuple[tuple[np.ndarray, ...], ...]
+    reads: tuple[int, ...]
+    render: Callable[[Sequence[int], str], str]
+    label: str = ""
+    parts: tuple[np.ndarray, ...] = ()  # nothing for the static sequence to read
+
+
+Step = Call | Tiled | Reread
 
 
 def statement(text: str) -> Call:

@@ -16,12 +16,14 @@ import numpy as np
 from dnn64build.codegen.arena import ArenaMap, PlanMismatch
 from dnn64build.codegen.cfmt import c_comment, c_float, c_string, is_identifier, wrap
 from dnn64build.codegen.fused import fused_group
+from dnn64build.codegen.fused_dag import dag_group
 from dnn64build.codegen.lowering import (
     CTYPES,
     KERNEL_CHOICES,
     Call,
     Ctx,
     Lowered,
+    Reread,
     Tiled,
     unsupported,
 )
@@ -103,15 +105,21 @@ def generate_model(graph: Graph, plan: dict[str, Any], *, symbol: str,
              for node, low in lowered]
     tiles = [Tile(call.parts, f"{node.name} {call.label}".strip())
              for node, node_calls in calls for call in node_calls if call.parts]
-    meta = _metadata(graph, arena, symbol, half, tiles)
+    # Tiles a step re-reads as it runs (dag groups) follow the statically read ones.
+    rereads = [(Tile(parts, f"{node.name} {call.label} tile {k}".strip()), times)
+               for node, node_calls in calls for call in node_calls
+               if isinstance(call, Reread)
+               for k, (parts, times) in enumerate(zip(call.tiles, call.reads, strict=True))]
+    meta = _metadata(graph, arena, symbol, half, tiles, rereads)
     meta["kernels"] = kernels
     meta["rsp_nodes"] = [node.name for node, low in lowered if low.on_rsp]
     return GeneratedModel(
         symbol=symbol,
-        c_source=_c_source(graph, symbol, lowered, calls, tiles, half),
+        c_source=_c_source(graph, symbol, lowered, calls, tiles, half,
+                           [t for t, _ in rereads]),
         header=_header(graph, symbol, meta),
-        weights_big=b"".join(t.encode(True) for t in tiles),
-        weights_little=b"".join(t.encode(False) for t in tiles),
+        weights_big=b"".join(t.encode(True) for t in [*tiles, *(t for t, _ in rereads)]),
+        weights_little=b"".join(t.encode(False) for t in [*tiles, *(t for t, _ in rereads)]),
         metadata=meta,
     )
 
@@ -170,7 +178,8 @@ def _lower(graph: Graph, plan: dict[str, Any], where: str, kernels: str = "cpu"
         ctx = Ctx(graph, arena, node, index, kernels)
         table = INT8_EMITTERS if "int8" in node.attrs else FP32_EMITTERS
         if node.op == GROUP_OP:
-            table = {GROUP_OP: fused_group}
+            table = {GROUP_OP: dag_group if node.attrs["fusion"]["mode"] == "dag"
+                     else fused_group}
         if node.op not in table:
             raise unsupported(node, "this operator" + (" in int8" if "int8" in node.attrs else ""))
         lowered.append((node, table[node.op](ctx)))
@@ -220,11 +229,12 @@ def _io(graph: Graph, arena: ArenaMap, names: list[str]) -> list[dict[str, Any]]
 
 
 def _metadata(graph: Graph, arena: ArenaMap, symbol: str, half: int,
-              tiles: list[Tile]) -> dict[str, Any]:
+              tiles: list[Tile], rereads: list[tuple[Tile, int]]) -> dict[str, Any]:
     inputs = _io(graph, arena, graph.inputs)
     for k, entry in enumerate(inputs):
         entry["asset"] = input_asset(symbol, k)
-    streamed = sum(t.nbytes for t in tiles)
+    stored = sum(t.nbytes for t in tiles) + sum(t.nbytes for t, _ in rereads)
+    streamed = sum(t.nbytes for t in tiles) + sum(t.nbytes * n for t, n in rereads)
     return {
         "symbol": symbol,
         "graph": graph.name,
@@ -233,9 +243,9 @@ def _metadata(graph: Graph, arena: ArenaMap, symbol: str, half: int,
         "staging_offset": arena.staging_offset,
         "staging_bytes": 2 * half,
         "weights_asset": weights_asset(symbol),
-        "weight_bytes": streamed,
+        "weight_bytes": stored,
         "weight_bytes_streamed": streamed,
-        "weight_tiles": len(tiles),
+        "weight_tiles": len(tiles) + len(rereads),
         "inputs": inputs,
         "outputs": _io(graph, arena, graph.outputs),
     }
@@ -287,7 +297,8 @@ def _header(graph: Graph, symbol: str, meta: dict[str, Any]) -> str:
 
 
 def _c_source(graph: Graph, symbol: str, lowered: list[tuple[Node, Lowered]],
-              calls: list[tuple[Node, list[Call]]], tiles: list[Tile], half: int) -> str:
+              calls: list[tuple[Node, list[Call | Reread]]], tiles: list[Tile], half: int,
+              rereads: list[Tile]) -> str:
     up = symbol.upper()
     out = [
         f"/* {symbol}.c - model {c_comment(graph.name)}. {GENERATED} */",
@@ -309,7 +320,7 @@ def _c_source(graph: Graph, symbol: str, lowered: list[tuple[Node, Lowered]],
             out.append(f"/* {c_comment(node.name)} ({node.op}) */")
             out += low.decls
     out += ["", f"void {symbol}_run(uint8_t *arena)", "{"]
-    if tiles:
+    if tiles or rereads:
         out += [
             wrap(f"    uint8_t *const stage[2] = {{arena + {up}_STAGING_OFFSET, "
                  f"arena + {up}_STAGING_OFFSET + {half}u}};"),
@@ -320,7 +331,8 @@ def _c_source(graph: Graph, symbol: str, lowered: list[tuple[Node, Lowered]],
         ]
     else:
         out.append("    (void)arena; /* keeps -Wunused quiet for a model without nodes */")
-    offsets = np.cumsum([0] + [t.nbytes for t in tiles]).tolist()
+    offsets = np.cumsum([0] + [t.nbytes for t in [*tiles, *rereads]]).tolist()
+    next_reread = len(tiles)
 
     def read(t: int, call: str) -> list[str]:
         what = "tile" if call == "dnn64_asset_read" else "prefetch tile"
@@ -340,6 +352,12 @@ def _c_source(graph: Graph, symbol: str, lowered: list[tuple[Node, Lowered]],
         if low.note:
             out.append(f"    /* {low.note} */")
         for call in node_calls:
+            if isinstance(call, Reread):
+                # The next static tile may already sit in stage[t % 2]: use the other half.
+                first, next_reread = next_reread, next_reread + len(call.tiles)
+                text = call.render(offsets[first:next_reread], f"stage[{(t + 1) % 2}]")
+                out += [wrap("    " + line) for line in text.splitlines()]
+                continue
             pointers: list[str] = []
             prefetching = bool(call.parts) and t + 1 < len(tiles)
             if call.parts:

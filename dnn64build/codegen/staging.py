@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dnn64build.codegen.arena import align_up
-from dnn64build.codegen.lowering import Call, Step, Tiled, part_bytes
+from dnn64build.codegen.lowering import Call, Reread, Step, Tiled, part_bytes
 from dnn64build.errors import UserError
 
 # Default cap on the whole staging area (both halves) when no size is given; a
@@ -51,12 +51,23 @@ class Tile:
         return bytes(out)
 
 
+def _need(step: Step) -> int:
+    """The bytes of a step's largest tile that must fit one half as it is."""
+    if isinstance(step, Tiled):
+        return step.tile_bytes(1)
+    if isinstance(step, Reread):
+        return max((part_bytes(t) for t in step.tiles), default=0)
+    return part_bytes(step.parts)
+
+
 def half_bytes(steps: Sequence[Step], staging_bytes: int | None, where: str) -> int:
     """Bytes of one staging half: from ``staging_bytes`` if given, else the default."""
     if staging_bytes is None:
         need = 0
         for step in steps:
-            if isinstance(step, Tiled):
+            if isinstance(step, Reread):
+                need = max(need, _need(step))
+            elif isinstance(step, Tiled):
                 full, one = step.tile_bytes(step.rows), step.tile_bytes(1)
                 need = max(need, min(full, max(DEFAULT_STAGING_CAP // 2, one)))
             else:
@@ -66,7 +77,7 @@ def half_bytes(steps: Sequence[Step], staging_bytes: int | None, where: str) -> 
         raise UserError(f"staging_bytes must not be negative, got {staging_bytes}", where=where)
     half = staging_bytes // 2 // 16 * 16
     for step in steps:
-        need = step.tile_bytes(1) if isinstance(step, Tiled) else part_bytes(step.parts)
+        need = _need(step)
         if need > half:
             raise UserError(
                 f"a staging area of {staging_bytes} bytes is too small: a weight tile needs "
@@ -92,9 +103,9 @@ def tile_counts(step: Tiled, half: int) -> list[tuple[int, int]]:
     return [(begin, min(count, rows - begin)) for begin in range(0, rows, count)]
 
 
-def expand(step: Step, half: int) -> list[Call]:
+def expand(step: Step, half: int) -> list[Call | Reread]:
     """The kernel calls of one step, a tiled layer split to fit ``half``."""
-    if isinstance(step, Call):
+    if isinstance(step, Call | Reread):
         return [step]
     calls = []
     for begin, count in tile_counts(step, half):

@@ -19,7 +19,7 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Violation:
-    kind: str  # malformed | alias | misaligned | lifetime | arena | overlap | bound
+    kind: str  # malformed | alias | misaligned | lifetime | arena | overlap | bound | rows
     message: str
 
     def __str__(self) -> str:
@@ -77,6 +77,9 @@ def find_violations(plan: Mapping[str, Any]) -> list[Violation]:
                     "lifetime", f"{b['name']}: last step {b['last']} is past the schedule"
                 ))
     out += _overlaps(buffers, by_name)
+    for group in (plan.get("fusion") or {}).get("groups", []):
+        if isinstance(group, Mapping) and "program" in group:
+            out += _row_program(str(group.get("name")), group["program"], by_name)
     if "lower_bound_bytes" in plan:
         out += _bound(plan["lower_bound_bytes"], buffers, arena)
     return out
@@ -156,6 +159,77 @@ def _overlaps(buffers: Sequence[Mapping], by_name: Mapping[str, Mapping]) -> lis
                     f"{max(a['first'], b['first'])}",
                 ))
     return out
+
+
+def _window(window: Sequence[int] | None, lo: int, hi: int, rows_in: int) -> range:
+    """Input rows that output rows [lo, hi) of a window [kernel, stride, pad, dilation]
+    touch inside the tensor, listed tap by tap (element-wise: the same rows)."""
+    if window is None:
+        return range(lo, hi)
+    kernel, stride, pad, dil = window
+    taps = [o * stride - pad + k * dil for o in range(lo, hi) for k in range(kernel)]
+    inside = [t for t in taps if 0 <= t < rows_in]
+    return range(min(inside), max(inside) + 1) if inside else range(0)
+
+
+def _row_program(name: str, program: Mapping, by_name: Mapping[str, Mapping]
+                 ) -> list[Violation]:
+    """Replay a dag group's firings (planner/dagstream.py records them). Each buffer holds
+    a contiguous run of rows; each row slot remembers which tensor wrote it last
+    (element-wise stages may write over their input in the same buffer). A firing first
+    drops rows at the start of its output buffer, then reads, then writes: every row it
+    reads must be held and written by that tensor (not yet overwritten), every row is
+    computed once and in order, and no buffer holds more rows than its size allows."""
+    try:
+        tensors, stages, firings = program["tensors"], program["stages"], program["firings"]
+        made = {s["output"]: k for k, s in enumerate(stages)}
+        done = dict.fromkeys(made, 0)
+        held: dict[str, tuple[int, int]] = {}
+        owner: dict[str, dict[int, str]] = {}
+        for t in made:
+            if tensors[t]["buffer"] is not None:
+                held[tensors[t]["buffer"]] = (0, 0)
+                owner[tensors[t]["buffer"]] = {}
+        for f in firings:
+            stage, lo, hi, b_lo, b_hi, a_lo, a_hi = f
+            s = stages[stage]
+            out = s["output"]
+            buf = tensors[out]["buffer"]
+            where = f"group {name}: firing {f} of {s['node']}"
+            if lo != done[out] or hi <= lo or hi > tensors[out]["rows"]:
+                return [Violation("rows", f"{where}: rows [{lo}, {hi}) are not the next ones "
+                                          f"of {out!r} ({done[out]} done)")]
+            if buf is not None:
+                if (b_lo, b_hi) != held[buf] or not b_lo <= a_lo <= lo or \
+                        a_hi != max(b_hi, hi):
+                    return [Violation("rows", f"{where}: buffer {buf} holds {held[buf]}, the "
+                                              f"firing claims {(b_lo, b_hi)} -> {(a_lo, a_hi)}")]
+                need_bytes = (a_hi - a_lo) * tensors[out]["row_bytes"]
+                if buf not in by_name or by_name[buf]["size"] < need_bytes:
+                    return [Violation("rows", f"{where}: holds {a_hi - a_lo} rows of {out!r} "
+                                              f"({need_bytes} bytes) in a smaller buffer")]
+                held[buf] = (a_lo, a_hi)
+                owner[buf] = {r: t for r, t in owner[buf].items() if r >= a_lo}
+            for t in s["inputs"]:
+                rows = _window(s["window"], lo, hi, tensors[t]["rows"])
+                src = tensors[t]["buffer"] if t in made else None
+                if t in made and rows and rows[-1] >= done[t]:
+                    return [Violation("rows", f"{where}: reads row {rows[-1]} of {t!r}, "
+                                              "not computed yet")]
+                lost = [r for r in rows if src is not None and owner[src].get(r) != t]
+                if lost:
+                    return [Violation("rows", f"{where}: reads row {lost[0]} of {t!r}, which "
+                                              f"buffer {src} no longer holds")]
+            if buf is not None:
+                owner[buf].update(dict.fromkeys(range(lo, hi), out))
+            done[out] = hi
+        short = [t for t in made if done[t] != tensors[t]["rows"]]
+        if short:
+            return [Violation("rows", f"group {name}: {short[0]!r} has {done[short[0]]} of "
+                                      f"{tensors[short[0]]['rows']} rows computed")]
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        return [Violation("malformed", f"group {name}: unreadable row program ({exc!r})")]
+    return []
 
 
 def _bound(claimed: object, buffers: Sequence[Mapping], arena: int) -> list[Violation]:

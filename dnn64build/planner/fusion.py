@@ -9,8 +9,11 @@ patch by patch, and rewrite the graph so that each group is one node.
   at a time, each the one that lowers the peak live bytes most, while the
   extra MACs stay within ``MAX_EXTRA_MACS`` of the model's; what is left of
   every chain is streamed;
+- ``dag``: whole sub-DAGs between single-tensor cuts (residual blocks, dense
+  blocks) row-streamed (planner/dagstream.py), no extra MACs, each member's weights
+  re-read for every firing;
 - ``auto``: ``stream``; then, only when the model does not fit its memory that
-  way, ``patch``.
+  way, ``dag``; then, if that does not fit either, ``patch``.
 
 A chain is a run of Conv / MaxPool / AveragePool nodes (batch 1, NCHW) where
 each intermediate is read only by the next node and is no graph output. A
@@ -36,6 +39,16 @@ import numpy as np
 
 from dnn64build.errors import UserError
 from dnn64build.ir.graph import Graph, Node, Tensor
+from dnn64build.planner.dagstream import (
+    DagProgram,
+    cuts,
+    dag_program,
+    dag_record,
+    find_segments,
+    group_live_bytes,
+    macs_per_row,
+    step_live_bytes,
+)
 from dnn64build.planner.regions import (
     Axis,
     Member,
@@ -46,13 +59,14 @@ from dnn64build.planner.regions import (
 )
 from dnn64build.planner.schedule import Dag, Op
 
-FUSION_MODES = ("none", "stream", "patch", "auto")
+FUSION_MODES = ("none", "stream", "patch", "dag", "auto")
 GROUP_OP = "FusedGroup"
 SPATIAL_OPS = ("Conv", "MaxPool", "AveragePool")
 MAX_EXTRA_MACS = 0.15  # patch groups may add at most this fraction of the model's MACs
 GRIDS = tuple((n, n) for n in range(2, 9))
 # Weights one group may stage at once (one staging half), unless staging_bytes says less.
 GROUP_WEIGHT_CAP = 128 * 1024
+MAX_DAG_SEGMENTS = 16  # longest run of segments one dag group may span
 
 
 @dataclass(frozen=True)
@@ -60,7 +74,7 @@ class Group:
     """A fused group as plan.json records it."""
 
     nodes: tuple[str, ...]
-    mode: str  # "stream" | "patch"
+    mode: str  # "stream" | "patch" | "dag" (planner/dagstream.py)
     grid: tuple[int, int] = (1, 1)  # patch: rows x columns of tiles of Y
     band_rows: int = 1  # stream: output rows per band
 
@@ -173,12 +187,24 @@ def nodes_by_name(graph: Graph) -> dict[str, Node]:
     return nodes
 
 
-def program_of(graph: Graph, group: Group) -> Program:
+def program_of(graph: Graph, group: Group) -> Program | DagProgram:
     nodes = nodes_by_name(graph)
+    if group.mode == "dag":
+        return dag_program(graph, [nodes[name] for name in group.nodes])
     members = [member_of(graph, nodes[name]) for name in group.nodes]
     if group.mode == "stream":
         return stream_program(members, group.band_rows)
     return patch_program(members, group.grid)
+
+
+def group_io(graph: Graph, members: list[Node]) -> tuple[list[str], str]:
+    """A group's whole input tensors (read by members, produced by none) and its output."""
+    made = {m.outputs[0] for m in members}
+    inputs: list[str] = []
+    for m in members:
+        inputs += [t for t in m.inputs
+                   if t and t not in made and not graph.is_constant(t) and t not in inputs]
+    return inputs, members[-1].outputs[0]
 
 
 def group_name(group: Group) -> str:
@@ -247,8 +273,8 @@ def apply_groups(graph: Graph, groups: list[Group]) -> Graph:
         for name, size in zip(buffers, program.buffer_bytes, strict=True):
             out.tensors[name] = Tensor([max(size, 1)], "int8", "activation")
         consts = [t for m in members for t in m.inputs[1:] if t and out.is_constant(t)]
-        node = Node(group_name(group), GROUP_OP, [members[0].inputs[0], *consts],
-                    [members[-1].outputs[0], *buffers],
+        xs, y = group_io(out, members)
+        node = Node(group_name(group), GROUP_OP, [*xs, *consts], [y, *buffers],
                     {"fusion": group.record(), "members": members})
         first[members[0].name] = node
     dropped = {name for g in groups for name in g.nodes}
@@ -268,6 +294,8 @@ def fusion_record(graph: Graph, mode: str, groups: list[Group]) -> dict[str, Any
         rec["tiles"] = len(program.steps)
         rec["extra_macs"] = extra_macs(graph, [group])
         rec["weight_bytes"] = group_weight_bytes(graph, group)
+        if isinstance(program, DagProgram):
+            rec["program"] = dag_record(graph, program, rec["buffers"])
         records.append(rec)
     return {"mode": mode, "groups": records, "model_macs": model_macs(graph),
             "extra_macs": sum(r["extra_macs"] for r in records)}
@@ -296,6 +324,12 @@ def extra_macs(graph: Graph, groups: list[Group]) -> int:
     nodes = {n.name: n for n in graph.nodes}
     extra = 0
     for group in groups:
+        if group.mode == "dag":
+            program = program_of(graph, group)
+            extra += program.macs - sum(macs_per_row(graph, nodes[n]) *
+                                        graph.tensors[nodes[n].outputs[0]].shape[2]
+                                        for n in group.nodes)
+            continue
         members = [member_of(graph, nodes[name]) for name in group.nodes]
         extra += program_of(graph, group).macs - unfused_macs(members)
     return extra
@@ -334,6 +368,17 @@ def choose_groups(graph: Graph, mode: str, *, peak: Callable[[list[Group]], int]
     chains, reasons = find_chains(graph)
     chains, heavy = split_by_weights(graph, chains, weight_cap)
     reasons += heavy
+    if mode == "dag":
+        return _dag_choice(graph, chains, peak, bound or peak)
+    if mode == "auto":
+        picked = (_cheapest_stream(graph, chains, peak, bound or peak, staging_bytes)
+                  if chains else [])
+        if fits is None or fits(picked):
+            return Choice(picked, [] if chains else reasons[:5])
+        if find_segments(graph)[0]:  # no extra MACs, but weights re-read for every firing
+            dag = _dag_choice(graph, chains, peak, bound or peak)
+            if dag.groups and fits(dag.groups):
+                return Choice(dag.groups, ["streamed chains do not fit: dag groups"])
     if not chains:
         if mode != "auto":
             raise refuse(mode, graph, reasons)
@@ -341,10 +386,6 @@ def choose_groups(graph: Graph, mode: str, *, peak: Callable[[list[Group]], int]
     streamed = _with_stream(chains, [])
     if mode == "stream":
         return Choice(streamed, [])
-    if mode == "auto":
-        picked = _cheapest_stream(graph, chains, peak, bound or peak, staging_bytes)
-        if fits is None or fits(picked):
-            return Choice(picked, [])
     limit = MAX_EXTRA_MACS * model_macs(graph)
     programs: dict[Group, int] = {}
 
@@ -362,6 +403,48 @@ def choose_groups(graph: Graph, mode: str, *, peak: Callable[[list[Group]], int]
         notes.append(f"no patch group lowers the peak of {peak(streamed)} bytes within "
                      f"{MAX_EXTRA_MACS:.0%} extra MACs: chains are streamed only")
     return Choice(_with_stream(chains, patches), notes)
+
+
+def _dag_choice(graph: Graph, chains: list[list[Node]], peak: Callable[[list[Group]], int],
+                bound: Callable[[list[Group]], int]) -> Choice:
+    """``dag`` groups: a dynamic programme over the cuts (dagstream.cuts) of the graph
+    order. At a cut only one tensor is live, so the peak is the largest of the peaks
+    between consecutive chosen cuts: of a dag group (X + Y + its buffers) over a run of
+    row-wise segments (at most ``MAX_DAG_SEGMENTS``), or of the unfused nodes. The
+    programme minimises the peak, then the nodes fused; the result is the better (by
+    ``bound``) of those groups alone and with every chain they leave out streamed."""
+    found, why_not = find_segments(graph)
+    segments = set(found)
+    if not segments:
+        raise refuse("dag", graph, why_not or ["no node lies between two single-tensor "
+                                               "cuts (every tensor is read far ahead)"])
+    at = [k for k, _ in cuts(graph)]
+    live = step_live_bytes(graph)
+    nodes = graph.nodes
+    # best[i]: (peak, fused nodes, groups) of the graph up to cut i
+    best: list[tuple[int, int, list[Group]]] = [(0, 0, [])]
+    for i in range(1, len(at)):
+        options = [(max(best[i - 1][0], max(live[at[i - 1]:at[i]], default=0)),
+                    best[i - 1][1], best[i - 1][2])]
+        for j in range(i - 1, max(i - 1 - MAX_DAG_SEGMENTS, -1), -1):
+            if (at[j], at[j + 1]) not in segments:
+                break
+            members = nodes[at[j]:at[i]]
+            if len(members) < 2:
+                continue
+            floor = max(best[j][0], group_live_bytes(graph, members, None))
+            if floor > min(o[0] for o in options):
+                continue  # X and Y alone already cost more than a known option
+            group = Group(tuple(n.name for n in members), "dag")
+            cost = group_live_bytes(graph, members, dag_program(graph, members))
+            options.append((max(best[j][0], cost), best[j][1] + len(members),
+                            [*best[j][2], group]))
+        best.append(min(options, key=lambda o: o[:2]))
+    chosen = best[-1][2]
+    if not chosen:
+        return Choice([], [f"no dag group lowers the peak of {peak([])} bytes"])
+    return Choice(min([chosen, _with_stream(chains, chosen)], key=lambda gs: (bound(gs), len(gs))),
+                  [])
 
 
 def _cheapest_stream(graph: Graph, chains: list[list[Node]], peak: Callable[[list[Group]], int],
@@ -454,7 +537,10 @@ def fuse_dag(dag: Dag, graph: Graph, groups: list[Group],
                                                              strict=True)}
             buffers = cache[group]
             sizes.update(buffers)
-            fused.append(Op(group_name(group), (op.inputs[0],),
+            made = {t for n in group.nodes for t in ops[n].outputs}
+            xs = tuple(dict.fromkeys(t for n in group.nodes for t in ops[n].inputs
+                                     if t not in made and t in sizes))
+            fused.append(Op(group_name(group), xs,
                             (ops[group.nodes[-1]].outputs[0], *buffers)))
     return Dag(tuple(fused), sizes, dag.inputs, dag.outputs)
 

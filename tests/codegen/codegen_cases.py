@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
 
 from dnn64build.codegen import GeneratedModel, generate_model
@@ -15,6 +16,8 @@ from dnn64build.frontend import import_onnx
 from dnn64build.ir.graph import Graph
 from dnn64build.passes import optimize
 from dnn64build.planner.dagplan import PlanParams
+from dnn64build.planner.dagstream import find_segments
+from dnn64build.planner.fusion import Group
 from dnn64build.planner.graph_plan import plan_graph
 from tools.zoo.compare import run_onnxruntime, scaled_error
 
@@ -93,3 +96,66 @@ def errors_vs_onnxruntime(cases: Sequence[Case], workdir: Path, runtime_cache: P
         actual = result.outputs[model.symbol]
         errors[case.name] = max(scaled_error(expected[n], actual[n]) for n in graph.outputs)
     return errors
+
+
+@st.composite
+def dags(draw: st.DrawFn) -> tuple[onnx.ModelProto, list[int]]:
+    """A stem conv, then 1-3 blocks: a residual block (3x3 conv, relu, conv, Add with the
+    skip or with a 1x1 stride-2 downsample, relu), a concat block (two conv branches), a
+    max pool or a per-channel affine (Mul, Add by constants) and relu."""
+    c, h, w = draw(st.integers(1, 3)), draw(st.integers(6, 17)), draw(st.integers(3, 11))
+    inits: dict[str, np.ndarray] = {}
+    nodes: list[onnx.NodeProto] = []
+    count = 0
+
+    def conv(x: str, c_in: int, c_out: int, k: int, s: int) -> str:
+        nonlocal count
+        count += 1
+        y = f"t{count}"
+        inits[f"w{count}"] = rand(c_out, c_in, k, k, seed=count)
+        inits[f"b{count}"] = rand(c_out, seed=100 + count)
+        nodes.append(node("Conv", [x, f"w{count}", f"b{count}"], [y], kernel_shape=[k, k],
+                          strides=[s, s], pads=[k // 2] * 4))
+        return y
+
+    def op(kind: str, inputs: list[str], **attrs) -> str:
+        nonlocal count
+        count += 1
+        nodes.append(node(kind, inputs, [f"t{count}"], **attrs))
+        return f"t{count}"
+
+    x = op("Relu", [conv("x", c, 2, 3, draw(st.integers(1, 2)))])
+    ch = 2
+    for _ in range(draw(st.integers(1, 3))):
+        kind = draw(st.sampled_from(["residual", "residual", "concat", "pool", "affine"]))
+        if kind == "residual":
+            stride = draw(st.integers(1, 2))
+            out = draw(st.integers(1, 3)) if stride == 2 else ch
+            branch = conv(op("Relu", [conv(x, ch, out, 3, stride)]), out, out, 3, 1)
+            skip = x if stride == 1 else conv(x, ch, out, 1, 2)
+            x, ch = op("Relu", [op("Add", [branch, skip])]), out
+        elif kind == "concat":
+            a, b = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+            x, ch = op("Concat", [conv(x, ch, a, 1, 1), conv(x, ch, b, 3, 1)], axis=1), a + b
+        elif kind == "pool":
+            x = op("MaxPool", [x], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+        else:  # a BatchNormalization as the optimizer leaves it after a non-Conv
+            inits[f"s{count}"] = rand(1, ch, 1, 1, seed=200 + count)
+            inits[f"h{count}"] = rand(1, ch, 1, 1, seed=300 + count)
+            scale, shift = f"s{count}", f"h{count}"
+            x = op("Relu", [op("Add", [op("Mul", [x, scale]), shift])])
+    y = op("Relu", [conv(x, ch, 2, 3, 1)])
+    for k, n in enumerate(nodes):
+        n.name = f"n{k}"
+    return onnx_model(nodes, {"x": [1, c, h, w]}, [y], inits), [c, h, w]
+
+
+def widest_dag_groups(graph) -> list[Group]:
+    """One dag group per maximal run of consecutive segments (two nodes or more)."""
+    runs: list[list[int]] = []
+    for a, b in find_segments(graph)[0]:
+        if runs and runs[-1][1] == a:
+            runs[-1][1] = b
+        else:
+            runs.append([a, b])
+    return [Group(tuple(n.name for n in graph.nodes[a:b]), "dag") for a, b in runs if b - a > 1]

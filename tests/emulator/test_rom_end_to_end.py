@@ -53,6 +53,13 @@ def cnn_workspace(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
             src: cnn.onnx
             quantize: {mode: int8, calibration: calib.npz}
             planner: {fusion: patch}
+          # Dag groups: row-streamed between single-tensor cuts, weights re-read per firing.
+          - {rule: n64_model, name: cnn_dag, src: cnn.onnx, planner: {fusion: dag}}
+          - rule: n64_model
+            name: cnn_dag_int8
+            src: cnn.onnx
+            quantize: {mode: int8, calibration: calib.npz}
+            planner: {fusion: dag}
         """)
     return ws
 
@@ -60,7 +67,8 @@ def cnn_workspace(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
 @pytest.mark.parametrize(
     "target", ["//models:cnn_int8", "//models:cnn_fp32", "//models:cnn_tiled",
                "//models:cnn_stream", "//models:cnn_stream_int8", "//models:cnn_patch",
-               "//models:cnn_patch_int8", "//:bundle"])
+               "//models:cnn_patch_int8", "//models:cnn_dag", "//models:cnn_dag_int8",
+               "//:bundle"])
 def test_rom_outputs_equal_the_host_build(cnn_workspace: Workspace, target: str) -> None:
     rom, stdout = run_outputs(cnn_workspace, target, "emulator")
     host, _ = run_outputs(cnn_workspace, target, "host")
@@ -85,6 +93,12 @@ def test_rom_outputs_equal_the_host_build(cnn_workspace: Workspace, target: str)
         assert ("patch" in modes) if "patch" in target else (modes == {"stream"})
         source = cnn_workspace.root / f"dnn64-out/bin/models/{name}/codegen/m_models_{name}.c"
         assert source.read_text().count("dnn64_conv_region_") == 2
+    if "dag" in target:
+        name = target.split(":")[1]
+        plan = json.loads(cnn_workspace.run("plan", target, "--json").stdout)
+        assert "dag" in {g["mode"] for g in plan["fusion"]["groups"]}
+        source = cnn_workspace.root / f"dnn64-out/bin/models/{name}/codegen/m_models_{name}.c"
+        assert "dnn64_rows_region(" in source.read_text()
 
 
 def test_the_bundle_shares_one_arena_sized_for_the_larger_model(cnn_workspace: Workspace) -> None:
@@ -136,9 +150,13 @@ def test_a_user_ipl3_goes_into_the_rom(cnn_workspace: Workspace) -> None:
 
 
 @pytest.mark.slow
-def test_resnet18_fp32_fits_4mib_streamed_and_matches_onnxruntime(tmp_path: Path) -> None:
+@pytest.mark.parametrize("fusion", ["auto", "dag"])
+def test_resnet18_fp32_fits_4mib_streamed_and_matches_onnxruntime(tmp_path: Path,
+                                                                  fusion: str) -> None:
     """The operator bound of ResNet-18 fp32 at 224x224 (4,014,080 bytes) does not fit a
-    stock console; with the stem row-streamed (fusion auto, the default) it does."""
+    stock console; with the stem row-streamed (fusion auto, the default) it does, and with
+    the stem and the first residual blocks row-streamed as one dag group (fusion dag, the
+    weights re-read for every firing) the arena is far smaller still."""
     from tools.zoo.compare import run_onnxruntime, scaled_error
 
     ws = Workspace(tmp_path / "ws")
@@ -151,15 +169,19 @@ def test_resnet18_fp32_fits_4mib_streamed_and_matches_onnxruntime(tmp_path: Path
     (ws.root / "models").mkdir()
     model = zoo_model("resnet18")
     onnx.save(model, ws.root / "models" / "resnet18.onnx")
-    ws.write("models/BUILD.yaml", """\
+    ws.write("models/BUILD.yaml", f"""\
         targets:
-          - {rule: n64_model, name: resnet18, src: resnet18.onnx, memory: 4MiB}
+          - {{rule: n64_model, name: resnet18, src: resnet18.onnx, memory: 4MiB,
+              planner: {{fusion: {fusion}}}}}
         """)
     x = np.random.default_rng(0).standard_normal((1, 1, 3, 224, 224)).astype(np.float32)
     np.savez(ws.root / "in.npz", input=x)
     plan = json.loads(ws.run("plan", "//models:resnet18", "--json").stdout)
     assert plan["op_bound_bytes"] == 4014080 and plan["arena_bytes"] < 4014080
-    assert any(g["mode"] == "stream" for g in plan["fusion"]["groups"])
+    modes = {g["mode"] for g in plan["fusion"]["groups"]}
+    assert modes == ({"dag"} if fusion == "dag" else {"stream"})
+    if fusion == "dag":  # the whole stem, layer1 and layer2.0: no 56x56x64 tensor exists
+        assert plan["arena_bytes"] < 1_500_000
     rom, _ = run_outputs(ws, "//models:resnet18", "emulator")
     expected = run_onnxruntime(model, {"input": x[0]})
     for name, value in expected.items():

@@ -78,6 +78,7 @@ SETTINGS: dict[str, Callable[[], dict]] = {
     "default": default_setting,  # fusion: auto (docs/planner.md, "Fused groups")
     "no fusion": lambda: {**default_setting(), "fusion": "none"},
     "patch": lambda: {**default_setting(), "fusion": "patch"},
+    "dag": lambda: {**default_setting(), "fusion": "dag"},  # what auto picks when it must
 }
 
 

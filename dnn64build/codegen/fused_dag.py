@@ -1,0 +1,300 @@
+"""The emitter of a dag group (``FusedGroup`` of mode ``dag``, planner/dagstream.py).
+
+The group is one scheduled step: a static table of its firings (stage, rows, the held
+rows of the stage's output buffer before and after) and a loop that runs them in order.
+Each buffer is a compact row buffer (every channel's held rows back to back; an
+element-wise stage writes over its input's rows in the input's buffer); ``held[k]``
+tracks the rows buffer k holds. A firing first drops the rows its output
+buffer no longer needs (``dnn64_region_keep``), then computes its rows:
+
+- Conv / MaxPool / AveragePool: the region kernels (kernels/dnn64_region.c), reading
+  the whole held range of the input (or the whole group input X);
+- Add, Mul (of two activations, or an activation and a per-channel constant: a
+  BatchNormalization), activations, Concat: per channel, on the contiguous rows of
+  each plane, with the whole-tensor kernels.
+
+Weights are re-read from the cartridge for every firing, in output-channel tiles of at
+most ``TILE_BYTES`` (a ``Reread`` step), so a group needs one small staging half however
+many weights its members have; the blob holds each tile once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from dnn64build.codegen.cfmt import c_call, c_int, c_ints
+from dnn64build.codegen.common import conv_geom, conv_rows, pool_geom
+from dnn64build.codegen.fused import MemberCtx
+from dnn64build.codegen.lowering import (
+    CTYPES,
+    MACROS,
+    Ctx,
+    Lowered,
+    Reread,
+    part_bytes,
+    unsupported,
+)
+from dnn64build.codegen.ops_fp32 import _ACT_OPS, _bias, _fused_act, act_decl
+from dnn64build.codegen.ops_int8 import _ELTWISE, _channel_params, _q8_out, _table
+from dnn64build.codegen.staging import DEFAULT_STAGING_CAP
+from dnn64build.ir.graph import Node
+from dnn64build.planner.dagstream import DagProgram, row_refusal
+from dnn64build.planner.fusion import Group, buffer_names, group_io, program_of
+
+TILE_BYTES = DEFAULT_STAGING_CAP // 2  # the most weight bytes one firing reads at once
+
+# (tile offsets in the blob, staging half) -> C statements of one firing of a stage
+StageText = Callable[[Sequence[int], str], str]
+
+
+def dag_group(ctx: Ctx) -> Lowered:
+    node = ctx.node
+    group = Group.from_record(node.attrs["fusion"])
+    members: list[Node] = node.attrs["members"]
+    for m in members:
+        why = row_refusal(ctx.graph, m)
+        if why:
+            raise unsupported(m, f"streaming it row by row ({why})")
+    program = program_of(ctx.graph, group)
+    assert isinstance(program, DagProgram)
+    buffers = buffer_names(group, len(program.buffer_bytes))
+    xs, y = group_io(ctx.graph, members)
+    ctx.require_disjoint(y, *xs)
+    low = Lowered(note=f"dag group of {len(members)} nodes, {len(program.firings)} firings, "
+                       f"row buffers: {', '.join(str(r) for r in program.buffer_rows)} rows")
+    fire = ctx.sym("fire")
+    low.decls.append("/* per firing: stage, first row, end row, output buffer rows held "
+                     "before (lo, hi) and after (lo, hi) */")
+    rows = [[f.stage, *f.rows, *(f.before or (0, 0)), *(f.after or (0, 0))]
+            for f in program.firings]
+    low.decls.append(f"static const int16_t {fire}[{len(rows)}][7] = {{\n" +
+                     ",\n".join(f"    {c_ints(r)}" for r in rows) + "\n};")
+    slot = dict(zip(program.tensors, program.buffer_of, strict=True))
+    layout = _Layout(ctx, slot, buffers)
+    tiles: list[tuple[np.ndarray, ...]] = []
+    reads: list[int] = []
+    cases: list[tuple[int, int, StageText]] = []  # first tile, tile count, text
+    firings_of = [sum(f.stage == j for f in program.firings) for j in range(len(members))]
+    for j, m in enumerate(members):
+        mctx = MemberCtx(ctx.graph, ctx.arena, m, ctx.index, member=j)
+        mine, text = _stage(mctx, low, m, layout)
+        cases.append((len(tiles), len(mine), text))
+        tiles += mine
+        reads += [firings_of[j]] * len(mine)
+
+    def render(offsets: Sequence[int], stage: str) -> str:
+        k = max(len(program.buffer_bytes), 1)
+        lines = ["{", f"    int32_t held[{k}][2] = {{{{0, 0}}}};", "    int32_t i, c;",
+                 "    dnn64_region xr, yr;", "    dnn64_bcast bc;",
+                 "    (void)c; (void)xr; (void)yr; (void)bc;",
+                 f"    for (i = 0; i < {len(rows)}; ++i) {{",
+                 f"        const int16_t *f = {fire}[i];", "        switch (f[0]) {"]
+        for j, (first, count, text) in enumerate(cases):
+            body = _keep(layout, members[j]) + text(offsets[first:first + count], stage)
+            lines += [f"        case {j}: {{"]
+            lines += ["            " + line for line in body.splitlines()]
+            lines += ["            break;", "        }"]
+        lines += ["        default:", "            break;", "        }", "    }", "}"]
+        return "\n".join(lines)
+
+    low.steps.append(Reread(tuple(tiles), tuple(reads), render, "dag group weights"))
+    return low
+
+
+class _Layout:
+    """Where each tensor of the group lives and which rows it holds, as C expressions."""
+
+    def __init__(self, ctx: Ctx, slot: dict[str, int], buffers: list[str]) -> None:
+        self.ctx, self.slot, self.buffers = ctx, slot, buffers
+
+    def ptr(self, t: str) -> str:
+        dtype = self.ctx.dtype(t)
+        if t in self.slot:
+            return f"{MACROS[dtype]}({self.ctx.arena.offset(self.buffers[self.slot[t]])}u)"
+        return self.ctx.ptr(t)
+
+    def held(self, t: str) -> tuple[str, str]:
+        if t in self.slot:
+            return f"held[{self.slot[t]}][0]", f"held[{self.slot[t]}][1]"
+        return "0", str(self.ctx.shape(t)[2])
+
+    def region(self, t: str, lo: str | None = None, hi: str | None = None) -> str:
+        """dnn64_rows_region of rows [lo, hi) of t (default: every row it holds)."""
+        h_lo, h_hi = self.held(t)
+        return c_call("dnn64_rows_region", h_lo, h_hi, lo or h_lo, hi or h_hi,
+                      self.ctx.shape(t)[3])[:-1]
+
+
+def _keep(layout: _Layout, m: Node) -> str:
+    """Drop the rows of the output buffer no longer needed, as the firing says."""
+    t = m.outputs[0]
+    if t not in layout.slot:
+        return ""
+    k = layout.slot[t]
+    _, c, _, w = layout.ctx.shape(t)
+    size = np.dtype(layout.ctx.dtype(t)).itemsize
+    buf = f"ARENA_S8({layout.ctx.arena.offset(layout.buffers[k])}u)"
+    return ("{\n    const int32_t kept = f[5] > f[3] ? f[5] : f[3];\n    " +
+            c_call("dnn64_region_keep", f"(uint8_t *){buf}", c, w * size, "f[4] - f[3]",
+                   "kept - f[3]", "f[4] - kept", "f[6] - f[5]") +
+            f"\n}}\nheld[{k}][0] = f[5];\nheld[{k}][1] = f[6];\n")
+
+
+def _read(offset: int, parts: tuple[np.ndarray, ...], stage: str) -> str:
+    return f"dnn64_asset_read({stage}, weights.offset + {offset}u, {part_bytes(parts)}u);\n"
+
+
+def _staged(parts: tuple[np.ndarray, ...], stage: str) -> list[str]:
+    """C pointers of each part of a tile read into ``stage``."""
+    out, at = [], 0
+    for part in parts:
+        out.append(f"(const {CTYPES[str(part.dtype)]} *)({stage} + {at}u)")
+        at += part_bytes([part])
+    return out
+
+
+def _channel_tiles(arrays: tuple[np.ndarray, ...]) -> list[tuple[int, int]]:
+    """(first channel, count) of tiles of at most TILE_BYTES (one channel if bigger)."""
+    per = sum(a.nbytes // max(a.shape[0], 1) for a in arrays)
+    count = max(1, TILE_BYTES // max(per + 16 * len(arrays), 1))
+    rows = arrays[0].shape[0]
+    return [(b, min(count, rows - b)) for b in range(0, rows, count)]
+
+
+def _stage(ctx: MemberCtx, low: Lowered, node: Node, layout: _Layout
+           ) -> tuple[list[tuple[np.ndarray, ...]], StageText]:
+    """The stage's weight tiles and its C text given their blob offsets and a half."""
+    x, y = node.inputs[0], node.outputs[0]
+    dtype = ctx.dtype(y)
+    regions = f"xr = {layout.region(x)};\nyr = {layout.region(y, 'f[1]', 'f[2]')};\n"
+    xp, yp = layout.ptr(x), layout.ptr(y)
+    if node.op == "Conv":
+        int8 = dtype == "int8"
+        w = np.asarray(ctx.const(node.inputs[1]), dtype=np.int8 if int8 else np.float32)
+        rows, kernel = conv_rows(node, w)
+        c_out = rows.shape[0]
+        geom = conv_geom(ctx, low, x, y, c_out, kernel)
+        b = node.inputs[2] if len(node.inputs) > 2 else ""
+        if int8:
+            p = node.attrs["int8"]
+            q = _q8_out(ctx, low, p)
+            arrays = (rows, *_channel_params(ctx, b, p, c_out))
+        else:
+            act = _fused_act(ctx, low)
+            bias = _bias(ctx, b, c_out)
+            arrays = (rows,) if bias is None else (rows, bias)
+        spans = _channel_tiles(arrays)
+        tiles = [tuple(np.ascontiguousarray(a[s:s + n]) for a in arrays) for s, n in spans]
+
+        def text(offsets: Sequence[int], stage: str) -> str:
+            out = regions
+            for (begin, count), parts, offset in zip(spans, tiles, offsets, strict=True):
+                s = _staged(parts, stage)
+                out += _read(offset, parts, stage)
+                if int8:
+                    out += c_call("dnn64_conv_region_s8", geom, "&xr", xp,
+                                  c_int(node.attrs["int8"]["x_zero_point"]), *s, begin, count,
+                                  q, "&yr", yp) + "\n"
+                else:
+                    out += c_call("dnn64_conv_region_f32", geom, "&xr", xp, s[0],
+                                  s[1] if len(s) > 1 else "NULL", begin, count, act, "&yr",
+                                  yp) + "\n"
+            return out
+        return tiles, text
+    if node.op in ("MaxPool", "AveragePool"):
+        geom = pool_geom(ctx, low, x, y)
+        suffix = "s8" if dtype == "int8" else "f32"
+        extra: list[object] = []
+        if node.op == "AveragePool":
+            extra = [node.attrs["count_include_pad"]]
+            if dtype == "int8":
+                p = node.attrs["int8"]
+                extra += [c_int(p["x_zero_point"]), c_int(p["act_min"]), c_int(p["act_max"])]
+        fn = f"dnn64_{'max' if node.op == 'MaxPool' else 'avg'}pool_region_{suffix}"
+        return [], lambda offsets, stage: regions + c_call(fn, geom, *extra, "&xr", xp, "&yr",
+                                                           yp) + "\n"
+    return _row_stage(ctx, low, node, layout)
+
+
+def _row_stage(ctx: MemberCtx, low: Lowered, node: Node, layout: _Layout
+               ) -> tuple[list[tuple[np.ndarray, ...]], StageText]:
+    """Add, Mul, activations and Concat: per channel, on the contiguous rows
+    [f[1], f[2]) of each plane."""
+    y = node.outputs[0]
+    dtype = ctx.dtype(y)
+    _, channels, _, width = ctx.shape(y)
+    data = [t for t in node.inputs if t and not ctx.is_const(t)]
+    head = "".join(f"const dnn64_region r{k} = {layout.region(t, 'f[1]', 'f[2]')};\n"
+                   for k, t in enumerate(data))
+    head += f"yr = {layout.region(y, 'f[1]', 'f[2]')};\n"
+    count = f"(f[2] - f[1]) * {width}"
+    head += f"bc.rank = 1;\nbc.dims[0] = {count};\nbc.a_strides[0] = 1;\nbc.b_strides[0] = 1;\n"
+
+    def at(k: int, c: str = "c") -> str:
+        ptr = layout.ptr(data[k])
+        return f"{ptr} + r{k}.offset + {c} * r{k}.plane_stride"
+
+    out_at = f"{layout.ptr(y)} + yr.offset + c * yr.plane_stride"
+    loop = f"for (c = 0; c < {channels}; ++c)\n    "
+    if node.op == "Concat":
+        body, begin = "", 0
+        for k, t in enumerate(data):
+            n = ctx.shape(t)[1]
+            body += (f"for (c = 0; c < {n}; ++c)\n    " + c_call(
+                "dnn64_concat_copy", np.dtype(dtype).itemsize, 1, count, count, 0,
+                at(k), f"{layout.ptr(y)} + yr.offset + ({begin} + c) * yr.plane_stride") + "\n")
+            begin += n
+        return [], lambda offsets, stage: head + body
+    if node.op in ("Add", "Mul"):
+        return _binary_stage(ctx, low, node, layout, head, loop, out_at)
+    # a stand-alone activation
+    if dtype == "int8":
+        table = _table(ctx, low, "lut", "int8_t", node.attrs["int8"]["lut"])
+        call = c_call("dnn64_lut_s8", table, at(0), out_at, count)
+    else:
+        name, params = _ACT_OPS[node.op]
+        act = act_decl(ctx, low, name, params(node.attrs))
+        call = c_call("dnn64_activation_f32", act, at(0), out_at, count)
+    return [], lambda offsets, stage: head + loop + call + "\n"
+
+
+def _binary_stage(ctx: MemberCtx, low: Lowered, node: Node, layout: _Layout, head: str,
+                  loop: str, out_at: str) -> tuple[list[tuple[np.ndarray, ...]], StageText]:
+    """Add / Mul per channel: an activation operand steps through the plane's rows, a
+    per-channel constant (staged) stays on the channel's value."""
+    y = node.outputs[0]
+    dtype = ctx.dtype(y)
+    channels = ctx.shape(y)[1]
+    a, b = node.inputs[:2]
+    consts = [t for t in (a, b) if ctx.is_const(t)]
+    parts = tuple(np.ascontiguousarray(np.broadcast_to(
+        np.asarray(ctx.const(t), dtype=np.dtype(dtype)).reshape(-1), (channels,)))
+        for t in consts)
+    data = [t for t in node.inputs if t and not ctx.is_const(t)]
+    if dtype == "int8":
+        fn, struct, fields = _ELTWISE[node.op]
+        params = ctx.sym("params")
+        p = node.attrs["int8"]
+        low.decls.append(f"static const {struct} {params} = "
+                         f"{c_ints(p[f] for f in fields)};  /* {', '.join(fields)} */")
+    else:
+        fn = "dnn64_binary_f32"
+        params = {"Add": "DNN64_BINARY_ADD", "Mul": "DNN64_BINARY_MUL"}[node.op]
+
+    def text(offsets: Sequence[int], stage: str) -> str:
+        staged = dict(zip(consts, _staged(parts, stage), strict=True))
+        out = head + (_read(offsets[0], parts, stage) if parts else "")
+        args = []
+        for field, t in (("a_strides", a), ("b_strides", b)):
+            if t in staged:
+                out += f"bc.{field}[0] = 0;\n"
+                args.append(f"{staged[t]} + c")
+            else:
+                k = data.index(t)
+                args.append(f"{layout.ptr(t)} + r{k}.offset + c * r{k}.plane_stride")
+        call = (c_call(fn, "&bc", *args, f"&{params}", out_at) if dtype == "int8"
+                else c_call(fn, params, "&bc", *args, out_at))
+        return out + loop + call + "\n"
+    return ([parts] if parts else []), text

@@ -1,0 +1,323 @@
+"""Row streaming through a sub-DAG (``dag`` groups): residual Adds, activations,
+Concats and stride-2 branches inside one fused group, no extra multiply-accumulates.
+
+A *segment* of the graph order lies between two *cuts*: positions where exactly one
+activation tensor is live (a residual block's input or output, a stem's output). A
+group is a run of segments whose nodes are all *row-wise*: output row r depends on a
+window of rows of each input (Conv, MaxPool, AveragePool) or on row r of each input
+(Add and Mul of two same-shape activations or by a per-channel constant, activations,
+channel Concat). The
+group's input X (the tensor at its first cut) and its output Y (the tensor at its last
+cut) exist whole; every other tensor of the group lives in a *row buffer* holding only
+the rows its consumers still need.
+
+The program is depth-first and pull-driven, one row at a time: to compute row r of Y,
+every input row its window needs is computed first (recursively, each tensor's rows in
+order), so a tensor's buffer holds from the lowest row any consumer will still read
+up to its newest row: a 3x3 consumer's three rows, a skip connection's rows the Add
+has not reached yet, the two rows a stride-2 window advances by. Consecutive rows of
+one member are merged into one *firing*. Before a firing writes a buffer, the rows no
+longer needed are dropped (``keep``: the buffer is re-packed, compact, rows
+``[lo, hi)`` of every channel). An element-wise stage that is the only reader of a
+buffered input of its shape and type writes over that input's rows in its buffer.
+
+plan.json records each firing (member, rows, the held range of its output buffer
+before and after), so the independent checker (planner/checker.py) can replay it:
+every input row a firing reads is held and not yet overwritten, every row is computed
+once, in order, and no buffer holds more rows than its size allows.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from dnn64build.ir.graph import Graph, Node
+from dnn64build.ir.ops import ACTIVATION_OPS
+from dnn64build.planner.regions import Axis, Span
+
+WINDOW_OPS = ("Conv", "MaxPool", "AveragePool")
+ROW_OPS = ("Add", "Mul", *ACTIVATION_OPS, "Concat")
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One member of a dag group: the activation tensors it reads, the one it writes, and
+    (window ops) its row axis; row-wise ops read row r of each input for output row r."""
+
+    name: str
+    inputs: tuple[str, ...]
+    output: str
+    window: Axis | None
+
+    def needed(self, rows: Span) -> Span:
+        return self.window.needed(rows) if self.window else rows
+
+
+@dataclass(frozen=True)
+class Firing:
+    """Stage ``stage`` computes output rows ``rows``; its output buffer held ``before``
+    and holds ``after`` (rows ``[after[0], max(before[1], rows[1]))``: an element-wise
+    stage writing over its input's rows in place does not extend it); both None when the
+    output is Y (whole)."""
+
+    stage: int
+    rows: Span
+    before: Span | None
+    after: Span | None
+
+
+@dataclass(frozen=True)
+class DagProgram:
+    stages: tuple[Stage, ...]
+    firings: tuple[Firing, ...]
+    tensors: tuple[str, ...]  # the group's row-buffered tensors, in stage order
+    buffer_of: tuple[int, ...]  # the buffer each of them lives in (shared when in place)
+    buffer_rows: tuple[int, ...]  # most rows each buffer holds at once
+    buffer_bytes: tuple[int, ...]
+    macs: int
+
+    @property
+    def steps(self) -> tuple[Firing, ...]:
+        return self.firings
+
+
+def row_refusal(graph: Graph, node: Node) -> str:
+    """Why ``node`` cannot run row by row inside a dag group ("" if it can)."""
+    if node.op not in WINDOW_OPS + ROW_OPS:
+        return f"{node.op} does not compute row by row"
+    outs = [t for t in node.outputs if t]
+    if len(outs) != 1:
+        return "it has more than one output"
+    y = graph.tensors[outs[0]]
+    if len(y.shape) != 4 or y.shape[0] != 1:
+        return "its output is not a batch-1 NCHW tensor"
+    data = [t for t in node.inputs if t and not graph.is_constant(t)]
+    if not data:
+        return "it reads only constants"
+    for t in data:
+        shape = graph.tensors[t].shape
+        if len(shape) != 4 or shape[0] != 1 or graph.tensors[t].dtype != y.dtype:
+            return f"its input {t!r} is not a batch-1 NCHW tensor of its output's type"
+        if node.op not in WINDOW_OPS and shape[2:] != y.shape[2:]:
+            return f"its input {t!r} is broadcast along rows or columns"
+    if node.op in ("Add", "Mul") and not all(
+            t and (graph.tensors[t].shape == y.shape if not graph.is_constant(t)
+                   else graph.constants[t].size in (1, y.shape[1])
+                   and graph.constants[t].shape[-2:] in ((), (1,), (1, 1)))
+            for t in node.inputs[:2]):
+        return "its operands are neither of its output's shape nor per-channel constants"
+    if node.op == "Concat" and node.attrs.get("axis", 0) % 4 != 1:
+        return "it concatenates along another axis than channels"
+    if node.op in WINDOW_OPS and data != [node.inputs[0]]:
+        return "its weight or bias is not constant"
+    if node.op == "MaxPool" and len(node.outputs) > 1 and node.outputs[1]:
+        return "it has MaxPool's Indices output"
+    return ""
+
+
+def stage_of(graph: Graph, node: Node) -> Stage:
+    data = tuple(t for t in node.inputs if t and not graph.is_constant(t))
+    y = node.outputs[0]
+    window = None
+    if node.op in WINDOW_OPS:
+        a = node.attrs
+        kernel = (graph.tensors[node.inputs[1]].shape[2] if node.op == "Conv"
+                  else a["kernel_shape"][0])
+        window = Axis(kernel, a["strides"][0], a["pads"][0], a["dilations"][0],
+                      graph.tensors[data[0]].shape[2], graph.tensors[y].shape[2])
+    return Stage(node.name, data, y, window)
+
+
+def row_bytes(graph: Graph, tensor: str) -> int:
+    t = graph.tensors[tensor]
+    return t.shape[1] * t.shape[3] * np.dtype(t.dtype).itemsize
+
+
+def macs_per_row(graph: Graph, node: Node) -> int:
+    """Multiply-accumulates of one output row of a Conv (0 for other members)."""
+    if node.op != "Conv":
+        return 0
+    _, c_out, _, w = graph.tensors[node.outputs[0]].shape
+    return c_out * w * math.prod(graph.tensors[node.inputs[1]].shape[1:])
+
+
+def dag_program(graph: Graph, nodes: list[Node]) -> DagProgram:
+    """The pull-driven row program of ``nodes`` (a group found by ``find_segments``)."""
+    stages = [stage_of(graph, n) for n in nodes]
+    ops = {n.name: n.op for n in nodes}
+    producer = {s.output: j for j, s in enumerate(stages)}
+    readers: dict[str, list[int]] = {}
+    for j, s in enumerate(stages):
+        for t in s.inputs:
+            readers.setdefault(t, []).append(j)
+    y = stages[-1].output
+    buffered = tuple(s.output for s in stages if s.output != y)
+    # An element-wise stage writes over its input's rows in the same buffer.
+    buffer_of: dict[str, int] = {}
+    for j, s in enumerate(stages):
+        if s.output == y:
+            continue
+        over = None
+        if s.window is None and ops[s.name] != "Concat":
+            out = graph.tensors[s.output]
+            over = next((t for t in s.inputs if t in producer and readers[t] == [j]
+                         and graph.tensors[t].shape == out.shape
+                         and graph.tensors[t].dtype == out.dtype), None)
+        buffer_of[s.output] = buffer_of[over] if over else len(set(buffer_of.values()))
+    count = len(set(buffer_of.values()))
+    sharing: list[list[str]] = [[] for _ in range(count)]
+    for t in buffered:
+        sharing[buffer_of[t]].append(t)
+    height = {s.output: graph.tensors[s.output].shape[2] for s in stages}
+    done = dict.fromkeys(height, 0)  # rows computed so far
+    held: list[Span] = [(0, 0)] * count
+    most = [0] * count
+    firings: list[list] = []  # [stage, lo, hi, before, after]
+
+    def low_water(t: str) -> int:
+        """The first row of t any reader will still read."""
+        lows = [stages[j].needed((done[stages[j].output], height[stages[j].output]))[0]
+                for j in readers[t] if done[stages[j].output] < height[stages[j].output]]
+        return min(lows, default=done[t])
+
+    def fire(j: int) -> None:
+        s = stages[j]
+        r = done[s.output]
+        for t in s.inputs:
+            if t in producer:
+                upto = s.needed((r, r + 1))[1]
+                while done[t] < upto:
+                    fire(producer[t])
+        done[s.output] = r + 1
+        if s.output == y:
+            before = after = None
+        else:
+            b = buffer_of[s.output]
+            before = held[b]
+            low = min(low_water(t) for t in sharing[b])
+            after = (min(max(low, before[0]), r), max(before[1], r + 1))
+            held[b] = after
+            most[b] = max(most[b], after[1] - after[0])
+        last = firings[-1] if firings else None
+        if last and last[0] == j and last[2] == r and last[4] == before and (
+                before is None or before[0] == after[0]):
+            last[2], last[4] = r + 1, after  # one more row of the same firing, nothing dropped
+        else:
+            firings.append([j, r, r + 1, before, after])
+
+    while done[y] < height[y]:
+        fire(len(stages) - 1)
+    macs = sum(macs_per_row(graph, nodes[j]) * (hi - lo) for j, lo, hi, _, _ in firings)
+    return DagProgram(
+        tuple(stages), tuple(Firing(j, (lo, hi), b, a) for j, lo, hi, b, a in firings),
+        buffered, tuple(buffer_of[t] for t in buffered), tuple(most),
+        tuple(r * row_bytes(graph, ts[0]) for r, ts in zip(most, sharing, strict=True)), macs)
+
+
+def cuts(graph: Graph) -> list[tuple[int, str]]:
+    """(position, tensor) where exactly one activation tensor is live between node
+    ``position - 1`` and node ``position`` of the graph order."""
+    last_read: dict[str, int] = {}
+    born: dict[str, int] = dict.fromkeys(graph.inputs, -1)
+    for i, node in enumerate(graph.nodes):
+        for t in node.inputs:
+            if t and not graph.is_constant(t):
+                last_read[t] = i
+        for t in node.outputs:
+            if t:
+                born.setdefault(t, i)
+    for t in graph.outputs:
+        last_read[t] = len(graph.nodes)
+    out = []
+    for k in range(len(graph.nodes) + 1):
+        live = [t for t, b in born.items() if b < k <= last_read.get(t, -1)]
+        if len(live) == 1:
+            out.append((k, live[0]))
+    return out
+
+
+def find_segments(graph: Graph) -> tuple[list[tuple[int, int]], list[str]]:
+    """Node index ranges ``[a, b)`` between consecutive cuts whose nodes are all row-wise
+    (what a dag group may be made of), and for the other ranges the first node that is
+    not, and why."""
+    at = cuts(graph)
+    out, reasons = [], []
+    for (a, _), (b, t) in zip(at, at[1:], strict=False):
+        if b <= a or t in graph.inputs:
+            continue
+        refusals = [(n, row_refusal(graph, n)) for n in graph.nodes[a:b]]
+        bad = [(n, why) for n, why in refusals if why]
+        if bad:
+            reasons.append(f"node {bad[0][0].name!r} ({bad[0][0].op}): {bad[0][1]}")
+        else:
+            out.append((a, b))
+    return out, reasons
+
+
+def dag_record(graph: Graph, program: DagProgram, buffers: list[str]) -> dict:
+    """What plan.json records of a dag group's program, for the independent checker:
+    each tensor's rows, bytes per row and buffer (None: whole in the arena), each stage's
+    inputs, output and row window ([kernel, stride, pad, dilation] or None), and each
+    firing as [stage, first row, end row, held before (lo, hi), held after (lo, hi)]
+    (-1s for the whole output)."""
+    stages = program.stages
+    buffer_of = {t: buffers[k] for t, k in zip(program.tensors, program.buffer_of, strict=True)}
+    names = dict.fromkeys(t for s in stages for t in (*s.inputs, s.output))
+    return {
+        "tensors": {t: {"rows": graph.tensors[t].shape[2], "row_bytes": row_bytes(graph, t),
+                        "buffer": buffer_of.get(t)} for t in names},
+        "stages": [{"node": s.name, "inputs": list(s.inputs), "output": s.output,
+                    "window": None if s.window is None else
+                    [s.window.kernel, s.window.stride, s.window.pad, s.window.dil]}
+                   for s in stages],
+        "firings": [[f.stage, *f.rows, *(f.before or (-1, -1)), *(f.after or (-1, -1))]
+                    for f in program.firings],
+    }
+
+
+def _footprint(size: int, alignment: int) -> int:
+    return -(-max(size, 1) // alignment) * alignment
+
+
+def step_live_bytes(graph: Graph, alignment: int = 16) -> list[int]:
+    """Live footprint bytes at each node of the graph order, nothing fused (a tensor
+    lives from its producer, or step 0 for a graph input, through its last reader)."""
+    born: dict[str, int] = dict.fromkeys(graph.inputs, 0)
+    last: dict[str, int] = {}
+    for i, node in enumerate(graph.nodes):
+        for t in node.outputs:
+            if t:
+                born.setdefault(t, i)
+                last.setdefault(t, i)
+        for t in node.inputs:
+            if t and not graph.is_constant(t):
+                last[t] = i
+    for t in graph.outputs:
+        last[t] = len(graph.nodes) - 1
+    delta = [0] * (len(graph.nodes) + 1)
+    for t, first in born.items():
+        size = _footprint(math.prod(graph.tensors[t].shape) *
+                          np.dtype(graph.tensors[t].dtype).itemsize, alignment)
+        delta[first] += size
+        delta[last.get(t, first) + 1] -= size
+    live, running = [], 0
+    for d in delta[:-1]:
+        running += d
+        live.append(running)
+    return live
+
+
+def group_live_bytes(graph: Graph, nodes: list[Node], program: DagProgram | None,
+                     alignment: int = 16) -> int:
+    """Bytes live while a dag group of ``nodes`` runs: X, Y and its buffers (the group
+    lies between two cuts, so nothing else is live); without a program, X and Y only."""
+    x = next(t for t in nodes[0].inputs if t and not graph.is_constant(t))
+    y = nodes[-1].outputs[0]
+    whole = sum(_footprint(math.prod(graph.tensors[t].shape) *
+                           np.dtype(graph.tensors[t].dtype).itemsize, alignment) for t in (x, y))
+    if program is None:
+        return whole
+    return whole + sum(_footprint(b, alignment) for b in program.buffer_bytes)

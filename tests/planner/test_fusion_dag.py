@@ -1,0 +1,160 @@
+"""Row-streamed dag groups (planner/dagstream.py) on random small DAGs with residual
+Adds, Concats, activations and stride-2 branches: every plan passes the independent
+checker, which replays each group's firings, and replaying the firings with the numpy
+reference executor while holding *only* the rows each buffer holds (every other row
+NaN) gives the reference's output exactly; the checker catches broken row programs."""
+
+from __future__ import annotations
+
+import copy
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from hypothesis import HealthCheck, event, given, settings
+
+from dnn64build.errors import UserError
+from dnn64build.frontend import import_onnx
+from dnn64build.ir.reference import initial_values, run_node
+from dnn64build.ir.reference import run as run_reference
+from dnn64build.passes import optimize
+from dnn64build.planner.checker import check_plan, find_violations
+from dnn64build.planner.dagplan import PlanParams
+from dnn64build.planner.graph_plan import plan_graph
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "codegen"))
+from codegen_cases import dags, node, onnx_model, rand, widest_dag_groups  # noqa: E402
+
+
+def _graph(model: onnx.ModelProto, tmp: Path):
+    onnx.save(model, tmp / "m.onnx")
+    return optimize(import_onnx(tmp / "m.onnx"))
+
+
+def _replay(graph, plan: dict, x: np.ndarray) -> dict[str, np.ndarray]:
+    """Every tensor's values computed firing by firing, each input of a firing holding
+    only the rows its buffer holds at that moment, written by that tensor (others NaN)."""
+    values = initial_values(graph, {"x": x})
+    nodes = {n.name: n for n in graph.nodes}
+    for n in graph.nodes:
+        values.update(zip(n.outputs, run_node(graph, n, values), strict=False))
+    truth = dict(values)
+    for group in plan["fusion"]["groups"]:
+        if group["mode"] != "dag":
+            continue
+        prog = group["program"]
+        buffer = {t: v["buffer"] for t, v in prog["tensors"].items()}
+        owner: dict[str, dict[int, str]] = {b: {} for b in buffer.values() if b}
+        out: dict[str, np.ndarray] = {}
+        for stage, lo, hi, _, _, a_lo, _ in prog["firings"]:
+            s = prog["stages"][stage]
+            mine = buffer[s["output"]]
+            if mine:  # drop first, as the generated code does
+                owner[mine] = {r: t for r, t in owner[mine].items() if r >= a_lo}
+            masked = dict(truth)
+            for t in s["inputs"]:
+                if buffer.get(t):  # produced inside the group: only its held rows exist
+                    part = np.full_like(truth[t], np.nan)
+                    for r, who in owner[buffer[t]].items():
+                        if who == t:
+                            part[:, :, r] = out[t][:, :, r]
+                    masked[t] = part
+            result = run_node(graph, nodes[s["node"]], masked)[0]
+            buf = out.setdefault(s["output"], np.full_like(truth[s["output"]], np.nan))
+            buf[:, :, lo:hi] = result[:, :, lo:hi]
+            if mine:
+                owner[mine].update(dict.fromkeys(range(lo, hi), s["output"]))
+        y = prog["stages"][-1]["output"]
+        values[y] = out[y]
+    return values
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(case=dags())
+def test_dag_groups_hold_every_row_they_read(case, tmp_path_factory) -> None:
+    model, (c, h, w) = case
+    graph = _graph(model, tmp_path_factory.mktemp("dag"))
+    x = rand(1, c, h, w, seed=3)
+    y = graph.outputs[0]
+    expected = run_reference(graph, {"x": x})[y]
+    chosen = plan_graph(graph, PlanParams(timings=False), fusion="dag")
+    widest = plan_graph(graph, PlanParams(timings=False), groups=widest_dag_groups(graph))
+    event(f"dag groups: {len(widest['fusion']['groups'])}")
+    for plan in (chosen, widest):
+        assert check_plan(plan) is None, check_plan(plan)
+        assert plan["extra_macs"] == 0
+        np.testing.assert_array_equal(_replay(graph, plan, x)[y], expected)
+
+
+def _resnetish(tmp: Path):
+    nodes = [node("Conv", ["x", "w0", "b0"], ["a"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             node("Relu", ["a"], ["r"]),
+             node("Conv", ["r", "w1", "b1"], ["c1"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             node("Relu", ["c1"], ["r1"]),
+             node("Conv", ["r1", "w2", "b2"], ["c2"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             node("Add", ["c2", "r"], ["s"]),
+             node("Relu", ["s"], ["y"])]
+    for k, n in enumerate(nodes):
+        n.name = f"n{k}"
+    inits = {f"w{k}": rand(8, 1 if k == 0 else 8, 3, 3, seed=k) for k in range(3)}
+    inits.update({f"b{k}": rand(8, seed=10 + k) for k in range(3)})
+    return _graph(onnx_model(nodes, {"x": [1, 1, 32, 16]}, ["y"], inits), tmp)
+
+
+def test_a_residual_block_streams_below_the_chain_plan(tmp_path: Path) -> None:
+    graph = _resnetish(tmp_path)
+    chained = plan_graph(graph, PlanParams(timings=False), fusion="stream")
+    dag = plan_graph(graph, PlanParams(timings=False), fusion="dag")
+    assert check_plan(dag) is None
+    (group,) = [g for g in dag["fusion"]["groups"] if g["mode"] == "dag"]
+    assert {n.op for n in graph.nodes if n.name in group["nodes"]} >= {"Conv", "Add", "Relu"}
+    # X (1x32x16) and Y (8x32x16) whole, every other tensor at most 4 rows of 8x16
+    assert dag["lower_bound_bytes"] < chained["lower_bound_bytes"]
+    assert dag["lower_bound_bytes"] <= 4 * (32 * 16 + 8 * 32 * 16) + 4 * 4 * 4 * 8 * 16
+
+
+@pytest.mark.parametrize("breakage", ["small buffer", "missing firing", "dropped too early",
+                                      "buffers merged"])
+def test_checker_catches_a_broken_row_program(breakage: str, tmp_path: Path) -> None:
+    graph = _resnetish(tmp_path)
+    plan = plan_graph(graph, PlanParams(timings=False), fusion="dag")
+    broken = copy.deepcopy(plan)
+    (group,) = [g for g in broken["fusion"]["groups"] if g["mode"] == "dag"]
+    firings = group["program"]["firings"]
+    if breakage == "small buffer":
+        name = group["buffers"][0]
+        for b in broken["buffers"]:
+            if b["name"] == name:
+                b["size"] -= 1
+    elif breakage == "missing firing":
+        del firings[len(firings) // 2]
+    elif breakage == "buffers merged":  # two tensors claim one buffer: rows get overwritten
+        tensors = group["program"]["tensors"]
+        first, second = [t for t, v in tensors.items() if v["buffer"]][:2]
+        tensors[second]["buffer"] = tensors[first]["buffer"]
+    else:  # a buffered firing drops every row but its newest: a 3x3 reader loses rows
+        k = next(i for i, f in enumerate(firings) if f[5] >= 0 and f[5] < f[1] and i > 4)
+        firings[k][5] = firings[k][1]
+        for later in firings[k + 1:]:
+            if later[0] == firings[k][0]:
+                later[3] = firings[k][1]
+                break
+    kinds = {v.kind for v in find_violations(broken)}
+    assert "rows" in kinds, find_violations(broken)
+
+
+def test_dag_on_a_model_without_row_wise_blocks_names_the_node(tmp_path: Path) -> None:
+    model = onnx_model([node("Flatten", ["x"], ["f"]),
+                        node("Gemm", ["f", "w"], ["y"], transB=1)],
+                       {"x": [1, 2, 4, 4]}, ["y"], {"w": rand(3, 32, seed=1)})
+    graph = _graph(model, tmp_path)
+    with pytest.raises(UserError) as err:
+        plan_graph(graph, PlanParams(timings=False), fusion="dag")
+    assert "fusion 'dag' cannot apply" in str(err.value)
+    assert "(Flatten)" in str(err.value) or "(Gemm)" in str(err.value)
+    assert "does not compute row by row" in str(err.value)
+    # auto plans without groups instead
+    assert plan_graph(graph, PlanParams(timings=False), fusion="auto")["fusion"]["groups"] == []
