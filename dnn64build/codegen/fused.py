@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -19,7 +20,7 @@ from dnn64build.codegen.common import conv_geom, conv_rows, pool_geom
 from dnn64build.codegen.lowering import MACROS, Call, Ctx, Lowered, unsupported
 from dnn64build.codegen.ops_fp32 import _bias, _fused_act
 from dnn64build.codegen.ops_int8 import _channel_params, _q8_out
-from dnn64build.ir.graph import Node
+from dnn64build.ir.graph import Graph, Node
 from dnn64build.planner.fusion import Group, buffer_names, ineligible, program_of
 
 
@@ -40,16 +41,22 @@ def _table(ctype: str, sym: str, dims: list[int], rows: list[list[str]]) -> str:
     return "\n".join(lines + ["};"])
 
 
-def fused_group(ctx: Ctx) -> Lowered:
-    node = ctx.node
-    group = Group.from_record(node.attrs["fusion"])
-    members: list[Node] = node.attrs["members"]
+def group_parts(ctx: Ctx, refusal: Callable[[Graph, Node], str | None], doing: str
+                ) -> tuple[Group, list[Node], Any, list[str]]:
+    """The fused-group node's group, members, buffer program and buffer names; a member
+    that ``refusal`` names a reason for is refused as ``doing`` it."""
+    group = Group.from_record(ctx.node.attrs["fusion"])
+    members: list[Node] = ctx.node.attrs["members"]
     for m in members:
-        why = ineligible(ctx.graph, m)
+        why = refusal(ctx.graph, m)
         if why:
-            raise unsupported(m, f"fusing it ({why})")
+            raise unsupported(m, f"{doing} ({why})")
     program = program_of(ctx.graph, group)
-    buffers = buffer_names(group, len(program.buffer_bytes))
+    return group, members, program, buffer_names(group, len(program.buffer_bytes))
+
+
+def fused_group(ctx: Ctx) -> Lowered:
+    group, members, program, buffers = group_parts(ctx, ineligible, "fusing it")
     low = Lowered(note=f"fused group ({group.mode}) of {len(members)} nodes: "
                        + ", ".join(m.name for m in members))
     regions = ctx.sym("regions")

@@ -26,7 +26,7 @@ import numpy as np
 
 from dnn64build.codegen.cfmt import c_call, c_int, c_ints
 from dnn64build.codegen.common import conv_geom, conv_rows, pool_geom
-from dnn64build.codegen.fused import MemberCtx
+from dnn64build.codegen.fused import MemberCtx, group_parts
 from dnn64build.codegen.lowering import (
     CTYPES,
     MACROS,
@@ -34,14 +34,13 @@ from dnn64build.codegen.lowering import (
     Lowered,
     Reread,
     part_bytes,
-    unsupported,
 )
 from dnn64build.codegen.ops_fp32 import _ACT_OPS, _bias, _fused_act, act_decl
 from dnn64build.codegen.ops_int8 import _ELTWISE, _channel_params, _q8_out, _table
 from dnn64build.codegen.staging import DEFAULT_STAGING_CAP
 from dnn64build.ir.graph import Node
 from dnn64build.planner.dagstream import DagProgram, row_refusal
-from dnn64build.planner.fusion import Group, buffer_names, group_io, program_of
+from dnn64build.planner.fusion import group_io
 
 TILE_BYTES = DEFAULT_STAGING_CAP // 2  # the most weight bytes one firing reads at once
 
@@ -50,16 +49,9 @@ StageText = Callable[[Sequence[int], str], str]
 
 
 def dag_group(ctx: Ctx) -> Lowered:
-    node = ctx.node
-    group = Group.from_record(node.attrs["fusion"])
-    members: list[Node] = node.attrs["members"]
-    for m in members:
-        why = row_refusal(ctx.graph, m)
-        if why:
-            raise unsupported(m, f"streaming it row by row ({why})")
-    program = program_of(ctx.graph, group)
+    group, members, program, buffers = group_parts(ctx, row_refusal,
+                                                   "streaming it row by row")
     assert isinstance(program, DagProgram)
-    buffers = buffer_names(group, len(program.buffer_bytes))
     xs, y = group_io(ctx.graph, members)
     ctx.require_disjoint(y, *xs)
     low = Lowered(note=f"dag group of {len(members)} nodes, {len(program.firings)} firings, "

@@ -9,17 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from dnn64build.codegen import common  # its call builders, as common.pool_call etc.
 from dnn64build.codegen.cfmt import c_call, c_float, c_int, c_ints, c_struct
 from dnn64build.codegen.common import (
     Emitter,
     binary_operands,
     check_inplace,
     conv_weight,
-    global_avgpool_call,
     node_inputs,
-    pool_call,
-    reduce_mean_call,
-    softmax_call,
 )
 from dnn64build.codegen.lowering import Call, Ctx, Lowered, Tiled, statement, unsupported
 from dnn64build.codegen.ops_movement import (
@@ -250,28 +247,28 @@ def _requant(p: dict) -> tuple[str, ...]:
 def pool(ctx: Ctx) -> Lowered:
     _, _, p = _io(ctx)
     if ctx.node.op == "MaxPool":  # max of int8 values needs no parameters
-        return pool_call(ctx, "s8")
-    return pool_call(ctx, "s8", c_int(p["x_zero_point"]), c_int(p["act_min"]),
+        return common.pool_call(ctx, "s8")
+    return common.pool_call(ctx, "s8", c_int(p["x_zero_point"]), c_int(p["act_min"]),
                      c_int(p["act_max"]))
 
 
 def global_avgpool(ctx: Ctx) -> Lowered:
     _, _, p = _io(ctx)
-    return global_avgpool_call(ctx, "s8", c_int(p["act_min"]), c_int(p["act_max"]))
+    return common.global_avgpool_call(ctx, "s8", c_int(p["act_min"]), c_int(p["act_max"]))
 
 
 def reduce_mean(ctx: Ctx) -> Lowered:
     _, _, p = _io(ctx)
     if not ctx.node.attrs["axes"]:
         return copy(ctx)
-    return reduce_mean_call(ctx, "s8", c_int(p["x_zero_point"]), *_requant(p))
+    return common.reduce_mean_call(ctx, "s8", c_int(p["x_zero_point"]), *_requant(p))
 
 
 def softmax(ctx: Ctx) -> Lowered:
     _, _, p = _io(ctx)
     low = Lowered()
     table = _table(ctx, low, "exp_table", "int32_t", p["exp_table"])
-    return softmax_call(ctx, low, "s8", table, *_requant(p))
+    return common.softmax_call(ctx, low, "s8", table, *_requant(p))
 
 
 def pad(ctx: Ctx) -> Lowered:
