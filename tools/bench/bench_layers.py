@@ -1,11 +1,13 @@
 """Where an inference's CPU cycles go: cycles per kind of layer, in cen64, through the real CLI.
 
     python -m tools.bench.bench_layers [--models mobilenet_v3_small,mnasnet0_5]
-        [--mode int8] [--top 10] [--timeout 1800]
+        [--mode int8] [--kernels cpu|rsp|auto] [--top 10] [--timeout 1800]
 
-Each model is built as bench_cycles builds it (toolchain bare, ``kernels: cpu``). Then every
-node's comment in the generated C (``/* [i] Op "name": ... */``) gets a
-``dnn64_print_u64("@P i Op ", dnn64_ticks())`` before it, and the end of the run one more;
+Each model is built as bench_cycles builds it (toolchain bare, ``kernels: cpu``, or the
+``--kernels`` given, then planned without fused groups). Then every node's comment in the
+generated C (``/* [i] Op "name": ... */``) gets a ``dnn64_print_u64("@P i Op ",
+dnn64_ticks())`` before it (``Op@rsp`` for a node whose multiply-accumulates run on the
+RSP), and the end of the run one more;
 the program is rebuilt (the edited C is newer than its inputs, so only it and what follows
 recompile) and the ROM runs in cen64 (cycles = Count x 2) and in mupen64plus, which
 advances Count by 2 per instruction (instructions = ticks / 2). The deltas are summed per
@@ -30,7 +32,7 @@ from dnn64build.emulator.cen64 import run_rom_cen64  # noqa: E402
 from dnn64build.emulator.mupen64plus import run_rom  # noqa: E402
 from tools.bench.bench_cycles import CycleBench  # noqa: E402
 
-NODE = re.compile(r'^\s*/\* \[(\d+)\] (\w+) "', re.M)
+NODE = re.compile(r'^\s*/\* \[(\d+)\] (\w+)( \(on the RSP\))? "', re.M)
 MARK = re.compile(r"@P (\S+) (\S+) +(\d+)")
 GEOM = re.compile(r"static const dnn64_conv_geom (n\d+)_geom = \{([^}]*)\}")
 
@@ -40,8 +42,8 @@ def instrument(c_file: Path) -> None:
     src = c_file.read_text()
     if "@P " in src:
         return
-    src = NODE.sub(lambda m: f'    dnn64_print_u64("@P {m[1]} {m[2]} ", dnn64_ticks());\n'
-                   + m[0], src)
+    src = NODE.sub(lambda m: f'    dnn64_print_u64("@P {m[1]} {m[2]}{"@rsp" if m[3] else ""} ", '
+                   'dnn64_ticks());\n' + m[0], src)
     body_end = src.rstrip().rindex("}")
     c_file.write_text(src[:body_end] + '    dnn64_print_u64("@P end end ", dnn64_ticks());\n'
                       + src[body_end:])
@@ -81,8 +83,9 @@ def profile(c_file: Path, cen64: tuple[str, ...], mupen: tuple[str, ...]) -> lis
     nodes = []
     for index, (op, ticks) in deltas(cen64).items():
         kind, macs = op, 0
-        if f"n{index}" in geoms and op == "Conv":
+        if f"n{index}" in geoms and op.startswith("Conv"):
             kind, macs = conv_kind(geoms[f"n{index}"])
+            kind += op[len("Conv"):]  # "@rsp": its multiply-accumulates ran on the RSP
         nodes.append(Node(index, kind, ticks * 2, counted[index][1] / 2, macs))
     return nodes
 
@@ -115,11 +118,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default="mobilenet_v3_small,mnasnet0_5")
     parser.add_argument("--mode", default="int8")
+    parser.add_argument("--kernels", choices=("cpu", "rsp", "auto"), default="cpu",
+                        help="the model's kernels: setting (rsp/auto plan without fused groups, "
+                             "whose Convs run their CPU region kernels)")
     parser.add_argument("--top", type=int, default=10)
     parser.add_argument("--timeout", type=float, default=1800.0, help="per emulator run (s)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench_layers") as tmp:
         bench = CycleBench(Path(tmp), args.timeout, 2)
+        if args.kernels != "cpu":
+            bench.target_attrs = f", kernels: {args.kernels}, planner: {{fusion: none}}"
         for name in args.models.split(","):
             bench.add_model(name)
             target = bench._set_target(name, args.mode, "8MiB")
