@@ -24,6 +24,7 @@ from dnn64build.codegen.lowering import (
     Ctx,
     Lowered,
     Reread,
+    Step,
     Tiled,
     unsupported,
 )
@@ -148,16 +149,28 @@ def code_shape(graph: Graph, plan: dict[str, Any], *, configured: int | None,
     steps = [s for _, low in lowered for s in low.steps]
     half = half_bytes(steps, configured, where)
     tiled = sum(len(tile_counts(s, half)) for s in steps if isinstance(s, Tiled))
-    staged = tiled + sum(1 for s in steps if isinstance(s, Call) and s.parts)
+    # A dag group's step is one firing loop whose cases read their own tiles.
+    reread = sum(len(s.tiles) for s in steps if isinstance(s, Reread))
+    staged = tiled + reread + sum(1 for s in steps if isinstance(s, Call) and s.parts)
     decls = [line for _, low in lowered for line in low.decls]
-    text = [s.render(0, 1, ["p"] * len(s.arrays)) if isinstance(s, Tiled)
-            else s.render(["p"] * len(s.parts)) for s in steps]  # pointers do not matter
+    text = [_shape_text(s) for s in steps]
     return CodeShape(
         staging_bytes=2 * half,
-        calls=tiled + sum(1 for s in steps if isinstance(s, Call)), staged_calls=staged,
+        calls=tiled + reread + sum(1 for s in steps if not isinstance(s, Tiled)),
+        staged_calls=staged,
         decl_lines=sum(len(line.splitlines()) for line in decls),
         functions=frozenset(re.findall(r"\b(dnn64_\w+)\s*\(", "\n".join(decls + text))),
     )
+
+
+def _shape_text(step: Step) -> str:
+    """The C text of ``step`` with placeholder pointers and offsets (only the functions it
+    names matter)."""
+    if isinstance(step, Tiled):
+        return step.render(0, 1, ["p"] * len(step.arrays))
+    if isinstance(step, Reread):
+        return step.render([0] * len(step.tiles), "p")
+    return step.render(["p"] * len(step.parts))
 
 
 def _lower(graph: Graph, plan: dict[str, Any], where: str, kernels: str = "cpu"
