@@ -1,6 +1,6 @@
 """Region kernels: a region of the output equals that region of the whole-tensor kernel's
 output (itself checked against onnxruntime), written at any strides; dnn64_region_keep
-against numpy."""
+and dnn64_rows_region against numpy."""
 
 from __future__ import annotations
 
@@ -105,3 +105,22 @@ def test_region_keep_moves_the_kept_rows_to_the_front(kernels, planes, width, ol
     kernels.dnn64_region_keep(buf, planes, width * 4, old_rows, keep_from, keep_rows, new_rows)
     new = buf[:planes * new_rows * width * 4].reshape(planes, new_rows, width * 4)
     np.testing.assert_array_equal(new[:, :keep_rows], old[:, keep_from:keep_from + keep_rows])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_rows_region_addresses_the_rows_a_buffer_holds(kernels, data) -> None:
+    """A buffer holding rows [held_lo, held_hi) of every plane of a [planes, h, w] tensor:
+    the region of rows [lo, hi) the kernel describes reads exactly tensor[:, lo:hi]."""
+    planes, h, w = (data.draw(st.integers(1, n)) for n in (3, 9, 7))
+    held_lo = data.draw(st.integers(0, h - 1))
+    held_hi = data.draw(st.integers(held_lo + 1, h))
+    lo = data.draw(st.integers(held_lo, held_hi - 1))
+    hi = data.draw(st.integers(lo + 1, held_hi))
+    tensor = np.arange(planes * h * w).reshape(planes, h, w)
+    buf = tensor[:, held_lo:held_hi].ravel()
+    r = kernels.dnn64_rows_region(held_lo, held_hi, lo, hi, w)
+    assert (r.row0, r.rows, r.col0, r.cols) == (lo, hi - lo, 0, w)
+    got = np.array([[[buf[r.offset + p * r.plane_stride + i * r.row_stride + k]
+                      for k in range(r.cols)] for i in range(r.rows)] for p in range(planes)])
+    np.testing.assert_array_equal(got, tensor[:, lo:hi])
