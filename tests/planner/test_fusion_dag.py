@@ -158,3 +158,32 @@ def test_dag_on_a_model_without_row_wise_blocks_names_the_node(tmp_path: Path) -
     assert "does not compute row by row" in str(err.value)
     # auto plans without groups instead
     assert plan_graph(graph, PlanParams(timings=False), fusion="auto")["fusion"]["groups"] == []
+
+
+def test_auto_counts_a_chain_groups_staging_against_the_budget(tmp_path: Path) -> None:
+    """A residual block whose Conv -> Relu -> Conv chain streams in the fewest activation
+    bytes, but stages both Convs' weights at once: within a budget those weights do not fit
+    beside the activations, auto takes the dag group (weights re-read per firing)."""
+    weights = {"wa": rand(64, 16, 3, 3, seed=1), "ba": rand(64, seed=2),
+               "wb": rand(16, 64, 3, 3, seed=3), "bb": rand(16, seed=4)}
+    model = onnx_model([node("Conv", ["x", "wa", "ba"], ["a"], kernel_shape=[3, 3],
+                             pads=[1, 1, 1, 1]),
+                        node("Relu", ["a"], ["ar"]),
+                        node("Conv", ["ar", "wb", "bb"], ["b"], kernel_shape=[3, 3],
+                             pads=[1, 1, 1, 1]),
+                        node("Add", ["b", "x"], ["s"]), node("Relu", ["s"], ["y"])],
+                       {"x": [1, 16, 24, 24]}, ["y"], weights)
+    graph = _graph(model, tmp_path)
+    params = PlanParams(timings=False)
+    stream = plan_graph(graph, params, fusion="stream")
+    dag = plan_graph(graph, params, fusion="dag")
+    chain_staging = 2 * sum(w.nbytes for w in weights.values())  # two halves, all weights
+    staging = 40_000  # what the plan stages without groups
+    budget = dag["lower_bound_bytes"] + 1_000
+    # the premise: streaming alone fits the activation budget, not with its staging
+    assert stream["lower_bound_bytes"] <= budget
+    assert stream["lower_bound_bytes"] + chain_staging - staging > budget
+    auto = plan_graph(graph, params, fusion="auto", fusion_budget=budget,
+                      fusion_staging=staging)
+    assert {g["mode"] for g in auto["fusion"]["groups"]} == {"dag"}
+    assert auto["lower_bound_bytes"] <= budget
