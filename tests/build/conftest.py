@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +17,10 @@ from onnx import TensorProto, helper, numpy_helper
 
 # The boot stub fixture, for the tests that build programs of their own (the toolchain and
 # emulator fixtures are tests/conftest.py's).
+from dnn64build.errors import UserError
+from tests.build.cache_servers import nginx_cache
 from tests.emulator.conftest import boot_stub  # noqa: F401
+from tests.tool_required import missing_tool
 
 ROOT_MANIFEST = """\
 workspace:
@@ -137,3 +141,18 @@ def two_models(workspace: Workspace) -> Workspace:
         """,
     )
     return workspace
+
+
+@pytest.fixture
+def nginx_url(tmp_path: Path) -> Iterator[str]:
+    """A real nginx cache server (cache_servers.nginx_cache) storing under tmp_path/nginx,
+    for the test's duration: its URL. A missing nginx fails under CI=true."""
+    try:
+        server = nginx_cache(tmp_path / "nginx")
+        url = server.__enter__()
+    except UserError as e:
+        missing_tool(e)
+    try:
+        yield url
+    finally:
+        server.__exit__(None, None, None)

@@ -11,10 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from dnn64build.errors import UserError
-from tests.build.cache_servers import FaultyCache, nginx_cache
+from tests.build.cache_servers import FaultyCache
 from tests.build.conftest import Workspace
-from tests.tool_required import missing_tool
 
 
 def _checkout(source: Workspace, where: Path) -> Workspace:
@@ -29,32 +27,25 @@ def _explained(stderr: str) -> list[str]:
 
 @pytest.mark.nginx
 def test_a_fresh_checkout_builds_from_the_cache_without_running_anything(
-    two_models: Workspace, tmp_path: Path
+    two_models: Workspace, tmp_path: Path, nginx_url: str
 ) -> None:
-    try:
-        server = nginx_cache(tmp_path / "nginx")
-        url = server.__enter__()
-    except UserError as e:
-        missing_tool(e)
-    try:
-        first = _checkout(two_models, tmp_path / "ci-runner-1" / "ws")
-        first.run("build", "--remote-cache", url, "//...")
-        stored = list((tmp_path / "nginx" / "data" / "cache" / "ac").iterdir())
-        assert stored, "the first build uploaded nothing"
+    url = nginx_url
+    first = _checkout(two_models, tmp_path / "ci-runner-1" / "ws")
+    first.run("build", "--remote-cache", url, "//...")
+    stored = list((tmp_path / "nginx" / "data" / "cache" / "ac").iterdir())
+    assert stored, "the first build uploaded nothing"
 
-        second = _checkout(two_models, tmp_path / "elsewhere" / "another" / "ws")
-        proc = second.run("build", "--remote-cache", url, "--remote-cache-read-only",
-                          "--explain", "//...")
-        verdicts = _explained(proc.stderr)
-        ran = re.findall(r"^\[\d+/(\d+)\] ", proc.stderr, re.M)
-        assert verdicts and len(verdicts) == int(ran[-1])  # every action asked the cache
-        assert set(verdicts) == {"remote cache hit"}
-        assert "WARNING" not in proc.stderr
-        assert second.outputs() == first.outputs()
-        # ...and the checkout is up to date for ninja: nothing runs again.
-        assert second.build("//...") == []
-    finally:
-        server.__exit__(None, None, None)
+    second = _checkout(two_models, tmp_path / "elsewhere" / "another" / "ws")
+    proc = second.run("build", "--remote-cache", url, "--remote-cache-read-only",
+                      "--explain", "//...")
+    verdicts = _explained(proc.stderr)
+    ran = re.findall(r"^\[\d+/(\d+)\] ", proc.stderr, re.M)
+    assert verdicts and len(verdicts) == int(ran[-1])  # every action asked the cache
+    assert set(verdicts) == {"remote cache hit"}
+    assert "WARNING" not in proc.stderr
+    assert second.outputs() == first.outputs()
+    # ...and the checkout is up to date for ninja: nothing runs again.
+    assert second.build("//...") == []
 
 
 @pytest.fixture

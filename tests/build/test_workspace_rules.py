@@ -8,15 +8,11 @@ from __future__ import annotations
 import json
 import re
 import shutil
-from pathlib import Path
 
 import onnx
 import pytest
 
-from dnn64build.errors import UserError
-from tests.build.cache_servers import nginx_cache
 from tests.build.conftest import Workspace, tiny_mlp
-from tests.tool_required import missing_tool
 
 RULE = '''\
 import json
@@ -144,27 +140,21 @@ def test_a_missing_file_attribute_is_an_error_at_its_line(stats: Workspace) -> N
            "tools/nowhere.py" in proc.stderr
 
 
+@pytest.mark.nginx
 def test_a_workspace_rule_goes_through_the_remote_cache(stats: Workspace,
-                                                        tmp_path: Path) -> None:
-    try:
-        server = nginx_cache(tmp_path / "nginx")
-        url = server.__enter__()
-    except UserError as e:
-        missing_tool(e)
-    try:
-        stats.run("build", "--remote-cache", url, "//tools:stats")
-        shutil.rmtree(stats.root / "dnn64-out")
-        proc = stats.run("build", "--remote-cache", url, "--explain", "//tools:stats")
-        verdicts = dict(re.findall(r"^dnn64build explain: (\S+): (.*) \(key", proc.stderr,
-                                   re.M))
-        assert verdicts["bin/tools/stats/arena.txt"] == "remote cache hit"
-        assert verdicts["bin/tools/stats/buffers.txt"] == "remote cache hit"
-        assert _results(stats) == _expected(stats)
-        # Another script: another key, so the command runs (and the step still hits).
-        _write_script(stats, " bytes")
-        proc = stats.run("build", "--remote-cache", url, "--explain", "//tools:stats")
-        verdicts = dict(re.findall(r"^dnn64build explain: (\S+): (.*) \(key", proc.stderr,
-                                   re.M))
-        assert verdicts == {"bin/tools/stats/arena.txt": "remote cache miss: ran locally"}
-    finally:
-        server.__exit__(None, None, None)
+                                                        nginx_url: str) -> None:
+    url = nginx_url
+    stats.run("build", "--remote-cache", url, "//tools:stats")
+    shutil.rmtree(stats.root / "dnn64-out")
+    proc = stats.run("build", "--remote-cache", url, "--explain", "//tools:stats")
+    verdicts = dict(re.findall(r"^dnn64build explain: (\S+): (.*) \(key", proc.stderr,
+                               re.M))
+    assert verdicts["bin/tools/stats/arena.txt"] == "remote cache hit"
+    assert verdicts["bin/tools/stats/buffers.txt"] == "remote cache hit"
+    assert _results(stats) == _expected(stats)
+    # Another script: another key, so the command runs (and the step still hits).
+    _write_script(stats, " bytes")
+    proc = stats.run("build", "--remote-cache", url, "--explain", "//tools:stats")
+    verdicts = dict(re.findall(r"^dnn64build explain: (\S+): (.*) \(key", proc.stderr,
+                               re.M))
+    assert verdicts == {"bin/tools/stats/arena.txt": "remote cache miss: ran locally"}

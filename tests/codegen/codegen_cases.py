@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,7 @@ from dnn64build.planner.dagplan import PlanParams
 from dnn64build.planner.dagstream import find_segments
 from dnn64build.planner.fusion import Group
 from dnn64build.planner.graph_plan import plan_graph
+from dnn64build.quant import quantize_graph
 from tools.zoo.compare import run_onnxruntime, scaled_error
 
 TOLERANCE = 1e-4  # max |error| / max |expected|
@@ -159,3 +161,15 @@ def widest_dag_groups(graph) -> list[Group]:
         else:
             runs.append([a, b])
     return [Group(tuple(n.name for n in graph.nodes[a:b]), "dag") for a, b in runs if b - a > 1]
+
+
+def model_graph(model: onnx.ModelProto, workdir: Path, int8: bool) -> Graph:
+    """``model`` imported and optimised as the build does, quantised to int8 (synthetic
+    calibration) if ``int8``."""
+    onnx.save(model, workdir / "m.onnx")
+    graph = optimize(import_onnx(workdir / "m.onnx"))
+    if int8:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # synthetic calibration warns
+            graph, _ = quantize_graph(graph, None, synthetic=True)
+    return graph

@@ -5,13 +5,12 @@ executor (int8); every plan passes the independent checker."""
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 
 import numpy as np
 import onnx
 import pytest
-from codegen_cases import TOLERANCE, node, onnx_model, rand
+from codegen_cases import TOLERANCE, model_graph, node, onnx_model, rand
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -24,7 +23,7 @@ from dnn64build.planner.checker import check_plan
 from dnn64build.planner.dagplan import PlanParams
 from dnn64build.planner.fusion import Group, find_chains
 from dnn64build.planner.graph_plan import plan_graph
-from dnn64build.quant import quantize_graph, run_int8
+from dnn64build.quant import run_int8
 from tools.host_run import run_on_host
 from tools.zoo.compare import run_onnxruntime, scaled_error
 
@@ -109,12 +108,7 @@ def test_fused_chain_equals_unfused(int8: bool, case, data, tmp_path_factory,
                                     runtime_cache: Path) -> None:
     model, (c, h, w) = case
     workdir = tmp_path_factory.mktemp("fusion")
-    onnx.save(model, workdir / "m.onnx")
-    graph = optimize(import_onnx(workdir / "m.onnx"))
-    if int8:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # synthetic calibration warns
-            graph, _ = quantize_graph(graph, None, synthetic=True)
+    graph = model_graph(model, workdir, int8)
     chain_list, _ = find_chains(graph)
     assume(chain_list)
     names = [n.name for n in chain_list[0]]

@@ -6,22 +6,18 @@ every plan passes the independent checker."""
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 
 import numpy as np
-import onnx
 import pytest
-from codegen_cases import TOLERANCE, dags, rand, widest_dag_groups
+from codegen_cases import TOLERANCE, dags, model_graph, rand, widest_dag_groups
 from hypothesis import HealthCheck, assume, given, settings
 
 from dnn64build.codegen import generate_model
-from dnn64build.frontend import import_onnx
-from dnn64build.passes import optimize
 from dnn64build.planner.checker import check_plan
 from dnn64build.planner.dagplan import PlanParams
 from dnn64build.planner.graph_plan import plan_graph
-from dnn64build.quant import quantize_graph, run_int8
+from dnn64build.quant import run_int8
 from tools.host_run import run_on_host
 from tools.zoo.compare import run_onnxruntime, scaled_error
 
@@ -34,12 +30,7 @@ def test_dag_group_equals_unfused(int8: bool, case, tmp_path_factory,
                                   runtime_cache: Path) -> None:
     model, (c, h, w) = case
     workdir = tmp_path_factory.mktemp("dag")
-    onnx.save(model, workdir / "m.onnx")
-    graph = optimize(import_onnx(workdir / "m.onnx"))
-    if int8:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # synthetic calibration warns
-            graph, _ = quantize_graph(graph, None, synthetic=True)
+    graph = model_graph(model, workdir, int8)
     groups = widest_dag_groups(graph)
     assume(groups)
     x = rand(1, c, h, w, seed=5)
