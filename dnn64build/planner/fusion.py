@@ -231,6 +231,14 @@ def group_weight_bytes(graph: Graph, group: Group) -> int:
     return sum(member_weight_bytes(graph, nodes[name]) for name in group.nodes)
 
 
+def groups_staging_bytes(graph: Graph, groups: list[Group], base: int) -> int:
+    """Weight staging (both halves) with ``groups``, given ``base`` without them: a chain
+    group stages all its weights at once, in a 16-byte aligned half; a dag group re-reads
+    tiles that fit the default staging."""
+    return max([base, *(2 * -(-group_weight_bytes(graph, g) // 16) * 16
+                        for g in groups if g.mode != "dag")])
+
+
 def split_by_weights(graph: Graph, chains: list[list[Node]], cap: int
                      ) -> tuple[list[list[Node]], list[str]]:
     """Chains cut into runs whose weights fit one staging half of ``cap`` bytes (a group's
@@ -453,12 +461,8 @@ def _cheapest_stream(graph: Graph, chains: list[list[Node]], peak: Callable[[lis
     chains added one at a time while that total drops (a group stages all its weights
     at once, so on a small model streaming can cost more staging than it saves). The
     search uses ``peak``; the three candidates are compared by ``bound``."""
-    def staging(groups: list[Group]) -> int:
-        weights = max((group_weight_bytes(graph, g) for g in groups), default=0)
-        return max(staging_bytes, 2 * weights)
-
     def total(groups: list[Group]) -> int:
-        return peak(groups) + staging(groups)
+        return peak(groups) + groups_staging_bytes(graph, groups, staging_bytes)
 
     candidates = [[], _with_stream(chains, [])]
     chosen: list[Group] = []
@@ -470,7 +474,8 @@ def _cheapest_stream(graph: Graph, chains: list[list[Node]], peak: Callable[[lis
             break
         chosen = best
     candidates.append(sorted(chosen, key=lambda g: g.nodes))
-    return min(candidates, key=lambda gs: (bound(gs) + staging(gs), len(gs)))
+    return min(candidates, key=lambda gs: (
+        bound(gs) + groups_staging_bytes(graph, gs, staging_bytes), len(gs)))
 
 
 def _with_stream(chains: list[list[Node]], patches: list[Group]) -> list[Group]:

@@ -30,7 +30,7 @@ from dnn64build.planner.fusion import (
     choose_groups,
     fuse_dag,
     fusion_record,
-    group_weight_bytes,
+    groups_staging_bytes,
 )
 from dnn64build.planner.problem import lower_bound
 from dnn64build.planner.schedule import Dag, Op, peak_bytes
@@ -118,16 +118,11 @@ def plan_graph(
         problem = scheduled_problem(fuse_dag(base, graph, candidate, cache), params)[3]
         return lower_bound(problem).bytes
 
-    def staging(candidate: list[Group]) -> int:
-        """Weight staging with those groups: a chain group stages all its weights at
-        once; a dag group re-reads tiles of the default staging (``fusion_staging``)."""
-        return max([fusion_staging, *(2 * -(-group_weight_bytes(graph, g) // 16) * 16
-                                      for g in candidate if g.mode != "dag")])
-
     # fusion_budget is the activation bytes left beside fusion_staging: a group's own
     # staging beyond that comes out of the activations' share.
     fits = None if fusion_budget is None else (
-        lambda gs: bound(gs) + staging(gs) - fusion_staging <= fusion_budget)
+        lambda gs: bound(gs) + groups_staging_bytes(graph, gs, fusion_staging) - fusion_staging
+        <= fusion_budget)
     notes: list[str] = []
     if groups is None:
         choice = choose_groups(graph, fusion, peak=peak, bound=bound, fits=fits,
