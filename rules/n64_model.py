@@ -28,6 +28,7 @@ from ._rom import ROM_ATTRS, declare_rom
 ALGORITHMS = ["auto", "greedy_by_size", "greedy_by_conflicts", "hill_climb", "best_fit", "exact"]
 SCHEDULERS = ["auto", "graph"]  # not the planner's "search": see the test
 FUSION_MODES = ["none", "stream", "patch", "dag", "auto"]
+INPUT_MODES = ["whole", "stream", "auto"]
 CALIBRATION_METHODS = ["minmax", "percentile", "mse"]
 KERNELS = ["auto", "cpu", "rsp"]  # codegen's KERNEL_CHOICES
 
@@ -183,6 +184,12 @@ RULE = Rule(
                         "enum": FUSION_MODES,
                         "description": "fused groups below the operator bound "
                                        "(docs/planner.md); default auto",
+                    },
+                    "input": {
+                        "enum": INPUT_MODES,
+                        "description": "stream: the graph input is read row by row into "
+                                       "the first dag group, never whole in the arena; "
+                                       "default auto (only when nothing else fits)",
                     },
                 },
                 "additionalProperties": False,

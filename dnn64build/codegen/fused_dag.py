@@ -13,6 +13,11 @@ buffer no longer needs (``dnn64_region_keep``), then computes its rows:
   BatchNormalization), activations, Concat: per channel, on the contiguous rows of
   each plane, with the whole-tensor kernels.
 
+A group that streams the graph input (stage 0, an input stage) fills its row buffer
+through the run function's ``read_rows`` callback (``INPUT_ROWS``: rows [r0, r1) of
+every channel, each channel's rows at ``plane_bytes`` from the last), so the whole
+input is never in the arena.
+
 Weights are re-read from the cartridge for every firing, in output-channel tiles of at
 most ``TILE_BYTES`` (a ``Reread`` step), so a group needs one small staging half however
 many weights its members have; the blob holds each tile once.
@@ -43,6 +48,9 @@ from dnn64build.planner.dagstream import DagProgram, row_refusal
 from dnn64build.planner.fusion import group_io
 
 TILE_BYTES = DEFAULT_STAGING_CAP // 2  # the most weight bytes one firing reads at once
+# The callback a streamed input's rows come from, and the run function's extra arguments.
+INPUT_ROWS = "dnn64_input_rows_fn"
+INPUT_ROWS_ARGS = f"{INPUT_ROWS} read_rows, void *user"
 
 # (tile offsets in the blob, staging half) -> C statements of one firing of a stage
 StageText = Callable[[Sequence[int], str], str]
@@ -53,7 +61,7 @@ def dag_group(ctx: Ctx) -> Lowered:
                                                    "streaming it row by row")
     assert isinstance(program, DagProgram)
     xs, y = group_io(ctx.graph, members)
-    ctx.require_disjoint(y, *xs)
+    ctx.require_disjoint(y, *(x for x in xs if x != program.streamed))
     low = Lowered(note=f"dag group of {len(members)} nodes, {len(program.firings)} firings, "
                        f"row buffers: {', '.join(str(r) for r in program.buffer_rows)} rows")
     fire = ctx.sym("fire")
@@ -68,13 +76,18 @@ def dag_group(ctx: Ctx) -> Lowered:
     tiles: list[tuple[np.ndarray, ...]] = []
     reads: list[int] = []
     cases: list[tuple[int, int, StageText]] = []  # first tile, tile count, text
-    firings_of = [sum(f.stage == j for f in program.firings) for j in range(len(members))]
-    for j, m in enumerate(members):
-        mctx = MemberCtx(ctx.graph, ctx.arena, m, ctx.index, member=j)
+    firings_of = [sum(f.stage == j for f in program.firings)
+                  for j in range(len(program.stages))]
+    keeps = [_keep(layout, m.outputs[0]) for m in members]
+    if program.streamed:
+        cases.append((0, 0, _input_stage(ctx, layout, program.streamed)))
+        keeps.insert(0, _keep(layout, program.streamed))
+    for m in members:
+        mctx = MemberCtx(ctx.graph, ctx.arena, m, ctx.index, member=len(cases))
         mine, text = _stage(mctx, low, m, layout)
+        reads += [firings_of[len(cases)]] * len(mine)
         cases.append((len(tiles), len(mine), text))
         tiles += mine
-        reads += [firings_of[j]] * len(mine)
 
     def render(offsets: Sequence[int], stage: str) -> str:
         k = max(len(program.buffer_bytes), 1)
@@ -84,7 +97,7 @@ def dag_group(ctx: Ctx) -> Lowered:
                  f"    for (i = 0; i < {len(rows)}; ++i) {{",
                  f"        const int16_t *f = {fire}[i];", "        switch (f[0]) {"]
         for j, (first, count, text) in enumerate(cases):
-            body = _keep(layout, members[j]) + text(offsets[first:first + count], stage)
+            body = keeps[j] + text(offsets[first:first + count], stage)
             lines += [f"        case {j}: {{"]
             lines += ["            " + line for line in body.splitlines()]
             lines += ["            break;", "        }"]
@@ -119,9 +132,18 @@ class _Layout:
                       self.ctx.shape(t)[3])[:-1]
 
 
-def _keep(layout: _Layout, m: Node) -> str:
-    """Drop the rows of the output buffer no longer needed, as the firing says."""
-    t = m.outputs[0]
+def _input_stage(ctx: Ctx, layout: _Layout, x: str) -> StageText:
+    """Rows [f[1], f[2]) of the streamed graph input, from the caller's ``read_rows``."""
+    size = np.dtype(ctx.dtype(x)).itemsize
+    call = c_call("read_rows", "user", ctx.graph.inputs.index(x), "(uint32_t)f[1]",
+                  "(uint32_t)(f[2] - f[1])", f"(uint8_t *)({layout.ptr(x)} + yr.offset)",
+                  f"(uint32_t)yr.plane_stride * {size}u")
+    text = f"yr = {layout.region(x, 'f[1]', 'f[2]')};\n{call}\n"
+    return lambda offsets, stage: text
+
+
+def _keep(layout: _Layout, t: str) -> str:
+    """Drop the rows of ``t``'s buffer no longer needed, as the firing says."""
     if t not in layout.slot:
         return ""
     k = layout.slot[t]

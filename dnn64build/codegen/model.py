@@ -8,6 +8,7 @@ node) and the weight tile reads between them. See docs/codegen.md.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +17,7 @@ import numpy as np
 from dnn64build.codegen.arena import ArenaMap, PlanMismatch
 from dnn64build.codegen.cfmt import c_comment, c_float, c_string, is_identifier, wrap
 from dnn64build.codegen.fused import fused_group
-from dnn64build.codegen.fused_dag import dag_group
+from dnn64build.codegen.fused_dag import INPUT_ROWS, INPUT_ROWS_ARGS, dag_group
 from dnn64build.codegen.lowering import (
     CTYPES,
     KERNEL_CHOICES,
@@ -49,7 +50,8 @@ class GeneratedModel:
     staging_bytes, weights_asset, weight_bytes (blob size), weight_bytes_streamed
     (read per inference), weight_tiles, and inputs/outputs: lists of {name, shape,
     dtype, offset, bytes} (inputs also {asset}; int8 ones also {scale, zero_point}), in
-    graph order.
+    graph order. A streamed input (plan ``streamed_inputs``) has offset None and
+    ``streamed: true``: ``<symbol>_run`` then also takes a ``read_rows`` callback.
     """
 
     symbol: str
@@ -111,7 +113,8 @@ def generate_model(graph: Graph, plan: dict[str, Any], *, symbol: str,
                for node, node_calls in calls for call in node_calls
                if isinstance(call, Reread)
                for k, (parts, times) in enumerate(zip(call.tiles, call.reads, strict=True))]
-    meta = _metadata(graph, arena, symbol, half, tiles, rereads)
+    meta = _metadata(graph, arena, symbol, half, tiles, rereads,
+                     plan.get("streamed_inputs", []))
     meta["kernels"] = kernels
     meta["rsp_nodes"] = [node.name for node, low in lowered if low.on_rsp]
     return GeneratedModel(
@@ -228,13 +231,16 @@ def _absorb_params(graph: Graph, node: Node) -> Node:
     return Node(node.name, node.op, node.inputs[:1], list(node.outputs), attrs)
 
 
-def _io(graph: Graph, arena: ArenaMap, names: list[str]) -> list[dict[str, Any]]:
+def _io(graph: Graph, arena: ArenaMap, names: list[str], streamed: Sequence[str] = ()
+        ) -> list[dict[str, Any]]:
     result = []
     for name in names:
         tensor = graph.tensors[name]
         nbytes = int(np.prod(tensor.shape, dtype=np.int64)) * np.dtype(tensor.dtype).itemsize
         entry = {"name": name, "shape": list(tensor.shape), "dtype": tensor.dtype,
-                 "offset": arena.offset(name), "bytes": nbytes}
+                 "offset": None if name in streamed else arena.offset(name), "bytes": nbytes}
+        if name in streamed:
+            entry["streamed"] = True
         if tensor.dtype == "int8" and tensor.quant is not None:  # io: int8
             entry.update(scale=tensor.quant["scale"], zero_point=tensor.quant["zero_point"])
         result.append(entry)
@@ -242,8 +248,9 @@ def _io(graph: Graph, arena: ArenaMap, names: list[str]) -> list[dict[str, Any]]
 
 
 def _metadata(graph: Graph, arena: ArenaMap, symbol: str, half: int,
-              tiles: list[Tile], rereads: list[tuple[Tile, int]]) -> dict[str, Any]:
-    inputs = _io(graph, arena, graph.inputs)
+              tiles: list[Tile], rereads: list[tuple[Tile, int]], streamed: Sequence[str]
+              ) -> dict[str, Any]:
+    inputs = _io(graph, arena, graph.inputs, streamed)
     for k, entry in enumerate(inputs):
         entry["asset"] = input_asset(symbol, k)
     stored = sum(t.nbytes for t in tiles) + sum(t.nbytes for t, _ in rereads)
@@ -287,26 +294,46 @@ def _header(graph: Graph, symbol: str, meta: dict[str, Any]) -> str:
     ]
     for kind, entries in (("IN", meta["inputs"]), ("OUT", meta["outputs"])):
         for k, entry in enumerate(entries):
-            lines += [
-                f"/* {kind.lower()}put {k}: {c_comment(entry['name'])} "
-                f"{entry['dtype']}{entry['shape']} */",
-                f"#define {up}_{kind}{k}_OFFSET {entry['offset']}u",
-                f"#define {up}_{kind}{k}_BYTES {entry['bytes']}u",
-            ]
+            lines += [f"/* {kind.lower()}put {k}: {c_comment(entry['name'])} "
+                      f"{entry['dtype']}{entry['shape']} */"]
+            lines += ([f"#define {up}_{kind}{k}_STREAMED 1  /* rows come from read_rows */"]
+                      if entry.get("streamed") else
+                      [f"#define {up}_{kind}{k}_OFFSET {entry['offset']}u"])
+            lines.append(f"#define {up}_{kind}{k}_BYTES {entry['bytes']}u")
             if "scale" in entry:  # int8 at the boundary: real = (q - ZERO_POINT) * SCALE
                 lines += [f"#define {up}_{kind}{k}_SCALE {c_float(entry['scale'])}",
                           f"#define {up}_{kind}{k}_ZERO_POINT ({entry['zero_point']})"]
-    lines += [
-        "",
-        "/* Run one inference. arena: ARENA_BYTES writable bytes, 16-byte aligned,",
-        " * inputs stored at their IN<k>_OFFSET; outputs are left at OUT<k>_OFFSET.",
-        " * Reads the weights asset with dnn64_asset_read. */",
-        f"void {symbol}_run(uint8_t *arena);",
-        "",
-        f"#endif /* {guard} */",
-        "",
-    ]
+    if any(e.get("streamed") for e in meta["inputs"]):
+        lines += ["", *STREAMED_RUN_DOC.splitlines(),
+                  f"void {symbol}_run(uint8_t *arena, {INPUT_ROWS_ARGS});"]
+    else:
+        lines += [
+            "",
+            "/* Run one inference. arena: ARENA_BYTES writable bytes, 16-byte aligned,",
+            " * inputs stored at their IN<k>_OFFSET; outputs are left at OUT<k>_OFFSET.",
+            " * Reads the weights asset with dnn64_asset_read. */",
+            f"void {symbol}_run(uint8_t *arena);",
+        ]
+    lines += ["", f"#endif /* {guard} */", ""]
     return "\n".join(lines)
+
+
+# The run function of a model whose input is streamed (planner: {input: stream}).
+STREAMED_RUN_DOC = f"""\
+/* read_rows(user, input, row0, rows, dst, plane_bytes) must store rows
+ * [row0, row0 + rows) of every channel c of graph input `input` (NCHW, batch 1) at
+ * dst + c * plane_bytes (each channel's rows back to back, rows * width elements).
+ * It is called with rows in increasing order, each row once per inference. */
+#ifndef DNN64_INPUT_ROWS_FN_DEFINED
+#define DNN64_INPUT_ROWS_FN_DEFINED
+typedef void (*{INPUT_ROWS})(void *user, uint32_t input, uint32_t row0, uint32_t rows,
+                                    uint8_t *dst, uint32_t plane_bytes);
+#endif
+
+/* Run one inference. arena: ARENA_BYTES writable bytes, 16-byte aligned; the inputs
+ * marked STREAMED come row by row from read_rows (given `user`), the others are
+ * stored at their IN<k>_OFFSET; outputs are left at OUT<k>_OFFSET.
+ * Reads the weights asset with dnn64_asset_read. */"""
 
 
 def _c_source(graph: Graph, symbol: str, lowered: list[tuple[Node, Lowered]],
@@ -332,7 +359,10 @@ def _c_source(graph: Graph, symbol: str, lowered: list[tuple[Node, Lowered]],
         if low.decls:
             out.append(f"/* {c_comment(node.name)} ({node.op}) */")
             out += low.decls
-    out += ["", f"void {symbol}_run(uint8_t *arena)", "{"]
+    streams = any(node.op == GROUP_OP and node.attrs["fusion"].get("streams")
+                  for node, _ in lowered)
+    out += ["", f"void {symbol}_run(uint8_t *arena{', ' + INPUT_ROWS_ARGS if streams else ''})",
+            "{"]
     if tiles or rereads:
         out += [
             wrap(f"    uint8_t *const stage[2] = {{arena + {up}_STAGING_OFFSET, "

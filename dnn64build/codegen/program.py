@@ -4,7 +4,9 @@ main() initialises the platform, then for each model in order and each input sam
 loads its inputs (sample s of assets "<symbol>.in.<k>") into the one shared static arena
 at the planned input offsets, runs it timed with dnn64_ticks, and prints its outputs and
 ticks in the line protocol of dnn64build.codegen.protocol. The arena is sized for the
-largest model and 16-byte aligned.
+largest model and 16-byte aligned. A streamed input (planner: {input: stream}) is not
+loaded: the model's read_rows callback reads just the rows it asks for from the asset
+(on the N64 a PI DMA from the cartridge per channel), while it runs.
 """
 
 from __future__ import annotations
@@ -41,12 +43,40 @@ static uint32_t sample_count(const char *name, uint32_t size)
     }
     return asset.size / size;
 }
+"""
 
+_LOAD_WHOLE = """\
 /* Read sample `sample` of input asset `name` (`size` bytes each) to arena + offset. */
 static void load_input(const char *name, uint32_t offset, uint32_t size, uint32_t sample)
 {
     dnn64_asset asset = dnn64_asset_get(name);
     dnn64_asset_read(arena + offset, asset.offset + sample * size, size);
+}
+"""
+
+_READ_ROWS = """\
+/* Where a streamed input's rows come from: sample `sample` of an input asset. */
+typedef struct {
+    uint32_t offset; /* the asset's offset in the asset area */
+    uint32_t size; /* bytes of one sample */
+    uint32_t sample;
+    uint32_t height; /* rows of each channel */
+    uint32_t row_bytes;
+    uint32_t channels;
+} input_rows_source;
+
+/* dnn64_input_rows_fn over input assets: `user` points at one source per graph input.
+ * Each channel's rows are one contiguous read from the asset. */
+static void read_input_rows(void *user, uint32_t input, uint32_t row0, uint32_t rows,
+                            uint8_t *dst, uint32_t plane_bytes)
+{
+    const input_rows_source *src = (const input_rows_source *)user + input;
+    uint32_t c;
+    for (c = 0; c < src->channels; c++)
+        dnn64_asset_read(dst + c * plane_bytes,
+                         src->offset + src->sample * src->size
+                             + (c * src->height + row0) * src->row_bytes,
+                         rows * src->row_bytes);
 }
 """
 
@@ -89,10 +119,15 @@ def generate_main(models: Sequence[ModelEntry], *, runs: int = 1, poison: bool =
     out = [f"/* main.c - runs {', '.join(symbols)}. {GENERATED} */",
            '#include "dnn64_platform.h"', ""]
     out += [f'#include "{header}"' for _, header, _, _ in models]
+    streams = any(e.get("streamed") for m in models for e in m[3]["inputs"])
     out += ["", "/* One arena for every model: the largest one's size. */",
             f"static uint8_t DNN64_ALIGNED(arena[{arena_bytes}u]);", "", _LOAD_INPUT,
+            *([_LOAD_WHOLE] if any(not e.get("streamed") for m in models
+                                   for e in m[3]["inputs"]) else []),
+            *([_READ_ROWS] if streams else []),
             *([_POISON] if poison else []), _PRINT_TICKS,
-            "int main(void)", "{", "    uint64_t start, end;", "    uint32_t s, samples;", "",
+            "int main(void)", "{", "    uint64_t start, end;", "    uint32_t s, samples;",
+            *(["    input_rows_source sources[8];"] if streams else []), "",
             "    dnn64_platform_init();",
             '    dnn64_print_u64("TICKRATE", dnn64_ticks_per_second());']
     for symbol, _, needed, meta in models:
@@ -109,16 +144,32 @@ def generate_main(models: Sequence[ModelEntry], *, runs: int = 1, poison: bool =
             out += [f"    for (s = 0; s < samples; s++) {{  /* run {run} */"]
             if poison:
                 out.append(f"        poison_arena(0x{POISON_BYTES[run % 2]:02X}u);")
-            for entry in inputs:
-                out.append(f"        load_input({c_string(entry['asset'])}, {entry['offset']}u, "
-                           f"{entry['bytes']}u, s);")
-            out += ["        start = dnn64_ticks();", f"        {symbol}_run(arena);",
+            for k, entry in enumerate(inputs):
+                out.append(_stream_source(k, entry) if entry.get("streamed") else
+                           f"        load_input({c_string(entry['asset'])}, "
+                           f"{entry['offset']}u, {entry['bytes']}u, s);")
+            rows = ", read_input_rows, sources" if any(e.get("streamed") for e in inputs) else ""
+            out += ["        start = dnn64_ticks();", f"        {symbol}_run(arena{rows});",
                     "        end = dnn64_ticks();"]
             out += ["    " + _print_output(symbol, k, entry)
                     for k, entry in enumerate(meta["outputs"])]
             out += [f"        print_ticks({c_string(symbol)}, start, end);", "    }"]
     out += ["", "    dnn64_done();", "    return 0;", "}", ""]
     return "\n".join(out)
+
+
+def _stream_source(k: int, entry: dict[str, Any]) -> str:
+    """Statements pointing sources[k] at sample s of the input's asset."""
+    if k >= 8:
+        raise ValueError(f"input {entry['name']!r}: at most 8 inputs may be streamed")
+    _, channels, height, width = entry["shape"]
+    row_bytes = width * ELEM_SIZES[entry["dtype"]]
+    return (f"        sources[{k}].offset = dnn64_asset_get({c_string(entry['asset'])}).offset;\n"
+            f"        sources[{k}].size = {entry['bytes']}u;\n"
+            f"        sources[{k}].sample = s;\n"
+            f"        sources[{k}].height = {height}u;\n"
+            f"        sources[{k}].row_bytes = {row_bytes}u;\n"
+            f"        sources[{k}].channels = {channels}u;")
 
 
 def _print_output(symbol: str, k: int, entry: dict[str, Any]) -> str:

@@ -8,6 +8,11 @@ lower bound. Lifetimes here are plan.json's inclusive ``first``/``last``.
 Members of one alias group (a root buffer and the buffers whose ``alias_of``
 names it) share memory on purpose and are not checked against each other; the
 group must fit inside its root, in space and in time.
+
+A graph input listed in ``streamed_inputs`` has no buffer of its own: exactly one
+dag group reads it, through an input stage (``streams``: a stage without inputs)
+whose firings bring its rows into a row buffer, which the row replay checks like
+any other.
 """
 
 from __future__ import annotations
@@ -77,9 +82,11 @@ def find_violations(plan: Mapping[str, Any]) -> list[Violation]:
                     "lifetime", f"{b['name']}: last step {b['last']} is past the schedule"
                 ))
     out += _overlaps(buffers, by_name)
-    for group in (plan.get("fusion") or {}).get("groups", []):
+    groups = (plan.get("fusion") or {}).get("groups", [])
+    for group in groups:
         if isinstance(group, Mapping) and "program" in group:
             out += _row_program(str(group.get("name")), group["program"], by_name)
+    out += _streamed(plan.get("streamed_inputs", []), groups, by_name)
     if "lower_bound_bytes" in plan:
         out += _bound(plan["lower_bound_bytes"], buffers, arena)
     return out
@@ -229,6 +236,32 @@ def _row_program(name: str, program: Mapping, by_name: Mapping[str, Mapping]
                                       f"{tensors[short[0]]['rows']} rows computed")]
     except (KeyError, TypeError, ValueError, IndexError) as exc:
         return [Violation("malformed", f"group {name}: unreadable row program ({exc!r})")]
+    return []
+
+
+def _streamed(streamed: object, groups: Sequence[Any], by_name: Mapping[str, Mapping]
+              ) -> list[Violation]:
+    """Each streamed input: no whole buffer, read by the input stage of exactly one dag
+    group; and every input stage streams a declared input."""
+    if not isinstance(streamed, list):
+        return [Violation("malformed", "'streamed_inputs' must be a list")]
+    readers: dict[str, int] = {}
+    for group in groups:
+        program = group.get("program") if isinstance(group, Mapping) else None
+        for stage in (program or {}).get("stages", []):
+            if not stage.get("inputs"):
+                name = stage.get("streams")
+                if name not in streamed:
+                    return [Violation("rows", f"group {group.get('name')}: stage "
+                                              f"{stage.get('node')!r} reads no tensor and "
+                                              f"streams no declared input ({name!r})")]
+                readers[name] = readers.get(name, 0) + 1
+    for name in streamed:
+        if name in by_name:
+            return [Violation("rows", f"streamed input {name!r} also has a whole buffer")]
+        if readers.get(name, 0) != 1:
+            return [Violation("rows", f"streamed input {name!r} is read by "
+                                      f"{readers.get(name, 0)} input stages, not one")]
     return []
 
 

@@ -21,6 +21,11 @@ longer needed are dropped (``keep``: the buffer is re-packed, compact, rows
 ``[lo, hi)`` of every channel). An element-wise stage that is the only reader of a
 buffered input of its shape and type writes over that input's rows in its buffer.
 
+A group that starts at the graph input may *stream* it (``planner: {input: stream}``):
+X then lives in a row buffer too, filled by an input stage (stage 0, no inputs, named
+``input <X>``) whose firings fetch just the rows the group's first members need, from
+the cartridge in a ROM or from the game's row callback in a library.
+
 plan.json records each firing (member, rows, the held range of its output buffer
 before and after), so the independent checker (planner/checker.py) can replay it:
 every input row a firing reads is held and not yet overwritten, every row is computed
@@ -83,6 +88,15 @@ class DagProgram:
     def steps(self) -> tuple[Firing, ...]:
         return self.firings
 
+    @property
+    def streamed(self) -> str:
+        """The graph input the group streams row by row ("" if none)."""
+        first = self.stages[0]
+        return first.output if not first.inputs else ""
+
+
+INPUT_STAGE = "input "  # an input stage's name: this prefix and the input's name
+
 
 def row_refusal(graph: Graph, node: Node) -> str:
     """Why ``node`` cannot run row by row inside a dag group ("" if it can)."""
@@ -144,9 +158,14 @@ def macs_per_row(graph: Graph, node: Node) -> int:
     return c_out * w * math.prod(graph.tensors[node.inputs[1]].shape[1:])
 
 
-def dag_program(graph: Graph, nodes: list[Node]) -> DagProgram:
-    """The pull-driven row program of ``nodes`` (a group found by ``find_segments``)."""
+def dag_program(graph: Graph, nodes: list[Node], streamed: str = "") -> DagProgram:
+    """The pull-driven row program of ``nodes`` (a group found by ``find_segments``);
+    ``streamed``: the graph input X the group reads row by row through an input stage."""
     stages = [stage_of(graph, n) for n in nodes]
+    macs_of = [macs_per_row(graph, n) for n in nodes]
+    if streamed:
+        stages.insert(0, Stage(INPUT_STAGE + streamed, (), streamed, None))
+        macs_of.insert(0, 0)
     ops = {n.name: n.op for n in nodes}
     producer = {s.output: j for j, s in enumerate(stages)}
     readers: dict[str, list[int]] = {}
@@ -161,7 +180,7 @@ def dag_program(graph: Graph, nodes: list[Node]) -> DagProgram:
         if s.output == y:
             continue
         over = None
-        if s.window is None and ops[s.name] != "Concat":
+        if s.window is None and s.inputs and ops[s.name] != "Concat":
             out = graph.tensors[s.output]
             over = next((t for t in s.inputs if t in producer and readers[t] == [j]
                          and graph.tensors[t].shape == out.shape
@@ -210,11 +229,24 @@ def dag_program(graph: Graph, nodes: list[Node]) -> DagProgram:
 
     while done[y] < height[y]:
         fire(len(stages) - 1)
-    macs = sum(macs_per_row(graph, nodes[j]) * (hi - lo) for j, lo, hi, _, _ in firings)
+    macs = sum(macs_of[j] * (hi - lo) for j, lo, hi, _, _ in firings)
     return DagProgram(
         tuple(stages), tuple(Firing(j, (lo, hi), b, a) for j, lo, hi, b, a in firings),
         buffered, tuple(buffer_of[t] for t in buffered), tuple(most),
         tuple(r * row_bytes(graph, ts[0]) for r, ts in zip(most, sharing, strict=True)), macs)
+
+
+def stream_refusal(graph: Graph, nodes: list[Node]) -> str:
+    """Why a dag group of ``nodes`` cannot stream its input X row by row ("" if it can)."""
+    x = next(t for t in nodes[0].inputs if t and not graph.is_constant(t))
+    if x not in graph.inputs:
+        return f"its input {x!r} is not a graph input"
+    if x in graph.outputs:
+        return f"the graph input {x!r} is also a graph output"
+    shape = graph.tensors[x].shape
+    if len(shape) != 4 or shape[0] != 1:
+        return f"the graph input {x!r} is not a batch-1 NCHW tensor"
+    return ""
 
 
 def cuts(graph: Graph) -> list[tuple[int, str]]:
@@ -271,7 +303,8 @@ def dag_record(graph: Graph, program: DagProgram, buffers: list[str]) -> dict:
                         "buffer": buffer_of.get(t)} for t in names},
         "stages": [{"node": s.name, "inputs": list(s.inputs), "output": s.output,
                     "window": None if s.window is None else
-                    [s.window.kernel, s.window.stride, s.window.pad, s.window.dil]}
+                    [s.window.kernel, s.window.stride, s.window.pad, s.window.dil],
+                    **({"streams": s.output} if not s.inputs else {})}
                    for s in stages],
         "firings": [[f.stage, *f.rows, *(f.before or (-1, -1)), *(f.after or (-1, -1))]
                     for f in program.firings],
@@ -311,13 +344,15 @@ def step_live_bytes(graph: Graph, alignment: int = 16) -> list[int]:
 
 
 def group_live_bytes(graph: Graph, nodes: list[Node], program: DagProgram | None,
-                     alignment: int = 16) -> int:
-    """Bytes live while a dag group of ``nodes`` runs: X, Y and its buffers (the group
-    lies between two cuts, so nothing else is live); without a program, X and Y only."""
+                     alignment: int = 16, streamed: bool = False) -> int:
+    """Bytes live while a dag group of ``nodes`` runs: X (unless ``streamed``), Y and its
+    buffers (the group lies between two cuts, so nothing else is live); without a
+    program, X and Y only."""
     x = next(t for t in nodes[0].inputs if t and not graph.is_constant(t))
     y = nodes[-1].outputs[0]
     whole = sum(_footprint(math.prod(graph.tensors[t].shape) *
-                           np.dtype(graph.tensors[t].dtype).itemsize, alignment) for t in (x, y))
+                           np.dtype(graph.tensors[t].dtype).itemsize, alignment)
+                for t in ((y,) if streamed else (x, y)))
     if program is None:
         return whole
     return whole + sum(_footprint(b, alignment) for b in program.buffer_bytes)

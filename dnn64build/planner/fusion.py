@@ -13,7 +13,13 @@ patch by patch, and rewrite the graph so that each group is one node.
   blocks) row-streamed (planner/dagstream.py), no extra MACs, each member's weights
   re-read for every firing;
 - ``auto``: ``stream``; then, only when the model does not fit its memory that
-  way, ``dag``; then, if that does not fit either, ``patch``.
+  way, ``dag``; then (``input: auto``) dag groups with the graph input streamed; then,
+  if that does not fit either, ``patch``.
+
+``planner: {input: ...}`` (``INPUT_MODES``): ``stream`` makes the first dag group start
+at the graph input and read it row by row (planner/dagstream.py), so the whole input
+never occupies the arena (fusion ``dag`` or ``auto`` only); ``whole`` never does;
+``auto`` (the default) streams it only under fusion ``auto``, when nothing else fits.
 
 A chain is a run of Conv / MaxPool / AveragePool nodes (batch 1, NCHW) where
 each intermediate is read only by the next node and is no graph output. A
@@ -47,7 +53,9 @@ from dnn64build.planner.dagstream import (
     find_segments,
     group_live_bytes,
     macs_per_row,
+    row_refusal,
     step_live_bytes,
+    stream_refusal,
 )
 from dnn64build.planner.regions import (
     Axis,
@@ -60,6 +68,7 @@ from dnn64build.planner.regions import (
 from dnn64build.planner.schedule import Dag, Op
 
 FUSION_MODES = ("none", "stream", "patch", "dag", "auto")
+INPUT_MODES = ("whole", "stream", "auto")
 GROUP_OP = "FusedGroup"
 SPATIAL_OPS = ("Conv", "MaxPool", "AveragePool")
 MAX_EXTRA_MACS = 0.15  # patch groups may add at most this fraction of the model's MACs
@@ -77,6 +86,7 @@ class Group:
     mode: str  # "stream" | "patch" | "dag" (planner/dagstream.py)
     grid: tuple[int, int] = (1, 1)  # patch: rows x columns of tiles of Y
     band_rows: int = 1  # stream: output rows per band
+    streams: str = ""  # dag: the graph input it reads row by row ("" if it reads X whole)
 
     def record(self) -> dict[str, Any]:
         out: dict[str, Any] = {"nodes": list(self.nodes), "mode": self.mode}
@@ -84,12 +94,14 @@ class Group:
             out["grid"] = list(self.grid)
         else:
             out["band_rows"] = self.band_rows
+        if self.streams:
+            out["streams"] = self.streams
         return out
 
     @classmethod
     def from_record(cls, rec: dict[str, Any]) -> Group:
         return cls(tuple(rec["nodes"]), rec["mode"], tuple(rec.get("grid", (1, 1))),
-                   int(rec.get("band_rows", 1)))
+                   int(rec.get("band_rows", 1)), str(rec.get("streams", "")))
 
 
 def ineligible(graph: Graph, node: Node) -> str:
@@ -190,7 +202,7 @@ def nodes_by_name(graph: Graph) -> dict[str, Node]:
 def program_of(graph: Graph, group: Group) -> Program | DagProgram:
     nodes = nodes_by_name(graph)
     if group.mode == "dag":
-        return dag_program(graph, [nodes[name] for name in group.nodes])
+        return dag_program(graph, [nodes[name] for name in group.nodes], group.streams)
     members = [member_of(graph, nodes[name]) for name in group.nodes]
     if group.mode == "stream":
         return stream_program(members, group.band_rows)
@@ -282,6 +294,7 @@ def apply_groups(graph: Graph, groups: list[Group]) -> Graph:
             out.tensors[name] = Tensor([max(size, 1)], "int8", "activation")
         consts = [t for m in members for t in m.inputs[1:] if t and out.is_constant(t)]
         xs, y = group_io(out, members)
+        xs = [x for x in xs if x != group.streams]  # a streamed input is no arena tensor
         node = Node(group_name(group), GROUP_OP, [*xs, *consts], [y, *buffers],
                     {"fusion": group.record(), "members": members})
         first[members[0].name] = node
@@ -307,6 +320,11 @@ def fusion_record(graph: Graph, mode: str, groups: list[Group]) -> dict[str, Any
         records.append(rec)
     return {"mode": mode, "groups": records, "model_macs": model_macs(graph),
             "extra_macs": sum(r["extra_macs"] for r in records)}
+
+
+def streamed_inputs(groups: list[Group]) -> list[str]:
+    """The graph inputs ``groups`` read row by row (never whole in the arena)."""
+    return [g.streams for g in groups if g.streams]
 
 
 def groups_from_plan(plan: dict[str, Any]) -> list[Group]:
@@ -360,7 +378,8 @@ class Choice:
 def choose_groups(graph: Graph, mode: str, *, peak: Callable[[list[Group]], int],
                   bound: Callable[[list[Group]], int] | None = None,
                   fits: Callable[[list[Group]], bool] | None = None,
-                  weight_cap: int = GROUP_WEIGHT_CAP, staging_bytes: int = 0) -> Choice:
+                  weight_cap: int = GROUP_WEIGHT_CAP, staging_bytes: int = 0,
+                  input_mode: str = "auto") -> Choice:
     """The groups for ``mode`` (see the module doc). ``peak(groups)`` measures the graph
     with those groups (live bytes, a fast estimate for searching); ``bound(groups)``
     (default: ``peak``) the bound its plan will have, for auto's final pick among a few
@@ -368,14 +387,30 @@ def choose_groups(graph: Graph, mode: str, *, peak: Callable[[list[Group]], int]
     (auto only); ``staging_bytes`` is the weight staging without groups (auto weighs
     a group's staging against the activation bytes it saves). Raises UserError when
     ``stream`` or ``patch`` is asked for and no chain exists; ``patch`` that finds no
-    patch group worth it keeps the streamed plan and says so in a note."""
+    patch group worth it keeps the streamed plan and says so in a note. ``input_mode``
+    (INPUT_MODES): ``stream`` raises UserError, naming the node and why, when the graph
+    input cannot be streamed or ``mode`` is not dag or auto."""
     if mode not in FUSION_MODES:
         raise ValueError(f"unknown fusion mode {mode!r}; expected one of {FUSION_MODES}")
+    if input_mode not in INPUT_MODES:
+        raise ValueError(f"unknown input mode {input_mode!r}; expected one of {INPUT_MODES}")
+    if input_mode == "stream" and mode not in ("dag", "auto"):
+        raise UserError(f"planner input 'stream' needs fusion 'dag' or 'auto', not {mode!r}: "
+                        "the input is streamed into the first dag group",
+                        where=f"model {graph.name}",
+                        hint="use planner: {fusion: dag, input: stream}, or input: whole")
     if mode == "none":
         return Choice([], [])
     chains, reasons = find_chains(graph)
     chains, heavy = split_by_weights(graph, chains, weight_cap)
     reasons += heavy
+    if input_mode == "stream":
+        why = input_refusal(graph)
+        if why:
+            raise UserError(f"planner input 'stream' cannot apply to this model: {why}",
+                            where=f"model {graph.name}",
+                            hint="use planner: {input: whole} (or auto)")
+        return _dag_choice(graph, chains, peak, bound or peak, stream=True)
     if mode == "dag":
         return _dag_choice(graph, chains, peak, bound or peak)
     if mode == "auto":
@@ -387,6 +422,14 @@ def choose_groups(graph: Graph, mode: str, *, peak: Callable[[list[Group]], int]
             dag = _dag_choice(graph, chains, peak, bound or peak)
             if dag.groups and fits(dag.groups):
                 return Choice(dag.groups, ["streamed chains do not fit: dag groups"])
+            why = input_refusal(graph) if input_mode == "auto" else "input: whole"
+            if not why:
+                dag = _dag_choice(graph, chains, peak, bound or peak, stream=True)
+                if fits(dag.groups):
+                    return Choice(dag.groups, ["dag groups do not fit: the graph input "
+                                               "is streamed into the first one"])
+            elif input_mode == "auto":
+                reasons.append(f"the graph input cannot be streamed: {why}")
     if not chains:
         if mode != "auto":
             raise refuse(mode, graph, reasons)
@@ -413,14 +456,33 @@ def choose_groups(graph: Graph, mode: str, *, peak: Callable[[list[Group]], int]
     return Choice(_with_stream(chains, patches), notes)
 
 
+def input_refusal(graph: Graph) -> str:
+    """Why the graph input cannot be streamed into a dag group ("" if it can): the
+    model needs one graph input, a cut right after it and row-wise nodes up to the next
+    cut (the first group's members)."""
+    if len(graph.inputs) != 1:
+        return f"the model has {len(graph.inputs)} graph inputs (streaming needs one)"
+    at = cuts(graph)
+    if not at or at[0][0] != 0 or len(at) < 2:
+        return f"the graph input {graph.inputs[0]!r} is read past the next single-tensor cut"
+    first = graph.nodes[:at[1][0]]
+    bad = [(n, row_refusal(graph, n)) for n in first]
+    bad = [(n, why) for n, why in bad if why]
+    if bad:
+        return f"node {bad[0][0].name!r} ({bad[0][0].op}): {bad[0][1]}"
+    return stream_refusal(graph, first)
+
+
 def _dag_choice(graph: Graph, chains: list[list[Node]], peak: Callable[[list[Group]], int],
-                bound: Callable[[list[Group]], int]) -> Choice:
+                bound: Callable[[list[Group]], int], stream: bool = False) -> Choice:
     """``dag`` groups: a dynamic programme over the cuts (dagstream.cuts) of the graph
     order. At a cut only one tensor is live, so the peak is the largest of the peaks
     between consecutive chosen cuts: of a dag group (X + Y + its buffers) over a run of
     row-wise segments (at most ``MAX_DAG_SEGMENTS``), or of the unfused nodes. The
     programme minimises the peak, then the nodes fused; the result is the better (by
-    ``bound``) of those groups alone and with every chain they leave out streamed."""
+    ``bound``) of those groups alone and with every chain they leave out streamed.
+    ``stream`` (``input_refusal`` says it can): the first group starts at the graph input
+    and streams it (even a group of one node)."""
     found, why_not = find_segments(graph)
     segments = set(found)
     if not segments:
@@ -431,20 +493,26 @@ def _dag_choice(graph: Graph, chains: list[list[Node]], peak: Callable[[list[Gro
     nodes = graph.nodes
     # best[i]: (peak, fused nodes, groups) of the graph up to cut i
     best: list[tuple[int, int, list[Group]]] = [(0, 0, [])]
+    streams = graph.inputs[0] if stream else ""
+    if stream:  # the first segment lies in the group that streams the input
+        segments.add((at[0], at[1]))
     for i in range(1, len(at)):
-        options = [(max(best[i - 1][0], max(live[at[i - 1]:at[i]], default=0)),
-                    best[i - 1][1], best[i - 1][2])]
+        options = [] if stream and i == 1 else [
+            (max(best[i - 1][0], max(live[at[i - 1]:at[i]], default=0)),
+             best[i - 1][1], best[i - 1][2])]
         for j in range(i - 1, max(i - 1 - MAX_DAG_SEGMENTS, -1), -1):
             if (at[j], at[j + 1]) not in segments:
                 break
             members = nodes[at[j]:at[i]]
-            if len(members) < 2:
+            here = streams if j == 0 else ""
+            if len(members) < 2 and not here:
                 continue
-            floor = max(best[j][0], group_live_bytes(graph, members, None))
-            if floor > min(o[0] for o in options):
+            floor = max(best[j][0], group_live_bytes(graph, members, None, streamed=bool(here)))
+            if options and floor > min(o[0] for o in options):
                 continue  # X and Y alone already cost more than a known option
-            group = Group(tuple(n.name for n in members), "dag")
-            cost = group_live_bytes(graph, members, dag_program(graph, members))
+            group = Group(tuple(n.name for n in members), "dag", streams=here)
+            cost = group_live_bytes(graph, members, dag_program(graph, members, here),
+                                    streamed=bool(here))
             options.append((max(best[j][0], cost), best[j][1] + len(members),
                             [*best[j][2], group]))
         best.append(min(options, key=lambda o: o[:2]))
@@ -544,10 +612,14 @@ def fuse_dag(dag: Dag, graph: Graph, groups: list[Group],
             sizes.update(buffers)
             made = {t for n in group.nodes for t in ops[n].outputs}
             xs = tuple(dict.fromkeys(t for n in group.nodes for t in ops[n].inputs
-                                     if t not in made and t in sizes))
+                                     if t not in made and t in sizes and t != group.streams))
             fused.append(Op(group_name(group), xs,
                             (ops[group.nodes[-1]].outputs[0], *buffers)))
-    return Dag(tuple(fused), sizes, dag.inputs, dag.outputs)
+    streamed = set(streamed_inputs(groups))
+    for t in streamed:
+        del sizes[t]
+    return Dag(tuple(fused), sizes, tuple(t for t in dag.inputs if t not in streamed),
+               dag.outputs)
 
 
 def refuse(mode: str, graph: Graph, reasons: list[str]) -> UserError:

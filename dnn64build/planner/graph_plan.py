@@ -24,6 +24,7 @@ from dnn64build.ir.graph import Graph, Node
 from dnn64build.ir.ops import ACTIVATION_OPS, VIEW_OPS
 from dnn64build.planner.dagplan import PlanError, PlanParams, plan_dag, scheduled_problem
 from dnn64build.planner.fusion import (
+    GROUP_OP,
     GROUP_WEIGHT_CAP,
     Group,
     apply_groups,
@@ -31,6 +32,7 @@ from dnn64build.planner.fusion import (
     fuse_dag,
     fusion_record,
     groups_staging_bytes,
+    streamed_inputs,
 )
 from dnn64build.planner.problem import lower_bound
 from dnn64build.planner.schedule import Dag, Op, peak_bytes
@@ -69,17 +71,22 @@ def _inplace_inputs(node: Node, graph: Graph) -> tuple[str, ...] | None:
 
 
 def dag_from_graph(graph: Graph) -> Dag:
+    """The op DAG of ``graph``; a graph input a fused group streams (``streams`` in its
+    record) is no arena tensor: its rows live in the group's buffers."""
+    streamed = {node.attrs["fusion"].get("streams") for node in graph.nodes
+                if node.op == GROUP_OP}
     sizes = {
         name: tensor_bytes(t.shape, t.dtype)
         for name, t in graph.tensors.items()
-        if t.kind != "constant"
+        if t.kind != "constant" and name not in streamed
     }
     ops = tuple(
         Op(node.name, tuple(t for t in node.inputs if t), tuple(node.outputs),
            _alias_kind(node, graph), _inplace_inputs(node, graph))
         for node in graph.nodes
     )
-    return Dag(ops, sizes, tuple(graph.inputs), tuple(graph.outputs))
+    return Dag(ops, sizes, tuple(t for t in graph.inputs if t not in streamed),
+               tuple(graph.outputs))
 
 
 def plan_graph(
@@ -91,6 +98,7 @@ def plan_graph(
     groups: list[Group] | None = None,
     fusion_weight_cap: int = GROUP_WEIGHT_CAP,
     fusion_staging: int = 0,
+    input_mode: str = "auto",
 ) -> dict[str, Any]:
     """plan.json content for ``graph`` (see dnn64build.planner.planfile), planned as
     ``params`` say (default PlanParams(); see plan_dag). Raises UserError when no plan
@@ -101,7 +109,9 @@ def plan_graph(
     before it tries patch groups (None: never); ``groups`` fixes the groups instead
     of choosing them (tests, benchmarks); ``fusion_weight_cap`` bounds the weight bytes
     of one group (one staging half); ``fusion_staging`` is the staging size without
-    groups (what ``auto`` weighs a group's staging against). The plan then also holds
+    groups (what ``auto`` weighs a group's staging against); ``input_mode`` (whole |
+    stream | auto, planner/fusion.py): whether the graph input may be streamed into the
+    first dag group. The plan then also holds
     ``op_bound_bytes`` (the lower bound of the unfused graph), ``extra_macs`` and ``fusion``
     (the mode, each group with its buffers and extra MACs, the model's MACs).
     """
@@ -126,7 +136,8 @@ def plan_graph(
     notes: list[str] = []
     if groups is None:
         choice = choose_groups(graph, fusion, peak=peak, bound=bound, fits=fits,
-                               weight_cap=fusion_weight_cap, staging_bytes=fusion_staging)
+                               weight_cap=fusion_weight_cap, staging_bytes=fusion_staging,
+                               input_mode=input_mode)
         groups, notes = choice.groups, choice.notes
     else:
         fusion = "given"
@@ -145,4 +156,6 @@ def plan_graph(
     plan["op_bound_bytes"] = op_bound
     plan["fusion"] = {**fusion_record(graph, fusion, groups), "notes": notes}
     plan["extra_macs"] = plan["fusion"]["extra_macs"]  # MACs the groups add (patch halos)
+    # Graph inputs never whole in the arena: a dag group reads their rows (checker.py).
+    plan["streamed_inputs"] = streamed_inputs(groups)
     return plan

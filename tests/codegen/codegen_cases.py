@@ -163,13 +163,14 @@ def widest_dag_groups(graph) -> list[Group]:
     return [Group(tuple(n.name for n in graph.nodes[a:b]), "dag") for a, b in runs if b - a > 1]
 
 
-def model_graph(model: onnx.ModelProto, workdir: Path, int8: bool) -> Graph:
+def model_graph(model: onnx.ModelProto, workdir: Path, int8: bool, io: str = "float32"
+                ) -> Graph:
     """``model`` imported and optimised as the build does, quantised to int8 (synthetic
-    calibration) if ``int8``."""
+    calibration, graph inputs and outputs of type ``io``) if ``int8``."""
     onnx.save(model, workdir / "m.onnx")
     graph = optimize(import_onnx(workdir / "m.onnx"))
     if int8:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # synthetic calibration warns
-            graph, _ = quantize_graph(graph, None, synthetic=True)
+            graph, _ = quantize_graph(graph, None, synthetic=True, io=io)
     return graph

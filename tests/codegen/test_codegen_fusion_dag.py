@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from dnn64build.codegen import generate_model
 from dnn64build.planner.checker import check_plan
 from dnn64build.planner.dagplan import PlanParams
+from dnn64build.planner.fusion import input_refusal
 from dnn64build.planner.graph_plan import plan_graph
 from dnn64build.quant import run_int8
 from tools.host_run import run_on_host
@@ -48,3 +49,37 @@ def test_dag_group_equals_unfused(int8: bool, case, tmp_path_factory,
     else:
         np.testing.assert_allclose(out["dag"], out["plain"], rtol=0, atol=1e-5)
         assert scaled_error(run_onnxruntime(model, {"x": x})[y], out["dag"]) <= TOLERANCE
+
+
+@pytest.mark.parametrize("int8", [False, True], ids=["fp32", "int8"])
+@settings(max_examples=8, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(case=dags())
+def test_streamed_input_equals_unfused(int8: bool, case, tmp_path_factory,
+                                       runtime_cache: Path) -> None:
+    """planner: {fusion: dag, input: stream}: the graph input is read row by row (from
+    the input asset, through the run function's callback) and never planned whole; the
+    outputs equal the unfused program's and the references'."""
+    model, (c, h, w) = case
+    workdir = tmp_path_factory.mktemp("stream")
+    # int8 graph inputs (io: int8): a float input's first node quantises it, no row op
+    graph = model_graph(model, workdir, int8, io="int8" if int8 else "float32")
+    assume(not input_refusal(graph))
+    x = (np.random.default_rng(7).integers(-128, 128, (1, c, h, w), dtype=np.int8) if int8
+         else rand(1, c, h, w, seed=7))
+    plain = plan_graph(graph, PlanParams(timings=False))
+    streamed = plan_graph(graph, PlanParams(timings=False), fusion="dag", input_mode="stream")
+    assert check_plan(streamed) is None, check_plan(streamed)
+    assert streamed["streamed_inputs"] == ["x"]
+    assert "x" not in {b["name"] for b in streamed["buffers"]}
+    models = [(generate_model(graph, plan, symbol=label), [x])
+              for label, plan in (("plain", plain), ("streamed", streamed))]
+    result = run_on_host(models, workdir, cache_dir=runtime_cache)
+    y = graph.outputs[0]
+    out = {m.symbol: result.outputs[m.symbol][y] for m, _ in models}
+    if int8:
+        np.testing.assert_array_equal(out["streamed"], out["plain"])
+        np.testing.assert_array_equal(out["plain"], run_int8(graph, {"x": x})[y])
+    else:
+        np.testing.assert_allclose(out["streamed"], out["plain"], rtol=0, atol=1e-5)
+        assert scaled_error(run_onnxruntime(model, {"x": x})[y], out["streamed"]) <= TOLERANCE
