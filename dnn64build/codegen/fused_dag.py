@@ -10,7 +10,7 @@ buffer no longer needs (``dnn64_region_keep``), then computes its rows:
 - Conv / MaxPool / AveragePool: the region kernels (kernels/dnn64_region.c), reading
   the whole held range of the input (or the whole group input X);
 - Add, Mul (of two activations, or an activation and a per-channel constant: a
-  BatchNormalization), activations, Concat: per channel, on the contiguous rows of
+  BatchNormalization), activations, Concat, QuantizeLinear: per channel, on the contiguous rows of
   each plane, with the whole-tensor kernels.
 
 A group that streams the graph input (stage 0, an input stage) fills its row buffer
@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from dnn64build.codegen.cfmt import c_call, c_int, c_ints
+from dnn64build.codegen.cfmt import c_call, c_float, c_int, c_ints
 from dnn64build.codegen.common import conv_geom, conv_rows, pool_geom
 from dnn64build.codegen.fused import MemberCtx, group_parts
 from dnn64build.codegen.lowering import (
@@ -263,6 +263,11 @@ def _row_stage(ctx: MemberCtx, low: Lowered, node: Node, layout: _Layout
         return [], lambda offsets, stage: head + body
     if node.op in ("Add", "Mul"):
         return _binary_stage(ctx, low, node, layout, head, loop, out_at)
+    if node.op == "QuantizeLinear":
+        p = node.attrs["int8"]
+        call = c_call("dnn64_quantize_f32_s8", at(0), count, c_float(p["scale"]),
+                      c_int(p["zero_point"]), out_at)
+        return [], lambda offsets, stage: head + loop + call + "\n"
     # a stand-alone activation
     if dtype == "int8":
         table = _table(ctx, low, "lut", "int8_t", node.attrs["int8"]["lut"])

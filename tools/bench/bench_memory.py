@@ -82,6 +82,8 @@ SETTINGS: dict[str, Callable[[], dict]] = {
     "no fusion": lambda: {**default_setting(), "fusion": "none"},
     "patch": lambda: {**default_setting(), "fusion": "patch"},
     "dag": lambda: {**default_setting(), "fusion": "dag"},  # what auto picks when it must
+    # the graph input read row by row into the first dag group (docs/planner.md)
+    "dag stream input": lambda: {**default_setting(), "fusion": "dag", "input": "stream"},
 }
 
 
