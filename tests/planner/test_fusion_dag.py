@@ -61,7 +61,9 @@ def _replay(graph, plan: dict, x: np.ndarray) -> dict[str, np.ndarray]:
                         if who == t:
                             part[:, :, r] = out[t][:, :, r]
                     masked[t] = part
-            result = run_node(graph, nodes[s["node"]], masked)[0]
+            # an input stage (a streamed graph input) brings the input's own rows
+            result = (truth[s["streams"]] if "streams" in s
+                      else run_node(graph, nodes[s["node"]], masked)[0])
             buf = out.setdefault(s["output"], np.full_like(truth[s["output"]], np.nan))
             buf[:, :, lo:hi] = result[:, :, lo:hi]
             if mine:
@@ -82,8 +84,10 @@ def test_dag_groups_hold_every_row_they_read(case, tmp_path_factory) -> None:
     expected = run_reference(graph, {"x": x})[y]
     chosen = plan_graph(graph, PlanParams(timings=False), fusion="dag")
     widest = plan_graph(graph, PlanParams(timings=False), groups=widest_dag_groups(graph))
+    streamed = plan_graph(graph, PlanParams(timings=False), fusion="dag", input_mode="stream")
+    assert streamed["streamed_inputs"] == ["x"]
     event(f"dag groups: {len(widest['fusion']['groups'])}")
-    for plan in (chosen, widest):
+    for plan in (chosen, widest, streamed):
         assert check_plan(plan) is None, check_plan(plan)
         assert plan["extra_macs"] == 0
         np.testing.assert_array_equal(_replay(graph, plan, x)[y], expected)
@@ -187,3 +191,75 @@ def test_auto_counts_a_chain_groups_staging_against_the_budget(tmp_path: Path) -
                       fusion_staging=staging)
     assert {g["mode"] for g in auto["fusion"]["groups"]} == {"dag"}
     assert auto["lower_bound_bytes"] <= budget
+
+
+@pytest.mark.parametrize("breakage", ["small input buffer", "missing input firing",
+                                      "input also whole", "undeclared input stage"])
+def test_checker_catches_a_broken_streamed_input(breakage: str, tmp_path: Path) -> None:
+    graph = _resnetish(tmp_path)
+    plan = plan_graph(graph, PlanParams(timings=False), fusion="dag", input_mode="stream")
+    assert check_plan(plan) is None
+    broken = copy.deepcopy(plan)
+    (group,) = [g for g in broken["fusion"]["groups"] if g.get("streams")]
+    program = group["program"]
+    buffer = program["tensors"]["x"]["buffer"]
+    if breakage == "small input buffer":
+        for b in broken["buffers"]:
+            if b["name"] == buffer:
+                b["size"] -= 1
+    elif breakage == "missing input firing":
+        k = max(i for i, f in enumerate(program["firings"]) if f[0] == 0)
+        del program["firings"][k]
+    elif breakage == "input also whole":  # planned whole as well as streamed
+        broken["buffers"].append({**broken["buffers"][0], "name": "x"})
+    else:
+        broken["streamed_inputs"] = []
+    kinds = {v.kind for v in find_violations(broken)}
+    assert "rows" in kinds, find_violations(broken)
+
+
+def test_streamed_input_is_not_planned_whole(tmp_path: Path) -> None:
+    graph = _resnetish(tmp_path)
+    params = PlanParams(timings=False)
+    dag = plan_graph(graph, params, fusion="dag")
+    streamed = plan_graph(graph, params, fusion="dag", input_mode="stream")
+    assert "x" in {b["name"] for b in dag["buffers"]}
+    assert "x" not in {b["name"] for b in streamed["buffers"]}
+    rows = {b["name"]: b["size"] for b in streamed["buffers"]}
+    (group,) = streamed["fusion"]["groups"]
+    x_buffer = group["program"]["tensors"]["x"]["buffer"]
+    # the 3x3 stem reads at most three rows of x (1 channel x 16 columns x 4 bytes)
+    assert 0 < rows[x_buffer] <= 3 * 16 * 4
+    assert streamed["lower_bound_bytes"] < dag["lower_bound_bytes"]
+
+
+def test_auto_streams_the_input_only_when_nothing_else_fits(tmp_path: Path) -> None:
+    graph = _resnetish(tmp_path)
+    params = PlanParams(timings=False)
+    dag = plan_graph(graph, params, fusion="dag")["lower_bound_bytes"]
+    streamed = plan_graph(graph, params, fusion="dag", input_mode="stream")["lower_bound_bytes"]
+    roomy = plan_graph(graph, params, fusion="auto", fusion_budget=10 * dag)
+    assert roomy["streamed_inputs"] == []
+    tight = plan_graph(graph, params, fusion="auto", fusion_budget=streamed)
+    assert tight["streamed_inputs"] == ["x"]
+    assert tight["lower_bound_bytes"] <= streamed < dag
+    assert "streamed" in " ".join(tight["fusion"]["notes"])
+    whole = plan_graph(graph, params, fusion="auto", fusion_budget=streamed, input_mode="whole")
+    assert whole["streamed_inputs"] == []
+
+
+def test_input_stream_that_cannot_apply_names_the_node(tmp_path: Path) -> None:
+    model = onnx_model([node("Flatten", ["x"], ["f"]),
+                        node("Gemm", ["f", "w"], ["y"], transB=1)],
+                       {"x": [1, 2, 4, 4]}, ["y"], {"w": rand(3, 32, seed=1)})
+    graph = _graph(model, tmp_path)
+    with pytest.raises(UserError) as err:
+        plan_graph(graph, PlanParams(timings=False), fusion="dag", input_mode="stream")
+    assert "input 'stream' cannot apply" in str(err.value)
+    assert "(Flatten)" in str(err.value) and "does not compute row by row" in str(err.value)
+    with pytest.raises(UserError, match="needs fusion 'dag' or 'auto'"):
+        plan_graph(_resnetish(tmp_path), PlanParams(timings=False), fusion="stream",
+                   input_mode="stream")
+    # auto, with input auto, falls back to the whole input
+    assert plan_graph(graph, PlanParams(timings=False), fusion="auto",
+                      fusion_budget=1)["streamed_inputs"] == []
