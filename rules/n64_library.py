@@ -161,7 +161,7 @@ def write_library(args: StageArgs) -> None:
         else "the linked weights do not start with a dnn64 asset table",
         weights_check="that the DragonFS file exists and is an asset image" if dragonfs
         else "that the linked weights are an asset image",
-        models="".join(_model_header(templates["model.h"], values, short, meta, label,
+        models="".join(_model_header(templates, values, short, meta, label,
                                      dragonfs)
                        for short, meta, label in zip(config["models"], metas,
                                                      config["labels"], strict=True)),
@@ -173,12 +173,7 @@ def write_library(args: StageArgs) -> None:
         else f"linked in from {name}_weights.c",
         weights_code=_fill(templates["weights_dragonfs.c" if dragonfs
                                      else "weights_object.c"], values, file=f"{name}.dnn64"),
-        models="".join(_fill(templates["model.c"], values, model=short, MODEL=short.upper(),
-                             symbol=meta["symbol"],
-                             input_offsets=", ".join(f"{e['offset']}u" for e in meta["inputs"])
-                             or "0u",
-                             output_offsets=", ".join(f"{e['offset']}u"
-                                                      for e in meta["outputs"]))
+        models="".join(_model_source(templates, values, short, meta)
                        for short, meta in zip(config["models"], metas, strict=True)),
     ))
     args.write_text("make", _fill(templates["library.mk"], values,
@@ -187,7 +182,26 @@ def write_library(args: StageArgs) -> None:
                                   if dragonfs else ""))
 
 
-def _model_header(template: str, values: dict[str, str], short: str, meta: dict,
+def _streams(meta: dict) -> bool:
+    """Whether the model reads an input row by row (planner: {input: stream})."""
+    return any(e.get("streamed") for e in meta["inputs"])
+
+
+def _model_source(templates: dict[str, str], values: dict[str, str], short: str,
+                  meta: dict) -> str:
+    """The model's part of the glue: run, input and output pointers (and, for a streamed
+    input, the rows callback it runs with)."""
+    rows = _fill(templates["model_rows.c"], values, model=short, symbol=meta["symbol"]) \
+        if _streams(meta) else ""
+    return rows + _fill(templates["model.c"], values, model=short, MODEL=short.upper(),
+                        run=f"{short}_run_rows" if _streams(meta) else f"{meta['symbol']}_run",
+                        input_offsets=", ".join("NO_OFFSET" if e.get("streamed")
+                                                else f"{e['offset']}u" for e in meta["inputs"])
+                        or "0u",
+                        output_offsets=", ".join(f"{e['offset']}u" for e in meta["outputs"]))
+
+
+def _model_header(templates: dict[str, str], values: dict[str, str], short: str, meta: dict,
                   label: str, dragonfs: bool) -> str:
     up = f"{values['NAME']}_{short.upper()}"
     macros = []
@@ -197,17 +211,20 @@ def _model_header(template: str, values: dict[str, str], short: str, meta: dict,
             macros += [f"/** {kind.lower()}put {k}: \"{entry['name']}\", {ctype}"
                        f"{entry['shape']} (row-major). */",
                        f"#define {up}_{kind}{k}_BYTES {entry['bytes']}u"]
+            if entry.get("streamed"):  # rows from the game's callback, never in the arena
+                macros.append(f"#define {up}_{kind}{k}_STREAMED 1")
             if "scale" in entry:
                 macros += [f"#define {up}_{kind}{k}_SCALE {float(entry['scale'])!r}f",
                            f"#define {up}_{kind}{k}_ZERO_POINT ({entry['zero_point']})"]
-    offsets = [e["offset"] for e in (*meta["inputs"], *meta["outputs"])]
+    offsets = [e["offset"] for e in (*meta["inputs"], *meta["outputs"]) if not e.get("streamed")]
     io_align = min([16, *(offset & -offset for offset in offsets if offset)])
-    return _fill(template, values, model=short, MODEL=short.upper(), label=label,
+    return _fill(templates["model.h"], values, model=short, MODEL=short.upper(), label=label,
                  io_align=str(io_align),
                  graph=meta["graph"], num_inputs=str(len(meta["inputs"])),
                  num_outputs=str(len(meta["outputs"])), io_macros="\n".join(macros),
                  weights_stream="PI DMA from the DragonFS file" if dragonfs
-                 else "copies from the linked weights")
+                 else "copies from the linked weights") + (
+        _fill(templates["model_rows.h"], values, model=short) if _streams(meta) else "")
 
 
 def _renames(platform_header: str, name: str) -> str:

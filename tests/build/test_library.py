@@ -184,3 +184,55 @@ def test_a_library_name_or_model_names_unfit_for_c_are_refused(two_models: Works
     proc = two_models.run("query", "//...", check=False)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert "two models would be called 'a' in the C API" in proc.stderr
+
+
+ROWS_PROBE = Path(__file__).parent / "programs" / "library_rows_probe.c"
+
+
+def test_a_streamed_input_comes_from_the_games_rows_callback(
+    workspace: Workspace, host: HostToolchain, tmp_path: Path,
+) -> None:
+    """planner: {input: stream} in a library: the game serves the input's rows through
+    rowlib_cnn_set_input_rows (in order, each row once); the streamed input has no arena
+    pointer and a run without the callback fails cleanly; the output matches onnxruntime
+    and the model's host build."""
+    from tools.zoo import build as zoo_model
+    from tools.zoo.compare import run_onnxruntime, scaled_error
+
+    model = zoo_model("small_cnn")
+    (workspace.root / "models").mkdir(exist_ok=True)
+    onnx.save(model, workspace.root / "models" / "cnn.onnx")
+    workspace.write("models/BUILD.yaml", """\
+        targets:
+          - {rule: n64_model, name: cnn, src: cnn.onnx, planner: {fusion: dag, input: stream}}
+          - {rule: n64_library, name: rowlib, models: [':cnn'], toolchain: host,
+             archive: true}
+        """)
+    workspace.build("//models:rowlib")
+    out = workspace.root / "dnn64-out" / "bin" / "models"
+    meta = json.loads((out / "cnn" / "codegen" / "meta.json").read_text())
+    (entry,) = meta["inputs"]
+    assert entry["streamed"] and entry["offset"] is None
+    _, c, h, w = entry["shape"]
+    x = np.random.default_rng(3).standard_normal(entry["shape"]).astype(np.float32)
+    values = ", ".join(f"{v!r}f" for v in x.ravel().tolist())
+    (tmp_path / "library_rows_probe_input.h").write_text(
+        f"#define IN0_CHANNELS {c}u\n#define IN0_HEIGHT {h}u\n#define IN0_WIDTH {w}u\n"
+        f"static const float IN0[{x.size}] = {{{values}}};\n")
+    lib = out / "rowlib"
+    program = compile_and_link(host, [ROWS_PROBE], [lib / "include", tmp_path],
+                               tmp_path / "probe", libraries=[lib / "librowlib.a"])
+    lines = subprocess.run([str(program)], capture_output=True, text=True,
+                           check=True).stdout.splitlines()
+    checks = dict(re.findall(r"^CHECK (\w+) (\d)$", "\n".join(lines), re.M))
+    assert len(checks) == 5 and set(checks.values()) == {"1"}, checks
+    assert f"ROWS {h}" in lines  # every input row served once
+    name = meta["outputs"][0]["name"]
+    got = parse_run_outputs(lines, meta)[0][name]
+    want = run_onnxruntime(model, {entry["name"]: x})[name]
+    assert scaled_error(want, got.reshape(want.shape)) <= 1e-4
+    np.savez(tmp_path / "cnn_in.npz", **{entry["name"]: x})
+    workspace.run("run", "//models:cnn", "--platform", "host", "--input",
+                  str(tmp_path / "cnn_in.npz"), "--output", str(tmp_path / "cnn_out.npz"))
+    host_out = np.load(tmp_path / "cnn_out.npz")[name]
+    assert np.abs(got - host_out).max() <= 1e-5 * np.abs(host_out).max()

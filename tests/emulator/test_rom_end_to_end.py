@@ -60,6 +60,14 @@ def cnn_workspace(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
             src: cnn.onnx
             quantize: {mode: int8, calibration: calib.npz}
             planner: {fusion: dag}
+          # The graph input streamed row by row from the cartridge into the first dag group.
+          - {rule: n64_model, name: cnn_rows, src: cnn.onnx,
+             planner: {fusion: dag, input: stream}}
+          - rule: n64_model
+            name: cnn_rows_int8
+            src: cnn.onnx
+            quantize: {mode: int8, calibration: calib.npz}
+            planner: {fusion: dag, input: stream}
         """)
     return ws
 
@@ -68,7 +76,7 @@ def cnn_workspace(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
     "target", ["//models:cnn_int8", "//models:cnn_fp32", "//models:cnn_tiled",
                "//models:cnn_stream", "//models:cnn_stream_int8", "//models:cnn_patch",
                "//models:cnn_patch_int8", "//models:cnn_dag", "//models:cnn_dag_int8",
-               "//:bundle"])
+               "//models:cnn_rows", "//models:cnn_rows_int8", "//:bundle"])
 def test_rom_outputs_equal_the_host_build(cnn_workspace: Workspace, target: str) -> None:
     rom, stdout = run_outputs(cnn_workspace, target, "emulator")
     host, _ = run_outputs(cnn_workspace, target, "host")
@@ -93,12 +101,17 @@ def test_rom_outputs_equal_the_host_build(cnn_workspace: Workspace, target: str)
         assert ("patch" in modes) if "patch" in target else (modes == {"stream"})
         source = cnn_workspace.root / f"dnn64-out/bin/models/{name}/codegen/m_models_{name}.c"
         assert source.read_text().count("dnn64_conv_region_") == 2
-    if "dag" in target:
+    if "dag" in target or "rows" in target:
         name = target.split(":")[1]
         plan = json.loads(cnn_workspace.run("plan", target, "--json").stdout)
         assert "dag" in {g["mode"] for g in plan["fusion"]["groups"]}
         source = cnn_workspace.root / f"dnn64-out/bin/models/{name}/codegen/m_models_{name}.c"
         assert "dnn64_rows_region(" in source.read_text()
+    if "rows" in target:  # the input's rows come from the cartridge, never loaded whole
+        assert plan["streamed_inputs"] == [plan["fusion"]["groups"][0]["streams"]]
+        assert "read_rows(user, 0," in source.read_text()
+        main = cnn_workspace.root / f"dnn64-out/bin/models/{name}/program/main.c"
+        assert "load_input(" not in main.read_text()
 
 
 def test_the_bundle_shares_one_arena_sized_for_the_larger_model(cnn_workspace: Workspace) -> None:
@@ -150,13 +163,14 @@ def test_a_user_ipl3_goes_into_the_rom(cnn_workspace: Workspace) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("fusion", ["auto", "dag"])
+@pytest.mark.parametrize("fusion", ["auto", "dag", "dag, input: stream"])
 def test_resnet18_fp32_fits_4mib_streamed_and_matches_onnxruntime(tmp_path: Path,
                                                                   fusion: str) -> None:
     """The operator bound of ResNet-18 fp32 at 224x224 (4,014,080 bytes) does not fit a
     stock console; with the stem row-streamed (fusion auto, the default) it does, and with
     the stem and the first residual blocks row-streamed as one dag group (fusion dag, the
-    weights re-read for every firing) the arena is far smaller still."""
+    weights re-read for every firing) the arena is far smaller still; with the graph
+    input streamed from the cartridge into that group too, it is below 1,000,000 bytes."""
     from tools.zoo.compare import run_onnxruntime, scaled_error
 
     ws = Workspace(tmp_path / "ws")
@@ -179,9 +193,11 @@ def test_resnet18_fp32_fits_4mib_streamed_and_matches_onnxruntime(tmp_path: Path
     plan = json.loads(ws.run("plan", "//models:resnet18", "--json").stdout)
     assert plan["op_bound_bytes"] == 4014080 and plan["arena_bytes"] < 4014080
     modes = {g["mode"] for g in plan["fusion"]["groups"]}
-    assert modes == ({"dag"} if fusion == "dag" else {"stream"})
-    if fusion == "dag":  # the whole stem, layer1 and layer2.0: no 56x56x64 tensor exists
+    assert modes == ({"dag"} if fusion.startswith("dag") else {"stream"})
+    if fusion.startswith("dag"):  # the whole stem, layer1, layer2.0: no 56x56x64 tensor
         assert plan["arena_bytes"] < 1_500_000
+    if "stream" in fusion:
+        assert plan["streamed_inputs"] == ["input"] and plan["arena_bytes"] <= 1_000_000
     rom, _ = run_outputs(ws, "//models:resnet18", "emulator")
     expected = run_onnxruntime(model, {"input": x[0]})
     for name, value in expected.items():
