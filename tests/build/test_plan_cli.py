@@ -167,3 +167,24 @@ def test_rsp_kernels_keep_convs_unfused_unless_the_model_needs_fusion_to_fit(
     # A memory the unfused plan exceeds and the fused one fits: fused again.
     tight = plan("rsp", memory=str(needed(fused)))
     assert tight["fusion"]["groups"] and needed(tight) <= needed(fused)
+
+
+def test_plan_says_the_input_is_streamed(workspace: Workspace) -> None:
+    ws = _cnn_workspace(workspace, "dag, input: stream")
+    plan = json.loads(ws.run("plan", "//models:m", "--json").stdout)
+    assert check_plan(plan) is None
+    [x] = plan["streamed_inputs"]
+    assert x not in {b["name"] for b in plan["buffers"]}
+    assert plan["fusion"]["groups"][0]["streams"] == x
+    assert f"input {x!r} streamed" in ws.run("plan", "//models:m").stdout
+
+
+def test_input_stream_that_cannot_apply_is_one_clear_error(workspace: Workspace) -> None:
+    proc = _cnn_workspace(workspace, "dag, input: stream", "mlp").run("plan", "//models:m",
+                                                                      check=False)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "input 'stream' cannot apply" in proc.stderr and "//models:m" in proc.stderr
+    proc = _cnn_workspace(workspace, "stream, input: stream").run("plan", "//models:m",
+                                                                  check=False)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "needs fusion 'dag' or 'auto'" in proc.stderr
