@@ -411,6 +411,7 @@ def choose_groups(graph: Graph, mode: str, *, peak: Callable[[list[Group]], int]
                             where=f"model {graph.name}",
                             hint="use planner: {input: whole} (or auto)")
         return _dag_choice(graph, chains, peak, bound or peak, stream=True)
+    fallback: list[str] = []  # why auto could not stream the input, when it tried
     if mode == "dag":
         return _dag_choice(graph, chains, peak, bound or peak)
     if mode == "auto":
@@ -429,11 +430,11 @@ def choose_groups(graph: Graph, mode: str, *, peak: Callable[[list[Group]], int]
                     return Choice(dag.groups, ["dag groups do not fit: the graph input "
                                                "is streamed into the first one"])
             elif input_mode == "auto":
-                reasons.append(f"the graph input cannot be streamed: {why}")
+                fallback.append(f"the graph input cannot be streamed: {why}")
     if not chains:
         if mode != "auto":
             raise refuse(mode, graph, reasons)
-        return Choice([], reasons[:5])
+        return Choice([], fallback + reasons[:5])
     streamed = _with_stream(chains, [])
     if mode == "stream":
         return Choice(streamed, [])
@@ -449,7 +450,7 @@ def choose_groups(graph: Graph, mode: str, *, peak: Callable[[list[Group]], int]
     options = [Group(section, "patch", grid) for chain in chains
                for section in _sections(chain) for grid in GRIDS]
     patches = _greedy(chains, options, lambda gs: peak(_with_stream(chains, gs)), extra, limit)
-    notes = []
+    notes = list(fallback)
     if not patches:
         notes.append(f"no patch group lowers the peak of {peak(streamed)} bytes within "
                      f"{MAX_EXTRA_MACS:.0%} extra MACs: chains are streamed only")
