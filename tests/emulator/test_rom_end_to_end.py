@@ -202,3 +202,36 @@ def test_resnet18_fp32_fits_4mib_streamed_and_matches_onnxruntime(tmp_path: Path
     expected = run_onnxruntime(model, {"input": x[0]})
     for name, value in expected.items():
         assert scaled_error(value, rom[name].reshape(value.shape)) <= 1e-4, name
+
+
+@pytest.mark.slow
+def test_mobilenetv2_int8_io_streamed_input_in_200k_matches_host_and_reference(
+        tmp_path: Path) -> None:
+    """MobileNetV2 int8 (io: int8) at 224x224 with its input streamed from the cartridge
+    into the first dag group: the arena is at most 200,000 bytes, and the ROM's outputs
+    equal the host build's and the integer reference executor's bit for bit."""
+    ws = Workspace(tmp_path / "ws")
+    ws.write("BUILD.yaml", """\
+        workspace:
+          name: mnv2
+          defaults: {toolchain: bare}
+        targets: []
+        """)
+    (ws.root / "models").mkdir()
+    onnx.save(zoo_model("mobilenetv2"), ws.root / "models" / "mnv2.onnx")
+    ws.write("models/BUILD.yaml", """\
+        targets:
+          - {rule: n64_model, name: mnv2, src: mnv2.onnx, memory: 2MiB,
+             quantize: {mode: int8, synthetic: true, io: int8},
+             planner: {fusion: dag, input: stream}}
+        """)
+    x = np.random.default_rng(0).integers(-128, 128, (1, 1, 3, 224, 224), dtype=np.int8)
+    np.savez(ws.root / "in.npz", input=x)
+    plan = json.loads(ws.run("plan", "//models:mnv2", "--json").stdout)
+    assert plan["streamed_inputs"] == ["input"] and plan["arena_bytes"] <= 200_000
+    rom, stdout = run_outputs(ws, "//models:mnv2", "emulator")
+    assert "vs the reference executor: match" in stdout and "MISMATCH" not in stdout
+    host, _ = run_outputs(ws, "//models:mnv2", "host")
+    assert rom.keys() == host.keys() and rom
+    for name in rom:
+        assert rom[name].tobytes() == host[name].tobytes(), name
