@@ -37,4 +37,18 @@ void dnn64_rsp_gemv_s8(int32_t k, int32_t n, const int8_t *a, int32_t a_zero_poi
                        const int32_t *shift_tile, int32_t oc_begin, int32_t oc_count,
                        const dnn64_q8_out *q, int8_t *y);
 
+/* int8 depthwise Conv (group = c_in = c_out) on the RSP, which fetches its own input
+ * rows and writes its outputs by SP DMA (dwconv_s8.rsp); arguments exactly as
+ * dnn64_conv_s8. Takes k x k = 3x3 or 5x5, stride 1 or 2, no dilation, begin pads below
+ * k, rows of at most 128 bytes with their padding, every channel's output stage on the
+ * RSP (as dnn64_rsp_conv_s8's) and |bias| < 2^28; otherwise runs dnn64_conv_s8. */
+void dnn64_rsp_dwconv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero_point,
+                         const int8_t *w_tile, const int32_t *bias_tile,
+                         const int32_t *mult_tile, const int32_t *shift_tile,
+                         int32_t oc_begin, int32_t oc_count, const dnn64_q8_out *q, int8_t *y);
+
+/* 1: dnn64_rsp_dwconv_s8 runs this geometry on the RSP (given the per-channel
+ * conditions above). */
+int dnn64_rsp_dwconv_fits(const dnn64_conv_geom *g);
+
 #endif /* DNN64_RSP_H */

@@ -14,6 +14,12 @@
 #include "dnn64_platform.h"
 #include "dnn64_rsp.h"
 
+/* RSP_CONV: the RSP kernel under test (dnn64_rsp_dwconv_s8 for the depthwise probe,
+ * which also prints fits<i>: 1 if the case ran on the RSP, not its CPU fallback). */
+#ifndef RSP_CONV
+#define RSP_CONV dnn64_rsp_conv_s8
+#endif
+
 #define DATA_MAX 65536u
 #define Y_MAX 16384u
 
@@ -82,7 +88,7 @@ int main(void)
             dnn64_fail("rsp_conv_probe: case too big");
         for (i = 0; i < y_count; i++)
             y_rsp[i] = y_cpu[i] = 0;
-        dnn64_rsp_conv_s8(&g, x, x_zp, w, bias, mult, shift, oc_begin, oc_count, &q, y_rsp);
+        RSP_CONV(&g, x, x_zp, w, bias, mult, shift, oc_begin, oc_count, &q, y_rsp);
         dnn64_conv_s8(&g, x, x_zp, w, bias, mult, shift, oc_begin, oc_count, &q, y_cpu);
         for (i = 0; i < y_count; i++)
             same &= y_rsp[i] == y_cpu[i];
@@ -90,6 +96,10 @@ int main(void)
         dnn64_print_i8_hex(prefix, y_rsp, (uint32_t)y_count);
         prefix[0] = 's', prefix[1] = 'a', prefix[2] = 'm';
         dnn64_print_u64(prefix, (uint64_t)same);
+#ifdef RSP_DW
+        prefix[0] = 'f', prefix[1] = 'i', prefix[2] = 't';
+        dnn64_print_u64(prefix, (uint64_t)dnn64_rsp_dwconv_fits(&g));
+#endif
         if (g.n == 1 && g.h_in == 1 && g.w_in == 1 && g.k_h == 1 && g.k_w == 1 && g.group == 1) {
             for (i = 0; i < y_count; i++)
                 y_rsp[i] = 0;

@@ -1,0 +1,74 @@
+"""dnn64_rsp_dwconv_s8 (dwconv_s8.rsp: the RSP fetches its own input rows and writes its
+outputs by SP DMA) in mupen64plus with the low-level RSP plugin, bit-exact against the
+numpy integer reference and against dnn64_conv_s8 on the same ROM; shapes it does not
+take run dnn64_conv_s8, with the same results.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pytest
+
+from dnn64build.emulator import run_rom
+from dnn64build.quant.intmath import quantize_multiplier
+from dnn64build.rom import Asset, build_asset_image, pack_rom
+from dnn64build.toolchains.base import KERNELS_DIR
+from tests.compile_program import compile_and_link
+from tests.emulator.hex_dump import parse_hex_dump
+from tests.emulator.test_rsp_kernels import PROBE, case_data, expected_y, pack_case
+
+# (n, c, h, w, c, k, stride, pads (top, left, bottom, right), dil, group = c, tile), on
+# the RSP unless said
+CASES = [
+    (1, 8, 7, 7, 8, 3, 1, (1, 1, 1, 1), 1, 8, None),          # 3x3, 7x7 planes
+    (1, 9, 9, 9, 9, 5, 2, (2, 2, 2, 2), 1, 9, (2, 5)),        # 5x5 stride 2, a tile
+    (1, 13, 14, 14, 13, 5, 1, (2, 2, 2, 2), 1, 13, None),     # odd channels, 14x14
+    (1, 16, 20, 20, 16, 3, 2, (1, 1, 1, 1), 1, 16, None),     # rows not a multiple of 8
+    (2, 5, 3, 2, 5, 3, 1, (1, 1, 1, 1), 1, 5, None),          # tiny planes, batch 2
+    (1, 4, 1, 1, 4, 3, 1, (1, 1, 1, 1), 1, 4, None),          # one position
+    (1, 3, 30, 112, 3, 3, 2, (1, 1, 1, 1), 1, 3, None),       # 112-byte rows, 3 bands
+    (1, 10, 17, 13, 10, 3, 1, (0, 0, 0, 0), 1, 10, None),     # no padding
+    (1, 6, 11, 9, 6, 5, 2, (1, 0, 2, 1), 1, 6, None),         # uneven pads
+    (1, 37, 5, 6, 37, 3, 1, (2, 2, 0, 0), 1, 37, (1, 35)),    # 2 lists of 32, pads 2
+    (1, 8, 6, 6, 8, 5, 1, (2, 2, 2, 2), 1, 8, None),          # a table, narrower clamp
+    (1, 9, 5, 5, 9, 3, 1, (1, 1, 1, 1), 1, 9, None),          # CPU: -shift 1 and 16
+    (1, 4, 6, 6, 4, 3, 1, (1, 1, 1, 1), 2, 4, None),          # CPU: dilation
+    (1, 4, 6, 6, 4, 7, 1, (3, 3, 3, 3), 1, 4, None),          # CPU: 7x7
+    (1, 2, 4, 130, 2, 3, 1, (1, 1, 1, 1), 1, 2, None),        # CPU: rows of 132 bytes
+]
+TABLE_CASES = {10}
+EDGE_CASE = 11  # channels whose output stage the RSP cannot take: the CPU runs the call
+CPU_CASES = {EDGE_CASE, 12, 13, 14}
+
+
+def rsp_data(case, rng, i: int):
+    x, wt, bias, mult, shift, x_zp, out_zp, act, lut = case_data(case, rng, i in TABLE_CASES)
+    if i not in CPU_CASES:  # every channel's output stage on the RSP (2 <= -shift <= 15)
+        pairs = [quantize_multiplier(float(r)) for r in rng.uniform(2e-4, 2e-2, case[4])]
+        mult = np.array([p[0] for p in pairs], np.int32)
+        shift = np.array([p[1] for p in pairs], np.int32)
+    return x, wt, bias, mult, shift, x_zp, out_zp, act, lut
+
+
+@pytest.mark.emulator
+def test_rsp_dwconv_bit_exact_in_mupen64plus(bare, boot_stub, mupen64plus, tmp_path):
+    rng = np.random.default_rng(12)
+    datas = [rsp_data(case, rng, i) for i, case in enumerate(CASES)]
+    blob = struct.pack(">i", len(CASES)) + b"".join(map(pack_case, CASES, datas))
+    program = compile_and_link(
+        bare, [PROBE, *sorted(KERNELS_DIR.glob("*.c"))], [KERNELS_DIR], tmp_path / "probe.bin",
+        defines={"RSP_CONV": "dnn64_rsp_dwconv_s8", "RSP_DW": "1"},
+    )
+    rom = tmp_path / "probe.z64"
+    rom.write_bytes(pack_rom(program.read_bytes(), build_asset_image([Asset("cases", blob)]).data,
+                             ipl3=boot_stub))
+    lines = run_rom(rom, timeout=60).lines
+    for i, (case, data) in enumerate(zip(CASES, datas, strict=True)):
+        want = expected_y(case, data)
+        got = parse_hex_dump(lines, f"rsp{i:02d}", "int8", want.size).reshape(want.shape)
+        np.testing.assert_array_equal(got, want, err_msg=f"case {i} {case}")
+        assert f"sam{i:02d} 1" in lines, f"case {i}: the CPU kernel disagrees on the N64"
+        fits = "0" if i in CPU_CASES - {EDGE_CASE} else "1"  # the geometry alone
+        assert f"fit{i:02d} {fits}" in lines, f"case {i}: geometry on the RSP: {fits}"
