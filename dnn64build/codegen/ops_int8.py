@@ -83,6 +83,35 @@ def conv_on_rsp(ctx: Ctx, reduction: int, per_group: int) -> bool:
     return ctx.kernels == "rsp" or per_group >= AUTO_RSP_ROWS_MIN
 
 
+# dnn64_rsp_dwconv_fits (dnn64_rsp_dwconv.c): the depthwise Convs dwconv_s8.rsp takes.
+# A padded input row fills one 128-byte slot of DMEM; with that, one band of output rows
+# always fits DMEM.
+RSP_DW_KERNELS = (3, 5)
+RSP_DW_STRIDES = (1, 2)
+RSP_DW_ROW_BYTES = 128
+
+
+def dwconv_on_rsp(ctx: Ctx, c_out: int, kernel: list[int]) -> bool:
+    """Whether this int8 Conv calls dnn64_rsp_dwconv_s8: a depthwise Conv (one input and
+    one output channel a group) of a shape its microcode takes, unless `kernels: cpu`.
+    The kernel still runs dnn64_conv_s8 for channels whose output stage the RSP cannot
+    take (docs/rsp.md). With `auto` too: measured faster than the CPU on every depthwise
+    layer of MobileNetV3-Small and MnasNet-0.5 (docs/benchmarks.md)."""
+    node = ctx.node
+    if ctx.kernels == "cpu" or node.op != "Conv":
+        return False
+    a = node.attrs
+    _, c_in, _, w = ctx.shape(node.inputs[0])
+    _, _, _, ow = ctx.shape(node.outputs[0])
+    k, stride = kernel[0], a["strides"][0]
+    top, left = a["pads"][0], a["pads"][1]
+    right = max((ow - 1) * stride + k - w - left, 0)
+    return (a["group"] == c_in == c_out and kernel[1] == k and k in RSP_DW_KERNELS
+            and a["strides"][1] == stride and stride in RSP_DW_STRIDES
+            and list(a["dilations"]) == [1, 1] and 0 <= top < k and 0 <= left < k
+            and left + w + right <= RSP_DW_ROW_BYTES)
+
+
 def gemm_on_rsp(ctx: Ctx, k: int) -> bool:
     """Whether an int8 Gemm of reduction ``k`` runs on the RSP: only with `rsp`. One row
     goes through dnn64_rsp_gemv_s8, which packs the weight columns on the CPU every
@@ -109,9 +138,10 @@ def conv(ctx: Ctx) -> Lowered:
     low = Lowered()
     rows, geom = conv_weight(ctx, low, np.int8)
     c_out = rows.shape[0]
-    low.on_rsp = conv_on_rsp(ctx, int(np.prod(rows.shape[1:])), c_out // node.attrs["group"])
-    if low.on_rsp:
-        fn = "dnn64_rsp_conv_s8"
+    if dwconv_on_rsp(ctx, c_out, list(np.shape(ctx.const(w))[-2:])):
+        low.on_rsp, fn = True, "dnn64_rsp_dwconv_s8"
+    elif conv_on_rsp(ctx, int(np.prod(rows.shape[1:])), c_out // node.attrs["group"]):
+        low.on_rsp, fn = True, "dnn64_rsp_conv_s8"
     q = _q8_out(ctx, low, p)
     xp, yp, zp = ctx.ptr(x), ctx.ptr(y), c_int(p["x_zero_point"])
     arrays = (rows, *_channel_params(ctx, b, p, c_out))

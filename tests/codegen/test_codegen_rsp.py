@@ -9,6 +9,8 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from codegen_cases import onnx_model, rand
+from onnx import helper
 from test_codegen_int8 import _conv_block
 
 from dnn64build.codegen import generate_model
@@ -24,14 +26,40 @@ from tools.host_run import run_on_host
 REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="module")
-def quantized(tmp_path_factory: pytest.TempPathFactory):
-    path = tmp_path_factory.mktemp("rsp") / "model.onnx"
-    onnx.save(_conv_block(), path)
+def _depthwise_block() -> onnx.ModelProto:
+    """Depthwise Convs that dwconv_s8.rsp takes (3x3 stride 1, 5x5 stride 2) and two it
+    does not (dilated; 7x7), and a 1x1 between them."""
+    inits = {"d1": rand(6, 1, 3, 3, seed=1), "d2": rand(6, 1, 5, 5, seed=2) * 0.5,
+             "p": rand(6, 6, 1, 1, seed=3), "d3": rand(6, 1, 3, 3, seed=4),
+             "d4": rand(6, 1, 7, 7, seed=5) * 0.3}
+    nodes = [
+        helper.make_node("Conv", ["x", "d1"], ["a"], name="dw3", pads=[1, 1, 1, 1], group=6),
+        helper.make_node("Conv", ["a", "d2"], ["b"], name="dw5s2", pads=[2, 2, 2, 2],
+                         strides=[2, 2], group=6),
+        helper.make_node("Conv", ["b", "p"], ["c"], name="pw"),
+        helper.make_node("Conv", ["c", "d3"], ["d"], name="dil", pads=[2, 2, 2, 2],
+                         dilations=[2, 2], group=6),
+        helper.make_node("Conv", ["d", "d4"], ["y"], name="dw7", pads=[3, 3, 3, 3], group=6),
+    ]
+    return onnx_model(nodes, {"x": [1, 6, 9, 11]}, ["y"], inits)
+
+
+def _quantize(path: Path, model: onnx.ModelProto):
+    onnx.save(model, path)
     graph = optimize(import_onnx(path))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # synthetic calibration warns, as it should
         return quantize_graph(graph, None, synthetic=True)[0]
+
+
+@pytest.fixture(scope="module")
+def quantized(tmp_path_factory: pytest.TempPathFactory):
+    return _quantize(tmp_path_factory.mktemp("rsp") / "model.onnx", _conv_block())
+
+
+@pytest.fixture(scope="module")
+def depthwise(tmp_path_factory: pytest.TempPathFactory):
+    return _quantize(tmp_path_factory.mktemp("rsp") / "dw.onnx", _depthwise_block())
 
 
 def conv_channels_per_group(graph) -> dict[str, int]:
@@ -59,8 +87,24 @@ def test_nodes_on_the_rsp(quantized, kernels: str) -> None:
     assert model.c_source.count("(on the RSP)") == len(expected)
 
 
-def test_host_build_of_rsp_code_is_bit_exact(quantized, tmp_path: Path,
-                                             runtime_cache: Path) -> None:
+@pytest.mark.parametrize("kernels", KERNEL_CHOICES)
+def test_depthwise_convs_on_the_rsp(depthwise, kernels: str) -> None:
+    # dnn64_rsp_dwconv_s8 for the depthwise shapes its microcode takes, with `auto` too;
+    # the others as before (dnn64_rsp_conv_s8 with `rsp`, the CPU with `auto`)
+    model = generate_model(depthwise, plan_graph(depthwise, PlanParams(timings=False)),
+                           symbol="q", kernels=kernels)
+    dw = {"cpu": [], "rsp": ["dw3", "dw5s2"], "auto": ["dw3", "dw5s2"]}[kernels]
+    # pw, dil, dw7: with `rsp` through dnn64_rsp_conv_s8; `auto` keeps them on the CPU
+    general = {"cpu": [], "rsp": ["dil", "dw7", "pw"], "auto": []}[kernels]
+    assert model.c_source.count("dnn64_rsp_dwconv_s8(") == len(dw)
+    assert model.c_source.count("dnn64_rsp_conv_s8(") == len(general)
+    assert sorted(model.metadata["rsp_nodes"]) == sorted(dw + general)
+
+
+@pytest.mark.parametrize("which", ["quantized", "depthwise"])
+def test_host_build_of_rsp_code_is_bit_exact(which: str, request: pytest.FixtureRequest,
+                                             tmp_path: Path, runtime_cache: Path) -> None:
+    quantized = request.getfixturevalue(which)
     rng = np.random.default_rng(3)
     inputs = {n: rng.standard_normal(quantized.tensors[n].shape).astype(np.float32)
               for n in quantized.inputs}
