@@ -51,4 +51,13 @@ void dnn64_rsp_dwconv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_ze
  * conditions above). */
 int dnn64_rsp_dwconv_fits(const dnn64_conv_geom *g);
 
+/* int8 Mul of planes [channels, h, w] by one value a channel ([channels, 1, 1]; b if
+ * b_per_channel, else a), one image; arguments as dnn64_mul_s8 (bc describes the same
+ * broadcast) plus that shape. On the RSP (dwconv_s8.rsp with k = 1) when the output
+ * stage can run there (2 <= -shift <= 15, multiplier > 2^30) and rows of w <= 128;
+ * otherwise dnn64_mul_s8. */
+void dnn64_rsp_mul_channels_s8(const dnn64_bcast *bc, const int8_t *a, const int8_t *b,
+                               const dnn64_mul_s8_params *p, int8_t *y, int32_t channels,
+                               int32_t h, int32_t w, int b_per_channel);
+
 #endif /* DNN64_RSP_H */

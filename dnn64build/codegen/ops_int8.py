@@ -234,6 +234,30 @@ _ELTWISE = {"Add": ("dnn64_add_s8", "dnn64_add_s8_params", _ADD_FIELDS),
             "Div": ("dnn64_div_s8", "dnn64_mul_s8_params", _MUL_FIELDS)}
 
 
+def channel_mul_on_rsp(ctx: Ctx) -> int | None:
+    """For an int8 Mul of planes [1, C, H, W] by one value a channel ([1, C, 1, 1], a
+    squeeze-excite scale), both computed, whose output stage the RSP takes
+    (2 <= -shift <= 15, a multiplier above 2^30) and rows fit dwconv_s8.rsp's slots:
+    the operand (0: a, 1: b) holding the values, for dnn64_rsp_mul_channels_s8; else
+    None. Not with `kernels: cpu`; with `auto` measured faster than dnn64_mul_s8
+    (docs/benchmarks.md)."""
+    node = ctx.node
+    if ctx.kernels == "cpu" or node.op != "Mul":
+        return None
+    p = node.attrs["int8"]
+    out = ctx.shape(node.outputs[0])
+    if (len(out) != 4 or out[0] != 1 or out[3] > RSP_DW_ROW_BYTES
+            or not 2 <= -p["shift"] <= 15 or p["multiplier"] <= 1 << 30
+            or any(ctx.is_const(n) for n in node.inputs[:2])):
+        return None
+    values = [1, out[1], 1, 1]
+    shapes = [[1] * (4 - len(ctx.shape(n))) + list(ctx.shape(n)) for n in node.inputs[:2]]
+    for index in (1, 0):
+        if shapes[index] == values and shapes[1 - index] == list(out):
+            return index
+    return None
+
+
 def binary(ctx: Ctx) -> Lowered:
     _require_int8(ctx, *ctx.node.inputs[:2], ctx.node.outputs[0])
     fn, struct, fields = _ELTWISE[ctx.node.op]
@@ -243,9 +267,15 @@ def binary(ctx: Ctx) -> Lowered:
     params = ctx.sym("params")
     low.decls.append(f"static const {struct} {params} = "
                      f"{c_ints(p[f] for f in fields)};  /* {', '.join(fields)} */")
+    values = channel_mul_on_rsp(ctx)
+    low.on_rsp = values is not None
 
     def render(s) -> str:
         ap, bp, yp = pointers(s)
+        if values is not None:
+            _, c, h, w = ctx.shape(ctx.node.outputs[0])
+            return c_call("dnn64_rsp_mul_channels_s8", bc, ap, bp, f"&{params}", yp, c, h, w,
+                          values)
         return c_call(fn, bc, ap, bp, f"&{params}", yp)
 
     low.steps.append(Call(render, parts))

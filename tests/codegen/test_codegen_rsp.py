@@ -28,12 +28,16 @@ REPO = Path(__file__).resolve().parents[2]
 
 def _depthwise_block() -> onnx.ModelProto:
     """Depthwise Convs that dwconv_s8.rsp takes (3x3 stride 1, 5x5 stride 2) and two it
-    does not (dilated; 7x7), and a 1x1 between them."""
+    does not (dilated; 7x7), a 1x1 between them, and a squeeze-excite Mul of the planes
+    by one value a channel."""
     inits = {"d1": rand(6, 1, 3, 3, seed=1), "d2": rand(6, 1, 5, 5, seed=2) * 0.5,
              "p": rand(6, 6, 1, 1, seed=3), "d3": rand(6, 1, 3, 3, seed=4),
              "d4": rand(6, 1, 7, 7, seed=5) * 0.3}
     nodes = [
-        helper.make_node("Conv", ["x", "d1"], ["a"], name="dw3", pads=[1, 1, 1, 1], group=6),
+        helper.make_node("Conv", ["x", "d1"], ["a0"], name="dw3", pads=[1, 1, 1, 1], group=6),
+        helper.make_node("GlobalAveragePool", ["a0"], ["g"], name="squeeze"),
+        helper.make_node("Sigmoid", ["g"], ["e"], name="excite"),
+        helper.make_node("Mul", ["a0", "e"], ["a"], name="se"),
         helper.make_node("Conv", ["a", "d2"], ["b"], name="dw5s2", pads=[2, 2, 2, 2],
                          strides=[2, 2], group=6),
         helper.make_node("Conv", ["b", "p"], ["c"], name="pw"),
@@ -88,17 +92,22 @@ def test_nodes_on_the_rsp(quantized, kernels: str) -> None:
 
 
 @pytest.mark.parametrize("kernels", KERNEL_CHOICES)
-def test_depthwise_convs_on_the_rsp(depthwise, kernels: str) -> None:
+def test_depthwise_convs_and_channel_mul_on_the_rsp(depthwise, kernels: str) -> None:
     # dnn64_rsp_dwconv_s8 for the depthwise shapes its microcode takes, with `auto` too;
     # the others as before (dnn64_rsp_conv_s8 with `rsp`, the CPU with `auto`)
     model = generate_model(depthwise, plan_graph(depthwise, PlanParams(timings=False)),
                            symbol="q", kernels=kernels)
-    dw = {"cpu": [], "rsp": ["dw3", "dw5s2"], "auto": ["dw3", "dw5s2"]}[kernels]
+    se = next(n for n in depthwise.nodes if n.op == "Mul").attrs["int8"]
+    # the Mul goes to the RSP as its output stage fits the RSP's (2 <= -shift <= 15, M > 2^30)
+    assert 2 <= -se["shift"] <= 15 and se["multiplier"] > 2**30
+    mul = [] if kernels == "cpu" else ["se"]
+    dw = [] if kernels == "cpu" else ["dw3", "dw5s2"]
     # pw, dil, dw7: with `rsp` through dnn64_rsp_conv_s8; `auto` keeps them on the CPU
     general = {"cpu": [], "rsp": ["dil", "dw7", "pw"], "auto": []}[kernels]
+    assert model.c_source.count("dnn64_rsp_mul_channels_s8(") == len(mul)
     assert model.c_source.count("dnn64_rsp_dwconv_s8(") == len(dw)
     assert model.c_source.count("dnn64_rsp_conv_s8(") == len(general)
-    assert sorted(model.metadata["rsp_nodes"]) == sorted(dw + general)
+    assert sorted(model.metadata["rsp_nodes"]) == sorted(mul + dw + general)
 
 
 @pytest.mark.parametrize("which", ["quantized", "depthwise"])

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from dnn64build.emulator import run_rom
-from dnn64build.quant.intmath import quantize_multiplier
+from dnn64build.quant.intmath import MulParams, mul_s8, quantize_multiplier
 from dnn64build.rom import Asset, build_asset_image, pack_rom
 from dnn64build.toolchains.base import KERNELS_DIR
 from tests.compile_program import compile_and_link
@@ -72,3 +72,56 @@ def test_rsp_dwconv_bit_exact_in_mupen64plus(bare, boot_stub, mupen64plus, tmp_p
         assert f"sam{i:02d} 1" in lines, f"case {i}: the CPU kernel disagrees on the N64"
         fits = "0" if i in CPU_CASES - {EDGE_CASE} else "1"  # the geometry alone
         assert f"fit{i:02d} {fits}" in lines, f"case {i}: geometry on the RSP: {fits}"
+
+
+MUL_PROBE = PROBE.parent / "rsp_mul_probe.c"
+# (channels, h, w, b per channel, in place, real multiplier); on the RSP unless said
+MUL_CASES = [
+    (16, 8, 8, 1, 0, 0.004),     # squeeze-excite shape: planes times b per channel
+    (7, 5, 9, 0, 0, 0.0021),     # a per channel, odd sizes
+    (5, 3, 3, 1, 1, 0.01),       # in place (y is the planes' buffer)
+    (3, 2, 56, 1, 0, 3e-5),      # 56-byte rows, -shift 15
+    (3, 4, 4, 1, 0, 0.3),        # CPU: -shift 1
+]
+MUL_CPU = {4}
+
+
+def mul_case(case, rng) -> tuple[bytes, np.ndarray]:
+    """The case's asset bytes and its expected y (intmath.mul_s8)."""
+    channels, h, w, b_per_channel, in_place, real = case
+    planes = rng.integers(-128, 128, (channels, h, w), dtype=np.int8)
+    values = rng.integers(-128, 128, (channels, 1, 1), dtype=np.int8)
+    values[0] = 127  # w = 255 with b's zero point -128: the largest 16-bit weight
+    mult, shift = quantize_multiplier(real)
+    a_zp, out_zp, act = int(rng.integers(-128, 128)), int(rng.integers(-20, 20)), (-100, 120)
+    values_zp = -128
+    zps = (a_zp, values_zp) if b_per_channel else (values_zp, a_zp)
+    params = MulParams(*zps, out_zp, mult, shift)
+    a, b = (planes, values) if b_per_channel else (values, planes)
+    want = mul_s8(a, b, params, *act)
+    words = [channels, h, w, b_per_channel, in_place, *zps, out_zp, mult, shift, *act]
+    pad4 = lambda b: b + b"\0" * (-len(b) % 4)  # noqa: E731
+    blob = (struct.pack(f">{len(words)}i", *words) + pad4(planes.tobytes())
+            + pad4(values.tobytes()))
+    return blob, want
+
+
+@pytest.mark.emulator
+def test_rsp_channel_mul_bit_exact_in_mupen64plus(bare, boot_stub, mupen64plus, tmp_path):
+    rng = np.random.default_rng(13)
+    cases = [mul_case(case, rng) for case in MUL_CASES]
+    blob = struct.pack(">i", len(cases)) + b"".join(c[0] for c in cases)
+    program = compile_and_link(
+        bare, [MUL_PROBE, *sorted(KERNELS_DIR.glob("*.c"))], [KERNELS_DIR], tmp_path / "m.bin")
+    rom = tmp_path / "mul.z64"
+    rom.write_bytes(pack_rom(program.read_bytes(), build_asset_image([Asset("cases", blob)]).data,
+                             ipl3=boot_stub))
+    lines = run_rom(rom, timeout=60).lines
+    for i, (case, (_, want)) in enumerate(zip(MUL_CASES, cases, strict=True)):
+        got = parse_hex_dump(lines, f"mul{i:02d}", "int8", want.size).reshape(want.shape)
+        np.testing.assert_array_equal(got, want, err_msg=f"case {i} {case}")
+        assert f"sam{i:02d} 1" in lines, f"case {i}: dnn64_mul_s8 disagrees on the N64"
+    # the RSP's cases: -shift in 2..15 and a normalised multiplier (else the CPU runs them)
+    for i, case in enumerate(MUL_CASES):
+        mult, shift = quantize_multiplier(case[5])
+        assert (2 <= -shift <= 15 and mult > 2**30) == (i not in MUL_CPU)
