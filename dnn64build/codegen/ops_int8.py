@@ -112,6 +112,26 @@ def dwconv_on_rsp(ctx: Ctx, c_out: int, kernel: list[int]) -> bool:
             and left + w + right <= RSP_DW_ROW_BYTES)
 
 
+# dnn64_rsp_pwconv_fits (dnn64_rsp_pwconv.c): pwconv_s8.rsp moves the weight rows of a
+# chunk by one strided SP DMA, whose skip field (K - 32) has 12 bits.
+RSP_PW_SKIP_MAX = 4095
+
+
+def pwconv_on_rsp(ctx: Ctx, reduction: int) -> bool:
+    """Whether an int8 Conv that runs on the RSP (conv_on_rsp) calls dnn64_rsp_pwconv_s8
+    (the RSP fetching its own weight rows, input rows and output spans) rather than
+    dnn64_rsp_conv_s8: a 1x1 Conv, stride 1, no padding, one group, c_in a multiple of 8.
+    The kernel still runs dnn64_rsp_conv_s8 when the weight rows are not 8-byte aligned or
+    a channel's output stage cannot run on the RSP. Measured faster on every 1x1 layer
+    shape of MobileNetV3-Small (docs/benchmarks.md)."""
+    a = ctx.node.attrs
+    _, _, h, w = ctx.shape(ctx.node.inputs[0])
+    _, _, oh, ow = ctx.shape(ctx.node.outputs[0])
+    return (a["group"] == 1 and reduction % 8 == 0 and reduction - 32 <= RSP_PW_SKIP_MAX
+            and list(a["strides"]) == [1, 1] and list(a["pads"]) == [0, 0, 0, 0]
+            and (oh, ow) == (h, w) and list(np.shape(ctx.const(ctx.node.inputs[1]))[-2:]) == [1, 1])
+
+
 def gemm_on_rsp(ctx: Ctx, k: int) -> bool:
     """Whether an int8 Gemm of reduction ``k`` runs on the RSP: only with `rsp`. One row
     goes through dnn64_rsp_gemv_s8, which packs the weight columns on the CPU every
@@ -141,7 +161,8 @@ def conv(ctx: Ctx) -> Lowered:
     if dwconv_on_rsp(ctx, c_out, list(np.shape(ctx.const(w))[-2:])):
         low.on_rsp, fn = True, "dnn64_rsp_dwconv_s8"
     elif conv_on_rsp(ctx, int(np.prod(rows.shape[1:])), c_out // node.attrs["group"]):
-        low.on_rsp, fn = True, "dnn64_rsp_conv_s8"
+        low.on_rsp = True
+        fn = "dnn64_rsp_pwconv_s8" if pwconv_on_rsp(ctx, rows.shape[1]) else "dnn64_rsp_conv_s8"
     q = _q8_out(ctx, low, p)
     xp, yp, zp = ctx.ptr(x), ctx.ptr(y), c_int(p["x_zero_point"])
     arrays = (rows, *_channel_params(ctx, b, p, c_out))

@@ -152,9 +152,12 @@ void dnn64_rsp_start(void);
  *  addresses its job names (dnn64_rsp_dram_address). */
 void dnn64_rsp_start_dwconv(void);
 
+/** Start the pwconv_s8 microcode (pwconv_s8.rsp) likewise. */
+void dnn64_rsp_start_pwconv(void);
+
 /** Write the D-cache lines over [p, p + bytes) back to RDRAM and invalidate them, so
  *  that an RSP that reads or writes that memory by its own SP DMA sees and leaves what
- *  the CPU then reads (the RSP must be stopped). */
+ *  the CPU then reads (also while the RSP runs, for memory it does not use then). */
 void dnn64_rsp_flush(const void *p, uint32_t bytes);
 
 /** The RDRAM (physical) address of p, for the RSP's own SP DMA. */

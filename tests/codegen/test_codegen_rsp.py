@@ -136,3 +136,22 @@ def test_the_rule_offers_exactly_codegens_choices() -> None:
     rule = import_rule_module(REPO / "rules/n64_model.py")
     assert sorted(rule.KERNELS) == sorted(KERNEL_CHOICES)
     assert rule.RULE.attrs["kernels"].default == "cpu"
+
+
+@pytest.mark.parametrize("kernels", KERNEL_CHOICES)
+def test_pointwise_convs_on_the_rsp(kernels: str, tmp_path: Path) -> None:
+    # 1x1, stride 1, no padding, c_in a multiple of 8: dnn64_rsp_pwconv_s8 (the RSP
+    # fetching its own rows); c_in = 12 or stride 2: dnn64_rsp_conv_s8
+    inits = {"p1": rand(16, 8, 1, 1, seed=1), "p2": rand(12, 16, 1, 1, seed=2),
+             "p3": rand(8, 12, 1, 1, seed=3), "p4": rand(8, 8, 1, 1, seed=4)}
+    nodes = [helper.make_node("Conv", ["x", "p1"], ["a"], name="pw8"),
+             helper.make_node("Conv", ["a", "p2"], ["b"], name="pw16"),
+             helper.make_node("Conv", ["b", "p3"], ["c"], name="pw12"),
+             helper.make_node("Conv", ["c", "p4"], ["y"], name="pw8s2", strides=[2, 2])]
+    graph = _quantize(tmp_path / "pw.onnx", onnx_model(nodes, {"x": [1, 8, 6, 6]}, ["y"], inits))
+    model = generate_model(graph, plan_graph(graph, PlanParams(timings=False)), symbol="q",
+                           kernels=kernels)
+    on_rsp = kernels != "cpu"
+    assert model.c_source.count("dnn64_rsp_pwconv_s8(") == 2 * on_rsp
+    assert model.c_source.count("dnn64_rsp_conv_s8(") == 2 * on_rsp
+    assert len(model.metadata["rsp_nodes"]) == 4 * on_rsp

@@ -43,9 +43,11 @@ EDGE_CASE = 11  # channels whose output stage the RSP cannot take: the CPU runs 
 CPU_CASES = {EDGE_CASE, 12, 13, 14}
 
 
-def rsp_data(case, rng, i: int):
-    x, wt, bias, mult, shift, x_zp, out_zp, act, lut = case_data(case, rng, i in TABLE_CASES)
-    if i not in CPU_CASES:  # every channel's output stage on the RSP (2 <= -shift <= 15)
+def rsp_data(case, rng, with_table: bool, edge_multipliers: bool):
+    """case_data, with every channel's output stage on the RSP (2 <= -shift <= 15) unless
+    edge_multipliers (then test_rsp_kernels's channels at -shift 1 and 16 stay)."""
+    x, wt, bias, mult, shift, x_zp, out_zp, act, lut = case_data(case, rng, with_table)
+    if not edge_multipliers:
         pairs = [quantize_multiplier(float(r)) for r in rng.uniform(2e-4, 2e-2, case[4])]
         mult = np.array([p[0] for p in pairs], np.int32)
         shift = np.array([p[1] for p in pairs], np.int32)
@@ -55,7 +57,8 @@ def rsp_data(case, rng, i: int):
 @pytest.mark.emulator
 def test_rsp_dwconv_bit_exact_in_mupen64plus(bare, boot_stub, mupen64plus, tmp_path):
     rng = np.random.default_rng(12)
-    datas = [rsp_data(case, rng, i) for i, case in enumerate(CASES)]
+    datas = [rsp_data(case, rng, i in TABLE_CASES, i in CPU_CASES)
+             for i, case in enumerate(CASES)]
     blob = struct.pack(">i", len(CASES)) + b"".join(map(pack_case, CASES, datas))
     program = compile_and_link(
         bare, [PROBE, *sorted(KERNELS_DIR.glob("*.c"))], [KERNELS_DIR], tmp_path / "probe.bin",

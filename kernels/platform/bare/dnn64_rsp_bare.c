@@ -215,10 +215,14 @@ void dnn64_rsp_start_dwconv(void)
     start_code(dnn64_rsp_dwconv_s8_code, dnn64_rsp_dwconv_s8_code_bytes);
 }
 
+void dnn64_rsp_start_pwconv(void)
+{
+    start_code(dnn64_rsp_pwconv_s8_code, dnn64_rsp_pwconv_s8_code_bytes);
+}
+
+/* Allowed while the kernel runs: the CPU prepares the next job's memory then. */
 void dnn64_rsp_flush(const void *p, uint32_t bytes)
 {
-    if (running)
-        dnn64_fail("RSP: D-cache flushed while the kernel runs");
     if (cached(p) && bytes > 0)
         dcache_writeback_invalidate(p, bytes);
 }
