@@ -113,7 +113,9 @@ void dnn64_rsp_pwconv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_ze
                     dnn64_rsp_dram_address(y + (n * g->c_out + oc_begin + t0) * positions));
             put_u32(header + 8, dnn64_rsp_dram_address(w_tile + t0 * k));
             put_u32(header + 10, dnn64_rsp_dram_address(params[buf]));
-            header[24] = positions % 8 == 0 && !(header[5] & 7u) && !(header[7] & 7u);
+            /* one strided transfer of a chunk's input rows: its skip (P - 32) has 12 bits */
+            header[24] = positions % 8 == 0 && positions - 32 <= SKIP_MAX &&
+                         !(header[5] & 7u) && !(header[7] & 7u);
             dnn64_rsp_write(0, header, HEADER_BYTES);
             dnn64_rsp_start_pwconv();
             started = 1;

@@ -28,13 +28,14 @@ CASES = [
     (1, 24, 1, 1, 10, 1, 1, (0, 0, 0, 0), 1, 1, None),      # one position
     (1, 32, 3, 37, 16, 1, 1, (0, 0, 0, 0), 1, 1, None),     # 111 positions
     (1, 16, 6, 6, 12, 1, 1, (0, 0, 0, 0), 1, 1, None),      # a table, narrower clamp
+    (1, 8, 65, 64, 3, 1, 1, (0, 0, 0, 0), 1, 1, None),      # 4160 positions: rows by tap
     (1, 12, 4, 4, 8, 1, 1, (0, 0, 0, 0), 1, 1, None),       # K = 12: dnn64_rsp_conv_s8
     (1, 16, 6, 6, 8, 1, 2, (0, 0, 0, 0), 1, 1, None),       # stride 2: dnn64_rsp_conv_s8
     (1, 16, 5, 5, 9, 1, 1, (0, 0, 0, 0), 1, 1, None),       # -shift 1 and 16: falls back
 ]
 TABLE_CASES = {6}
-EDGE_CASE = 9
-NOT_TAKEN = {7, 8}
+EDGE_CASE = 10
+NOT_TAKEN = {8, 9}
 
 
 @pytest.mark.emulator

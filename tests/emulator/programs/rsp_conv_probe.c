@@ -21,8 +21,8 @@
 #define RSP_CONV dnn64_rsp_conv_s8
 #endif
 
-#define DATA_MAX 65536u
-#define Y_MAX 16384u
+#define DATA_MAX 131072u
+#define Y_MAX 65536u
 #define W_MAX 16384u
 
 static uint8_t DNN64_ALIGNED(data[DATA_MAX]);
