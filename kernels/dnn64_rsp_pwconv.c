@@ -24,7 +24,7 @@
 #define PARAM_BYTES 16
 #define ROWS 8         /* channels the RSP computes at a time */
 #define KC 32          /* taps a chunk along k */
-#define SKIP_MAX 4095  /* the strided weight transfer's skip field: K - KC */
+#define SKIP_MAX 4095 /* a strided transfer's skip field: K - (the last chunk's taps >= 8) */
 #define HEADER_BYTES 64
 #define BIAS_LIMIT (1 << 28)
 
@@ -42,7 +42,7 @@ int dnn64_rsp_pwconv_fits(const dnn64_conv_geom *g, const int8_t *w_tile)
     const int32_t k = g->c_in;
     return g->group == 1 && g->k_h == 1 && g->k_w == 1 && g->stride_h == 1 &&
            g->stride_w == 1 && g->pad_top == 0 && g->pad_left == 0 && g->h_out == g->h_in &&
-           g->w_out == g->w_in && k % 8 == 0 && k <= DNN64_RSP_K_MAX && k - KC <= SKIP_MAX &&
+           g->w_out == g->w_in && k % 8 == 0 && k <= DNN64_RSP_K_MAX && k - 8 <= SKIP_MAX &&
            ((uintptr_t)w_tile & 7u) == 0;
 }
 

@@ -113,7 +113,8 @@ def dwconv_on_rsp(ctx: Ctx, c_out: int, kernel: list[int]) -> bool:
 
 
 # dnn64_rsp_pwconv_fits (dnn64_rsp_pwconv.c): pwconv_s8.rsp moves the weight rows of a
-# chunk by one strided SP DMA, whose skip field (K - 32) has 12 bits.
+# chunk by one strided SP DMA, whose skip field (K less the chunk's taps, at least 8) has
+# 12 bits.
 RSP_PW_SKIP_MAX = 4095
 
 
@@ -127,7 +128,7 @@ def pwconv_on_rsp(ctx: Ctx, reduction: int) -> bool:
     a = ctx.node.attrs
     _, _, h, w = ctx.shape(ctx.node.inputs[0])
     _, _, oh, ow = ctx.shape(ctx.node.outputs[0])
-    return (a["group"] == 1 and reduction % 8 == 0 and reduction - 32 <= RSP_PW_SKIP_MAX
+    return (a["group"] == 1 and reduction % 8 == 0 and reduction - 8 <= RSP_PW_SKIP_MAX
             and list(a["strides"]) == [1, 1] and list(a["pads"]) == [0, 0, 0, 0]
             and (oh, ow) == (h, w) and list(np.shape(ctx.const(ctx.node.inputs[1]))[-2:]) == [1, 1])
 
