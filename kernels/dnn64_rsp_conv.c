@@ -197,13 +197,13 @@ static void pack_weights(uint8_t *job, const job_shape *s, const int8_t *w_rows,
 /* Whether the output stage of a channel runs on the RSP: 2 <= -shift <= 15 and a
  * normalised multiplier above 2^30 (matmul_s8.rsp's conditions). A table (q->lut), if
  * any, is applied by the CPU to what the RSP writes. */
-int dnn64__rsp_requant_on_rsp(int32_t mult, int32_t shift)
+static int requant_on_rsp(int32_t mult, int32_t shift)
 {
     return shift <= -2 && shift >= -15 && mult > (1 << 30);
 }
 
 /* P row: 2c (c = bias - x_zp * sum W) and the output stage constants of matmul_s8.rsp. */
-void dnn64__rsp_put_params(uint8_t *p, int32_t c, int32_t mult, int32_t shift, int on_rsp)
+static void put_params(uint8_t *p, int32_t c, int32_t mult, int32_t shift, int on_rsp)
 {
     const uint32_t c2 = (uint32_t)c * 2u;
     const int32_t e = -shift;
@@ -442,7 +442,7 @@ void dnn64_rsp_conv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero
             /* weights by SP DMA straight from the tile when its rows are 8-byte aligned */
             rg.weights_dma = k % 8 == 0 && ((uintptr_t)rg.w_rows & 7u) == 0;
             for (t = 0; t < wanted && all_on_rsp; ++t)
-                all_on_rsp = dnn64__rsp_requant_on_rsp(mult_tile[t0 + t], shift_tile[t0 + t]);
+                all_on_rsp = requant_on_rsp(mult_tile[t0 + t], shift_tile[t0 + t]);
             if (rg.rows_layout) {
                 /* input rows: taps 32 bytes apart (4 blocks), at most 64 taps (2 KiB) */
                 kgroups = (k + LANES - 1) / LANES;
@@ -466,10 +466,10 @@ void dnn64_rsp_conv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero
                 int32_t kk, sum = 0;
                 for (kk = 0; kk < k; ++kk)
                     sum += rg.w_rows[r * k + kk];
-                dnn64__rsp_put_params(images[0] + rg.s.p + (uint32_t)(r * PARAM_BYTES),
+                put_params(images[0] + rg.s.p + (uint32_t)(r * PARAM_BYTES),
                            (bias_tile ? bias_tile[t0 + r] : 0) - x_zero_point * sum,
                            mult_tile[t0 + r], shift_tile[t0 + r],
-                           dnn64__rsp_requant_on_rsp(mult_tile[t0 + r], shift_tile[t0 + r]));
+                           requant_on_rsp(mult_tile[t0 + r], shift_tile[t0 + r]));
             }
             prepare_job(&rg, 0, images[0], q);
             /* While the RSP runs job j, the CPU prepares job j + 1 and writes out the
@@ -485,7 +485,7 @@ void dnn64_rsp_conv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero
                     const int32_t s0 = (done / rg.k_jobs) * rg.cols;
                     const int32_t valid = positions - s0 < rg.cols ? positions - s0 : rg.cols;
                     for (r = 0; r < rg.s.rows; ++r)
-                        finish_row(&rg.s, r, dnn64__rsp_requant_on_rsp(mult_tile[t0 + r],
+                        finish_row(&rg.s, r, requant_on_rsp(mult_tile[t0 + r],
                                                             shift_tile[t0 + r]),
                                    y + c.y + r * positions + s0, valid, mult_tile[t0 + r],
                                    shift_tile[t0 + r], q);
@@ -551,7 +551,7 @@ void dnn64_rsp_gemv_s8(int32_t k, int32_t n, const int8_t *a, int32_t a_zero_poi
                       oc_begin, oc_count, q, y);
         return;
     }
-    dnn64__rsp_put_params(image + s.p, 0, 0, 0, 0); /* V = 2 sum a B; the CPU's output stage */
+    put_params(image + s.p, 0, 0, 0, 0); /* V = 2 sum a B; the CPU's output stage */
     for (oc0 = 0; oc0 < oc_count; oc0 += cols) {
         for (col = 0; col < cols; ++col)
             wsum[col] = 0;
@@ -582,4 +582,16 @@ void dnn64_rsp_gemv_s8(int32_t k, int32_t n, const int8_t *a, int32_t a_zero_poi
             y[oc_begin + t] = dnn64__out_s8((int32_t)acc, mult_tile[t], shift_tile[t], q);
         }
     }
+}
+
+/* The output stage's channel test and P rows, for the other RSP kernels
+ * (dnn64_rsp_internal.h). */
+int dnn64__rsp_requant_on_rsp(int32_t mult, int32_t shift)
+{
+    return requant_on_rsp(mult, shift);
+}
+
+void dnn64__rsp_put_params(uint8_t *p, int32_t c, int32_t mult, int32_t shift, int on_rsp)
+{
+    put_params(p, c, mult, shift, on_rsp);
 }

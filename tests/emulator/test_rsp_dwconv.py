@@ -19,6 +19,8 @@ from tests.compile_program import compile_and_link
 from tests.emulator.hex_dump import parse_hex_dump
 from tests.emulator.test_rsp_kernels import PROBE, case_data, expected_y, pack_case
 
+OWN_DMA_PROBE = PROBE.parent / "rsp_own_dma_probe.c"  # rsp_conv_probe.c through the kernel
+
 # (n, c, h, w, c, k, stride, pads (top, left, bottom, right), dil, group = c, tile), on
 # the RSP unless said
 CASES = [
@@ -61,8 +63,10 @@ def test_rsp_dwconv_bit_exact_in_mupen64plus(bare, boot_stub, mupen64plus, tmp_p
              for i, case in enumerate(CASES)]
     blob = struct.pack(">i", len(CASES)) + b"".join(map(pack_case, CASES, datas))
     program = compile_and_link(
-        bare, [PROBE, *sorted(KERNELS_DIR.glob("*.c"))], [KERNELS_DIR], tmp_path / "probe.bin",
-        defines={"RSP_CONV": "dnn64_rsp_dwconv_s8", "RSP_DW": "1"},
+        bare, [OWN_DMA_PROBE, *sorted(KERNELS_DIR.glob("*.c"))], [KERNELS_DIR],
+        tmp_path / "probe.bin",
+        defines={"RSP_KERNEL": "dnn64_rsp_dwconv_s8",
+                 "RSP_FITS(g, w)": "dnn64_rsp_dwconv_fits(g)"},
     )
     rom = tmp_path / "probe.z64"
     rom.write_bytes(pack_rom(program.read_bytes(), build_asset_image([Asset("cases", blob)]).data,

@@ -16,8 +16,8 @@ from dnn64build.rom import Asset, build_asset_image, pack_rom
 from dnn64build.toolchains.base import KERNELS_DIR
 from tests.compile_program import compile_and_link
 from tests.emulator.hex_dump import parse_hex_dump
-from tests.emulator.test_rsp_dwconv import rsp_data
-from tests.emulator.test_rsp_kernels import PROBE, expected_y, pack_case
+from tests.emulator.test_rsp_dwconv import OWN_DMA_PROBE, rsp_data
+from tests.emulator.test_rsp_kernels import expected_y, pack_case
 
 # (n, c_in, h, w, c_out, k = 1, stride, pads, dil, group = 1, tile), on the RSP unless said
 CASES = [
@@ -45,8 +45,10 @@ def test_rsp_pwconv_bit_exact_in_mupen64plus(bare, boot_stub, mupen64plus, tmp_p
              for i, case in enumerate(CASES)]
     blob = struct.pack(">i", len(CASES)) + b"".join(map(pack_case, CASES, datas))
     program = compile_and_link(
-        bare, [PROBE, *sorted(KERNELS_DIR.glob("*.c"))], [KERNELS_DIR], tmp_path / "probe.bin",
-        defines={"RSP_CONV": "dnn64_rsp_pwconv_s8", "RSP_PW": "1"},
+        bare, [OWN_DMA_PROBE, *sorted(KERNELS_DIR.glob("*.c"))], [KERNELS_DIR],
+        tmp_path / "probe.bin",
+        defines={"RSP_KERNEL": "dnn64_rsp_pwconv_s8",
+                 "RSP_FITS(g, w)": "dnn64_rsp_pwconv_fits(g, w)"},
     )
     rom = tmp_path / "probe.z64"
     rom.write_bytes(pack_rom(program.read_bytes(), build_asset_image([Asset("cases", blob)]).data,
