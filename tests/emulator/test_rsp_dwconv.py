@@ -132,3 +132,62 @@ def test_rsp_channel_mul_bit_exact_in_mupen64plus(bare, boot_stub, mupen64plus, 
     for i, case in enumerate(MUL_CASES):
         mult, shift = quantize_multiplier(case[5])
         assert (2 <= -shift <= 15 and mult > 2**30) == (i not in MUL_CPU)
+
+
+def _own_dma_model():
+    """Depthwise 3x3 and 5x5 stride 2 Convs, a squeeze-excite Mul and 1x1 Convs: every
+    kernel of the RSP fetching its own data under `kernels: auto`."""
+    from onnx import helper
+
+    from tests.codegen.codegen_cases import onnx_model, rand
+
+    inits = {"d1": rand(8, 1, 3, 3, seed=1), "p1": rand(16, 8, 1, 1, seed=2),
+             "d2": rand(16, 1, 5, 5, seed=3) * 0.5, "p2": rand(8, 16, 1, 1, seed=4)}
+    nodes = [
+        helper.make_node("Conv", ["input", "d1"], ["a"], name="dw3", pads=[1, 1, 1, 1],
+                         group=8),
+        helper.make_node("GlobalAveragePool", ["a"], ["g"], name="squeeze"),
+        helper.make_node("Sigmoid", ["g"], ["e"], name="excite"),
+        helper.make_node("Mul", ["a", "e"], ["m"], name="se"),
+        helper.make_node("Conv", ["m", "p1"], ["b"], name="pw1"),
+        helper.make_node("Relu", ["b"], ["r"], name="relu"),
+        helper.make_node("Conv", ["r", "d2"], ["c"], name="dw5s2", pads=[2, 2, 2, 2],
+                         strides=[2, 2], group=16),
+        helper.make_node("Conv", ["c", "p2"], ["y"], name="pw2"),
+    ]
+    return onnx_model(nodes, {"input": [1, 8, 14, 13]}, ["y"], inits)
+
+
+@pytest.mark.emulator
+def test_own_dma_kernels_in_a_model_match_host_and_the_integer_reference(bare, mupen64plus,
+                                                                         tmp_path):
+    """Through the CLI with `kernels: auto`: the ROM's outputs (depthwise Convs, the
+    squeeze-excite Mul and the 1x1 Convs on the RSP) equal the host build's bit for bit,
+    and `run` checks each against the integer reference executor."""
+    import json
+
+    from tests.emulator.rom_workspace import model_workspace, run_outputs
+
+    ws = model_workspace(tmp_path / "ws", "own_dma", _own_dma_model(), onnx_name="m.onnx",
+                         seed=7, input_shape=(1, 8, 14, 13), samples=2)
+    ws.write("models/BUILD.yaml", """\
+        targets:
+          - rule: n64_model
+            name: m
+            src: m.onnx
+            quantize: {mode: int8, calibration: calib.npz}
+            kernels: auto
+            planner: {fusion: none}
+        """)
+    outputs = {}
+    for platform in ("emulator", "host"):
+        outputs[platform], stdout = run_outputs(ws, "//models:m", platform)
+        assert "vs the reference executor: match" in stdout
+    for name, value in outputs["emulator"].items():
+        assert value.tobytes() == outputs["host"][name].tobytes(), name
+    meta = json.loads((ws.root / "dnn64-out/bin/models/m/codegen/meta.json").read_text())
+    c_file = next((ws.root / "dnn64-out/bin/models/m/codegen").glob("*.c")).read_text()
+    assert {"dw3", "se", "pw1", "dw5s2", "pw2"} <= set(meta["rsp_nodes"])
+    for kernel in ("dnn64_rsp_dwconv_s8(", "dnn64_rsp_mul_channels_s8(",
+                   "dnn64_rsp_pwconv_s8("):
+        assert kernel in c_file, kernel
