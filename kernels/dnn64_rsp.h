@@ -64,6 +64,18 @@ void dnn64_rsp_pwconv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_ze
 /* 1: dnn64_rsp_pwconv_s8 runs this geometry and weight tile on the RSP. */
 int dnn64_rsp_pwconv_fits(const dnn64_conv_geom *g, const int8_t *w_tile);
 
+/* int8 Gemm of one row (m = 1, trans_b = 1) on the RSP, which streams the weight rows
+ * by SP DMA itself (gemv_dma_s8.rsp); arguments as dnn64_gemm_s8 with m = 1. Takes k a
+ * multiple of 8 up to 1024 and 8-byte aligned weight rows; otherwise dnn64_gemm_s8. */
+void dnn64_rsp_gemv_dma_s8(int32_t k, int32_t n, const int8_t *a, int32_t a_zero_point,
+                           const int8_t *b_tile, const int32_t *bias_tile,
+                           const int32_t *mult_tile, const int32_t *shift_tile,
+                           int32_t oc_begin, int32_t oc_count, const dnn64_q8_out *q,
+                           int8_t *y);
+
+/* 1: dnn64_rsp_gemv_dma_s8 runs this reduction length and weight tile on the RSP. */
+int dnn64_rsp_gemv_dma_fits(int32_t k, const int8_t *b_tile);
+
 /* int8 Mul of planes [channels, h, w] by one value a channel ([channels, 1, 1]; b if
  * b_per_channel, else a), one image; arguments as dnn64_mul_s8 (bc describes the same
  * broadcast) plus that shape. On the RSP (dwconv_s8.rsp with k = 1) when the output

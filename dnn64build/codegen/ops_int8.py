@@ -133,6 +133,20 @@ def pwconv_on_rsp(ctx: Ctx, reduction: int) -> bool:
             and (oh, ow) == (h, w) and list(np.shape(ctx.const(ctx.node.inputs[1]))[-2:]) == [1, 1])
 
 
+# dnn64_rsp_gemv_dma_fits (dnn64_rsp_gemv_dma.c): gemv_dma_s8.rsp keeps the row's k
+# values in 2 KiB of DMEM.
+RSP_GEMV_DMA_K_MAX = 1024
+
+
+def gemv_dma_on_rsp(ctx: Ctx, k: int) -> bool:
+    """Whether an int8 Gemm of one row calls dnn64_rsp_gemv_dma_s8 (the RSP streaming the
+    weight rows itself): k a multiple of 8 up to 1024, unless `kernels: cpu`; with `auto`
+    measured faster than dnn64_gemm_s8 on MobileNetV3-Small's classifier shapes
+    (docs/benchmarks.md). The kernel runs dnn64_gemm_s8 when the weight rows are not
+    8-byte aligned."""
+    return ctx.kernels != "cpu" and k % 8 == 0 and k <= RSP_GEMV_DMA_K_MAX
+
+
 def gemm_on_rsp(ctx: Ctx, k: int) -> bool:
     """Whether an int8 Gemm of reduction ``k`` runs on the RSP: only with `rsp`. One row
     goes through dnn64_rsp_gemv_s8, which packs the weight columns on the CPU every
@@ -187,6 +201,11 @@ def _gemm(ctx: Ctx, a: str, bt: np.ndarray, bias_name: str) -> Lowered:
     q = _q8_out(ctx, low, p)
     ap, yp, zp = ctx.ptr(a), ctx.ptr(y), c_int(p["x_zero_point"])
     arrays = (np.ascontiguousarray(bt, dtype=np.int8), *_channel_params(ctx, bias_name, p, n))
+    if m == 1 and gemv_dma_on_rsp(ctx, k):
+        low.on_rsp = True
+        low.steps.append(Tiled(arrays, lambda begin, count, s: c_call(
+            "dnn64_rsp_gemv_dma_s8", k, n, ap, zp, *s, begin, count, q, yp)))
+        return low
     if low.on_rsp and m == 1:
         low.steps.append(Tiled(arrays, lambda begin, count, s: c_call(
             "dnn64_rsp_gemv_s8", k, n, ap, zp, *s, begin, count, q, yp)))

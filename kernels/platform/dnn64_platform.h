@@ -155,6 +155,9 @@ void dnn64_rsp_start_dwconv(void);
 /** Start the pwconv_s8 microcode (pwconv_s8.rsp) likewise. */
 void dnn64_rsp_start_pwconv(void);
 
+/** Start the gemv_dma_s8 microcode (gemv_dma_s8.rsp) likewise. */
+void dnn64_rsp_start_gemv_dma(void);
+
 /** Write the D-cache lines over [p, p + bytes) back to RDRAM and invalidate them, so
  *  that an RSP that reads or writes that memory by its own SP DMA sees and leaves what
  *  the CPU then reads (also while the RSP runs, for memory it does not use then). */

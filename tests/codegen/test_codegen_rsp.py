@@ -76,17 +76,20 @@ def conv_channels_per_group(graph) -> dict[str, int]:
 def test_nodes_on_the_rsp(quantized, kernels: str) -> None:
     per_group = conv_channels_per_group(quantized)
     assert len(per_group) == 3 and min(per_group.values()) < 8 <= max(per_group.values())
-    # an int8 Gemm of one row runs on the RSP (dnn64_rsp_gemv_s8) under `rsp` only
+    # an int8 Gemm of one row with k a multiple of 8 (128 here) runs on the RSP
+    # (dnn64_rsp_gemv_dma_s8) under `rsp` and `auto`
     gemms = [n.name for n in quantized.nodes if n.op == "Gemm" and "int8" in n.attrs]
     assert gemms and all(quantized.tensors[n.inputs[0]].shape[0] == 1
+                         and quantized.constants[n.inputs[1]].shape[-1] % 8 == 0
                          for n in quantized.nodes if n.name in gemms)
     expected = {"cpu": [], "rsp": sorted([*per_group, *gemms]),
-                "auto": sorted(n for n, c in per_group.items() if c >= 8)}[kernels]
+                "auto": sorted([*(n for n, c in per_group.items() if c >= 8), *gemms])}[kernels]
     model = generate_model(quantized, plan_graph(quantized, PlanParams(timings=False)), symbol="q",
                            kernels=kernels)
     assert sorted(model.metadata["rsp_nodes"]) == expected
     assert model.metadata["kernels"] == kernels
-    assert (model.c_source.count("dnn64_rsp_conv_s8(") + model.c_source.count("dnn64_rsp_gemv_s8(")
+    assert model.c_source.count("dnn64_rsp_gemv_dma_s8(") == len(gemms) * (kernels != "cpu")
+    assert (model.c_source.count("dnn64_rsp_conv_s8(") + model.c_source.count("dnn64_rsp_gemv_")
             == len(expected))
     assert model.c_source.count("(on the RSP)") == len(expected)
 

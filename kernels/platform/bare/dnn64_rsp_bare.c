@@ -220,6 +220,11 @@ void dnn64_rsp_start_pwconv(void)
     start_code(dnn64_rsp_pwconv_s8_code, dnn64_rsp_pwconv_s8_code_bytes);
 }
 
+void dnn64_rsp_start_gemv_dma(void)
+{
+    start_code(dnn64_rsp_gemv_dma_s8_code, dnn64_rsp_gemv_dma_s8_code_bytes);
+}
+
 /* Allowed while the kernel runs: the CPU prepares the next job's memory then. */
 void dnn64_rsp_flush(const void *p, uint32_t bytes)
 {

@@ -3,7 +3,8 @@
  * 1x1 and squeeze-excite layer shapes at 224x224), dnn64_conv_s8 / dnn64_mul_s8 on the
  * CPU, dnn64_rsp_conv_s8 (the CPU packing and queueing matmul_s8 jobs) and the kernel
  * whose RSP fetches its own data (dnn64_rsp_dwconv_s8, dnn64_rsp_pwconv_s8,
- * dnn64_rsp_mul_channels_s8). Prints per shape and kernel
+ * dnn64_rsp_mul_channels_s8), and for the classifier's Gemms of one row dnn64_gemm_s8,
+ * dnn64_rsp_gemv_s8 and dnn64_rsp_gemv_dma_s8. Prints per shape and kernel
  *   <shape> <kernel> <CPU cycles (Count x 2)> <1 if its y equals the CPU kernel's>
  * Inputs, weights and biases are fixed pseudo-random bytes; every channel's output
  * stage is one the RSP takes. */
@@ -12,8 +13,8 @@
 #include "dnn64_rsp.h"
 
 #define X_MAX (72 * 56 * 56) /* the largest input and output */
-#define W_MAX (576 * 96)
-#define C_MAX 576
+#define W_MAX (1024 * 1000)
+#define C_MAX 1024
 
 static int8_t DNN64_ALIGNED(x[X_MAX]);
 static int8_t DNN64_ALIGNED(y_cpu[X_MAX]);
@@ -85,6 +86,22 @@ static void mul(const char *shape, int32_t c, int32_t h)
     report(shape, "rsp_mul_channels", cycles_since(t0), c * h * h);
 }
 
+static void gemv(const char *shape, int32_t k, int32_t n)
+{
+    dnn64_q8_out q;
+    uint64_t t0;
+    q.out_zero_point = 3, q.act_min = -128, q.act_max = 127, q.lut = 0;
+    t0 = dnn64_ticks();
+    dnn64_gemm_s8(1, k, n, x, 5, w, 1, bias, mult, shift, 0, n, &q, y_cpu);
+    report(shape, "cpu", cycles_since(t0), 0);
+    t0 = dnn64_ticks();
+    dnn64_rsp_gemv_s8(k, n, x, 5, w, bias, mult, shift, 0, n, &q, y_rsp);
+    report(shape, "rsp_gemv", cycles_since(t0), n);
+    t0 = dnn64_ticks();
+    dnn64_rsp_gemv_dma_s8(k, n, x, 5, w, bias, mult, shift, 0, n, &q, y_rsp);
+    report(shape, "rsp_gemv_dma", cycles_since(t0), n);
+}
+
 int main(void)
 {
     int32_t i;
@@ -111,5 +128,7 @@ int main(void)
     mul("mul_16x56", 16, 56);
     mul("mul_240x14", 240, 14);
     mul("mul_576x7", 576, 7);
+    gemv("fc576to1024", 576, 1024);
+    gemv("fc1024to1000", 1024, 1000);
     return 0;
 }
