@@ -66,7 +66,7 @@ int dnn64_rsp_pwconv_fits(const dnn64_conv_geom *g, const int8_t *w_tile);
 
 /* int8 Gemm of one row (m = 1, trans_b = 1) on the RSP, which streams the weight rows
  * by SP DMA itself (gemv_dma_s8.rsp); arguments as dnn64_gemm_s8 with m = 1. Takes k a
- * multiple of 8 up to 1024 and 8-byte aligned weight rows; otherwise dnn64_gemm_s8. */
+ * multiple of 8 up to 1280 and 8-byte aligned weight rows; otherwise dnn64_gemm_s8. */
 void dnn64_rsp_gemv_dma_s8(int32_t k, int32_t n, const int8_t *a, int32_t a_zero_point,
                            const int8_t *b_tile, const int32_t *bias_tile,
                            const int32_t *mult_tile, const int32_t *shift_tile,

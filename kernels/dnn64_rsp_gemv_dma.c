@@ -6,7 +6,7 @@
  * time; the RSP fetches the weight rows by SP DMA (the next piece while it multiplies
  * this one) and writes 8 lane sums a channel. While it runs the next ROWS, the CPU adds
  * the last ROWS' lanes and the bias and runs the output stage. Exact: see the
- * microcode (|lane sum| < 2^22 for k <= K_MAX). */
+ * microcode (|lane sum| < 2^23 for k <= K_MAX). */
 #include "dnn64_internal.h"
 #include "dnn64_rsp.h"
 #include "platform/dnn64_platform.h"
@@ -18,7 +18,7 @@
 #pragma weak dnn64_rsp_flush
 #pragma weak dnn64_rsp_dram_address
 
-#define K_MAX 1024       /* the a values fill 2 KiB of DMEM */
+#define K_MAX 1280       /* the a values fill 2.5 KiB of DMEM */
 #define PIECE_MAX 256    /* weights a piece (DMEM buffer) */
 #define ROWS 256         /* output channels a start */
 #define LANES 8

@@ -134,13 +134,13 @@ def pwconv_on_rsp(ctx: Ctx, reduction: int) -> bool:
 
 
 # dnn64_rsp_gemv_dma_fits (dnn64_rsp_gemv_dma.c): gemv_dma_s8.rsp keeps the row's k
-# values in 2 KiB of DMEM.
-RSP_GEMV_DMA_K_MAX = 1024
+# values in 2.5 KiB of DMEM.
+RSP_GEMV_DMA_K_MAX = 1280
 
 
 def gemv_dma_on_rsp(ctx: Ctx, k: int) -> bool:
     """Whether an int8 Gemm of one row calls dnn64_rsp_gemv_dma_s8 (the RSP streaming the
-    weight rows itself): k a multiple of 8 up to 1024, unless `kernels: cpu`; with `auto`
+    weight rows itself): k a multiple of 8 up to 1280, unless `kernels: cpu`; with `auto`
     measured faster than dnn64_gemm_s8 on MobileNetV3-Small's classifier shapes
     (docs/benchmarks.md). The kernel runs dnn64_gemm_s8 when the weight rows are not
     8-byte aligned."""

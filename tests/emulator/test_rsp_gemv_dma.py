@@ -24,13 +24,14 @@ PROBE = KERNELS_DIR.parent / "tests" / "emulator" / "programs" / "rsp_gemv_probe
 CASES = [
     (576, 40, None),        # three pieces of 192 taps
     (1024, 24, (3, 20)),    # four of 256, a tile
-    (64, 300, None),        # 300 channels: two starts (256 + 44)
+    (64, 300, None),        # 300 channels: two starts (256 + 44), 16 rows a write
     (8, 9, None),           # one group of 8 taps
     (24, 17, None),         # a pair and an odd group
-    (1032, 5, None),        # CPU: k > 1024
+    (1280, 21, None),       # five pieces of 256; 16 + 5 rows written
+    (1288, 5, None),        # CPU: k > 1280
     (12, 5, None),          # CPU: k not a multiple of 8
 ]
-CPU_CASES = {5, 6}
+CPU_CASES = {6, 7}
 
 
 def case(spec, rng) -> tuple[bytes, np.ndarray, bool]:
