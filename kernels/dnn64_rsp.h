@@ -37,4 +37,52 @@ void dnn64_rsp_gemv_s8(int32_t k, int32_t n, const int8_t *a, int32_t a_zero_poi
                        const int32_t *shift_tile, int32_t oc_begin, int32_t oc_count,
                        const dnn64_q8_out *q, int8_t *y);
 
+/* int8 depthwise Conv (group = c_in = c_out) on the RSP, which fetches its own input
+ * rows and writes its outputs by SP DMA (dwconv_s8.rsp); arguments exactly as
+ * dnn64_conv_s8. Takes k x k = 3x3 or 5x5, stride 1 or 2, no dilation, begin pads below
+ * k, rows of at most 128 bytes with their padding, every channel's output stage on the
+ * RSP (as dnn64_rsp_conv_s8's) and |bias| < 2^28; otherwise runs dnn64_conv_s8. */
+void dnn64_rsp_dwconv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero_point,
+                         const int8_t *w_tile, const int32_t *bias_tile,
+                         const int32_t *mult_tile, const int32_t *shift_tile,
+                         int32_t oc_begin, int32_t oc_count, const dnn64_q8_out *q, int8_t *y);
+
+/* 1: dnn64_rsp_dwconv_s8 runs this geometry on the RSP (given the per-channel
+ * conditions above). */
+int dnn64_rsp_dwconv_fits(const dnn64_conv_geom *g);
+
+/* int8 1x1 Conv (stride 1, no padding, one group) on the RSP, which fetches the weight
+ * rows, the input rows and the output spans by SP DMA itself (pwconv_s8.rsp); arguments
+ * exactly as dnn64_conv_s8. Takes c_in a multiple of 8 (at most DNN64_RSP_K_MAX),
+ * 8-byte aligned weight rows, every channel's output stage on the RSP and |bias| < 2^28;
+ * otherwise runs dnn64_rsp_conv_s8. */
+void dnn64_rsp_pwconv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero_point,
+                         const int8_t *w_tile, const int32_t *bias_tile,
+                         const int32_t *mult_tile, const int32_t *shift_tile,
+                         int32_t oc_begin, int32_t oc_count, const dnn64_q8_out *q, int8_t *y);
+
+/* 1: dnn64_rsp_pwconv_s8 runs this geometry and weight tile on the RSP. */
+int dnn64_rsp_pwconv_fits(const dnn64_conv_geom *g, const int8_t *w_tile);
+
+/* int8 Gemm of one row (m = 1, trans_b = 1) on the RSP, which streams the weight rows
+ * by SP DMA itself (gemv_dma_s8.rsp); arguments as dnn64_gemm_s8 with m = 1. Takes k a
+ * multiple of 8 up to 1280 and 8-byte aligned weight rows; otherwise dnn64_gemm_s8. */
+void dnn64_rsp_gemv_dma_s8(int32_t k, int32_t n, const int8_t *a, int32_t a_zero_point,
+                           const int8_t *b_tile, const int32_t *bias_tile,
+                           const int32_t *mult_tile, const int32_t *shift_tile,
+                           int32_t oc_begin, int32_t oc_count, const dnn64_q8_out *q,
+                           int8_t *y);
+
+/* 1: dnn64_rsp_gemv_dma_s8 runs this reduction length and weight tile on the RSP. */
+int dnn64_rsp_gemv_dma_fits(int32_t k, const int8_t *b_tile);
+
+/* int8 Mul of planes [channels, h, w] by one value a channel ([channels, 1, 1]; b if
+ * b_per_channel, else a), one image; arguments as dnn64_mul_s8 (bc describes the same
+ * broadcast) plus that shape. On the RSP (dwconv_s8.rsp with k = 1) when the output
+ * stage can run there (2 <= -shift <= 15, multiplier > 2^30) and rows of w <= 128;
+ * otherwise dnn64_mul_s8. */
+void dnn64_rsp_mul_channels_s8(const dnn64_bcast *bc, const int8_t *a, const int8_t *b,
+                               const dnn64_mul_s8_params *p, int8_t *y, int32_t channels,
+                               int32_t h, int32_t w, int b_per_channel);
+
 #endif /* DNN64_RSP_H */

@@ -19,6 +19,7 @@
  * a multiple of 8 go there by SP DMA, unpacked. */
 #include "dnn64_internal.h"
 #include "dnn64_rsp.h"
+#include "dnn64_rsp_internal.h"
 #include "platform/dnn64_platform.h"
 
 /* The platform layer runs the jobs. Weak references: the portable kernels also link
@@ -581,4 +582,16 @@ void dnn64_rsp_gemv_s8(int32_t k, int32_t n, const int8_t *a, int32_t a_zero_poi
             y[oc_begin + t] = dnn64__out_s8((int32_t)acc, mult_tile[t], shift_tile[t], q);
         }
     }
+}
+
+/* The output stage's channel test and P rows, for the other RSP kernels
+ * (dnn64_rsp_internal.h). */
+int dnn64__rsp_requant_on_rsp(int32_t mult, int32_t shift)
+{
+    return requant_on_rsp(mult, shift);
+}
+
+void dnn64__rsp_put_params(uint8_t *p, int32_t c, int32_t mult, int32_t shift, int on_rsp)
+{
+    put_params(p, c, mult, shift, on_rsp);
 }

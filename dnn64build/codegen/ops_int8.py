@@ -83,6 +83,70 @@ def conv_on_rsp(ctx: Ctx, reduction: int, per_group: int) -> bool:
     return ctx.kernels == "rsp" or per_group >= AUTO_RSP_ROWS_MIN
 
 
+# dnn64_rsp_dwconv_fits (dnn64_rsp_dwconv.c): the depthwise Convs dwconv_s8.rsp takes.
+# A padded input row fills one 128-byte slot of DMEM; with that, one band of output rows
+# always fits DMEM.
+RSP_DW_KERNELS = (3, 5)
+RSP_DW_STRIDES = (1, 2)
+RSP_DW_ROW_BYTES = 128
+
+
+def dwconv_on_rsp(ctx: Ctx, c_out: int, kernel: list[int]) -> bool:
+    """Whether this int8 Conv calls dnn64_rsp_dwconv_s8: a depthwise Conv (one input and
+    one output channel a group) of a shape its microcode takes, unless `kernels: cpu`.
+    The kernel still runs dnn64_conv_s8 for channels whose output stage the RSP cannot
+    take (docs/rsp.md). With `auto` too: measured faster than the CPU on every depthwise
+    layer of MobileNetV3-Small and MnasNet-0.5 (docs/benchmarks.md)."""
+    node = ctx.node
+    if ctx.kernels == "cpu" or node.op != "Conv":
+        return False
+    a = node.attrs
+    _, c_in, _, w = ctx.shape(node.inputs[0])
+    _, _, _, ow = ctx.shape(node.outputs[0])
+    k, stride = kernel[0], a["strides"][0]
+    top, left = a["pads"][0], a["pads"][1]
+    right = max((ow - 1) * stride + k - w - left, 0)
+    return (a["group"] == c_in == c_out and kernel[1] == k and k in RSP_DW_KERNELS
+            and a["strides"][1] == stride and stride in RSP_DW_STRIDES
+            and list(a["dilations"]) == [1, 1] and 0 <= top < k and 0 <= left < k
+            and left + w + right <= RSP_DW_ROW_BYTES)
+
+
+# dnn64_rsp_pwconv_fits (dnn64_rsp_pwconv.c): pwconv_s8.rsp moves the weight rows of a
+# chunk by one strided SP DMA, whose skip field (K less the chunk's taps, at least 8) has
+# 12 bits.
+RSP_PW_SKIP_MAX = 4095
+
+
+def pwconv_on_rsp(ctx: Ctx, reduction: int) -> bool:
+    """Whether an int8 Conv that runs on the RSP (conv_on_rsp) calls dnn64_rsp_pwconv_s8
+    (the RSP fetching its own weight rows, input rows and output spans) rather than
+    dnn64_rsp_conv_s8: a 1x1 Conv, stride 1, no padding, one group, c_in a multiple of 8.
+    The kernel still runs dnn64_rsp_conv_s8 when the weight rows are not 8-byte aligned or
+    a channel's output stage cannot run on the RSP. Measured faster on every 1x1 layer
+    shape of MobileNetV3-Small (docs/benchmarks.md)."""
+    a = ctx.node.attrs
+    _, _, h, w = ctx.shape(ctx.node.inputs[0])
+    _, _, oh, ow = ctx.shape(ctx.node.outputs[0])
+    return (a["group"] == 1 and reduction % 8 == 0 and reduction - 8 <= RSP_PW_SKIP_MAX
+            and list(a["strides"]) == [1, 1] and list(a["pads"]) == [0, 0, 0, 0]
+            and (oh, ow) == (h, w) and list(np.shape(ctx.const(ctx.node.inputs[1]))[-2:]) == [1, 1])
+
+
+# dnn64_rsp_gemv_dma_fits (dnn64_rsp_gemv_dma.c): gemv_dma_s8.rsp keeps the row's k
+# values in 2.5 KiB of DMEM.
+RSP_GEMV_DMA_K_MAX = 1280
+
+
+def gemv_dma_on_rsp(ctx: Ctx, k: int) -> bool:
+    """Whether an int8 Gemm of one row calls dnn64_rsp_gemv_dma_s8 (the RSP streaming the
+    weight rows itself): k a multiple of 8 up to 1280, unless `kernels: cpu`; with `auto`
+    measured faster than dnn64_gemm_s8 on MobileNetV3-Small's classifier shapes
+    (docs/benchmarks.md). The kernel runs dnn64_gemm_s8 when the weight rows are not
+    8-byte aligned."""
+    return ctx.kernels != "cpu" and k % 8 == 0 and k <= RSP_GEMV_DMA_K_MAX
+
+
 def gemm_on_rsp(ctx: Ctx, k: int) -> bool:
     """Whether an int8 Gemm of reduction ``k`` runs on the RSP: only with `rsp`. One row
     goes through dnn64_rsp_gemv_s8, which packs the weight columns on the CPU every
@@ -109,9 +173,11 @@ def conv(ctx: Ctx) -> Lowered:
     low = Lowered()
     rows, geom = conv_weight(ctx, low, np.int8)
     c_out = rows.shape[0]
-    low.on_rsp = conv_on_rsp(ctx, int(np.prod(rows.shape[1:])), c_out // node.attrs["group"])
-    if low.on_rsp:
-        fn = "dnn64_rsp_conv_s8"
+    if dwconv_on_rsp(ctx, c_out, list(np.shape(ctx.const(w))[-2:])):
+        low.on_rsp, fn = True, "dnn64_rsp_dwconv_s8"
+    elif conv_on_rsp(ctx, int(np.prod(rows.shape[1:])), c_out // node.attrs["group"]):
+        low.on_rsp = True
+        fn = "dnn64_rsp_pwconv_s8" if pwconv_on_rsp(ctx, rows.shape[1]) else "dnn64_rsp_conv_s8"
     q = _q8_out(ctx, low, p)
     xp, yp, zp = ctx.ptr(x), ctx.ptr(y), c_int(p["x_zero_point"])
     arrays = (rows, *_channel_params(ctx, b, p, c_out))
@@ -135,6 +201,11 @@ def _gemm(ctx: Ctx, a: str, bt: np.ndarray, bias_name: str) -> Lowered:
     q = _q8_out(ctx, low, p)
     ap, yp, zp = ctx.ptr(a), ctx.ptr(y), c_int(p["x_zero_point"])
     arrays = (np.ascontiguousarray(bt, dtype=np.int8), *_channel_params(ctx, bias_name, p, n))
+    if m == 1 and gemv_dma_on_rsp(ctx, k):
+        low.on_rsp = True
+        low.steps.append(Tiled(arrays, lambda begin, count, s: c_call(
+            "dnn64_rsp_gemv_dma_s8", k, n, ap, zp, *s, begin, count, q, yp)))
+        return low
     if low.on_rsp and m == 1:
         low.steps.append(Tiled(arrays, lambda begin, count, s: c_call(
             "dnn64_rsp_gemv_s8", k, n, ap, zp, *s, begin, count, q, yp)))
@@ -204,6 +275,30 @@ _ELTWISE = {"Add": ("dnn64_add_s8", "dnn64_add_s8_params", _ADD_FIELDS),
             "Div": ("dnn64_div_s8", "dnn64_mul_s8_params", _MUL_FIELDS)}
 
 
+def channel_mul_on_rsp(ctx: Ctx) -> int | None:
+    """For an int8 Mul of planes [1, C, H, W] by one value a channel ([1, C, 1, 1], a
+    squeeze-excite scale), both computed, whose output stage the RSP takes
+    (2 <= -shift <= 15, a multiplier above 2^30) and rows fit dwconv_s8.rsp's slots:
+    the operand (0: a, 1: b) holding the values, for dnn64_rsp_mul_channels_s8; else
+    None. Not with `kernels: cpu`; with `auto` measured faster than dnn64_mul_s8
+    (docs/benchmarks.md)."""
+    node = ctx.node
+    if ctx.kernels == "cpu" or node.op != "Mul":
+        return None
+    p = node.attrs["int8"]
+    out = ctx.shape(node.outputs[0])
+    if (len(out) != 4 or out[0] != 1 or out[3] > RSP_DW_ROW_BYTES
+            or not 2 <= -p["shift"] <= 15 or p["multiplier"] <= 1 << 30
+            or any(ctx.is_const(n) for n in node.inputs[:2])):
+        return None
+    values = [1, out[1], 1, 1]
+    shapes = [[1] * (4 - len(ctx.shape(n))) + list(ctx.shape(n)) for n in node.inputs[:2]]
+    for index in (1, 0):
+        if shapes[index] == values and shapes[1 - index] == list(out):
+            return index
+    return None
+
+
 def binary(ctx: Ctx) -> Lowered:
     _require_int8(ctx, *ctx.node.inputs[:2], ctx.node.outputs[0])
     fn, struct, fields = _ELTWISE[ctx.node.op]
@@ -213,9 +308,15 @@ def binary(ctx: Ctx) -> Lowered:
     params = ctx.sym("params")
     low.decls.append(f"static const {struct} {params} = "
                      f"{c_ints(p[f] for f in fields)};  /* {', '.join(fields)} */")
+    values = channel_mul_on_rsp(ctx)
+    low.on_rsp = values is not None
 
     def render(s) -> str:
         ap, bp, yp = pointers(s)
+        if values is not None:
+            _, c, h, w = ctx.shape(ctx.node.outputs[0])
+            return c_call("dnn64_rsp_mul_channels_s8", bc, ap, bp, f"&{params}", yp, c, h, w,
+                          values)
         return c_call(fn, bc, ap, bp, f"&{params}", yp)
 
     low.steps.append(Call(render, parts))

@@ -147,6 +147,25 @@ void dnn64_rsp_write_rows(uint32_t dmem_offset, const void *src, uint32_t row_by
  *  work (not touch DMEM) until dnn64_rsp_wait. */
 void dnn64_rsp_start(void);
 
+/** Start the dwconv_s8 microcode (dnn64build/rsp/microcode/dwconv_s8.rsp) as
+ *  dnn64_rsp_start does matmul_s8: it moves its own data by SP DMA from the RDRAM
+ *  addresses its job names (dnn64_rsp_dram_address). */
+void dnn64_rsp_start_dwconv(void);
+
+/** Start the pwconv_s8 microcode (pwconv_s8.rsp) likewise. */
+void dnn64_rsp_start_pwconv(void);
+
+/** Start the gemv_dma_s8 microcode (gemv_dma_s8.rsp) likewise. */
+void dnn64_rsp_start_gemv_dma(void);
+
+/** Write the D-cache lines over [p, p + bytes) back to RDRAM and invalidate them, so
+ *  that an RSP that reads or writes that memory by its own SP DMA sees and leaves what
+ *  the CPU then reads (also while the RSP runs, for memory it does not use then). */
+void dnn64_rsp_flush(const void *p, uint32_t bytes);
+
+/** The RDRAM (physical) address of p, for the RSP's own SP DMA. */
+uint32_t dnn64_rsp_dram_address(const void *p);
+
 /** Wait until the RSP halts at the microcode's `break`. */
 void dnn64_rsp_wait(void);
 

@@ -34,7 +34,7 @@
 /* A job takes well under a millisecond; a quarter second means the kernel is stuck. */
 #define RSP_TIME_LIMIT_DIVISOR 4u
 
-static int loaded; /* the matmul_s8 code is in IMEM */
+static const uint32_t *loaded; /* the kernel whose code is in IMEM */
 
 static uint32_t physical(const void *p)
 {
@@ -187,12 +187,13 @@ void dnn64_rsp_write_rows(uint32_t dmem_offset, const void *src, uint32_t row_by
     dma_wait();
 }
 
-void dnn64_rsp_start(void)
+/* Starts `code` at PC 0, loading it into IMEM unless it is there. */
+static void start_code(const uint32_t *code, uint32_t bytes)
 {
-    if (!loaded) {
+    if (loaded != code) {
         halt_rsp();
-        dma_to_sp(SP_IMEM, dnn64_rsp_matmul_s8_code, dnn64_rsp_matmul_s8_code_bytes);
-        loaded = 1;
+        dma_to_sp(SP_IMEM, code, bytes);
+        loaded = code;
     }
     if (running)
         dnn64_fail("RSP: started while the kernel runs");
@@ -202,6 +203,38 @@ void dnn64_rsp_start(void)
      * the SP interrupt; the MI mask keeps it from reaching the CPU. */
     SP_STATUS = WSTATUS_CLEAR_HALT | WSTATUS_CLEAR_BROKE | WSTATUS_CLEAR_INTR |
                 WSTATUS_CLEAR_SSTEP | WSTATUS_SET_INTR_BREAK;
+}
+
+void dnn64_rsp_start(void)
+{
+    start_code(dnn64_rsp_matmul_s8_code, dnn64_rsp_matmul_s8_code_bytes);
+}
+
+void dnn64_rsp_start_dwconv(void)
+{
+    start_code(dnn64_rsp_dwconv_s8_code, dnn64_rsp_dwconv_s8_code_bytes);
+}
+
+void dnn64_rsp_start_pwconv(void)
+{
+    start_code(dnn64_rsp_pwconv_s8_code, dnn64_rsp_pwconv_s8_code_bytes);
+}
+
+void dnn64_rsp_start_gemv_dma(void)
+{
+    start_code(dnn64_rsp_gemv_dma_s8_code, dnn64_rsp_gemv_dma_s8_code_bytes);
+}
+
+/* Allowed while the kernel runs: the CPU prepares the next job's memory then. */
+void dnn64_rsp_flush(const void *p, uint32_t bytes)
+{
+    if (cached(p) && bytes > 0)
+        dcache_writeback_invalidate(p, bytes);
+}
+
+uint32_t dnn64_rsp_dram_address(const void *p)
+{
+    return physical(p);
 }
 
 void dnn64_rsp_wait(void)

@@ -14,6 +14,11 @@
 #include "dnn64_platform.h"
 #include "dnn64_rsp.h"
 
+/* The RSP kernel under test; rsp_own_dma_probe.c includes this file with its own. */
+#ifndef RSP_CONV
+#define RSP_CONV dnn64_rsp_conv_s8
+#endif
+
 #define DATA_MAX 65536u
 #define Y_MAX 16384u
 
@@ -82,7 +87,7 @@ int main(void)
             dnn64_fail("rsp_conv_probe: case too big");
         for (i = 0; i < y_count; i++)
             y_rsp[i] = y_cpu[i] = 0;
-        dnn64_rsp_conv_s8(&g, x, x_zp, w, bias, mult, shift, oc_begin, oc_count, &q, y_rsp);
+        RSP_CONV(&g, x, x_zp, w, bias, mult, shift, oc_begin, oc_count, &q, y_rsp);
         dnn64_conv_s8(&g, x, x_zp, w, bias, mult, shift, oc_begin, oc_count, &q, y_cpu);
         for (i = 0; i < y_count; i++)
             same &= y_rsp[i] == y_cpu[i];

@@ -1,0 +1,133 @@
+/* int8 1x1 Conv on the RSP with the RSP moving its own data (dnn64_rsp.h):
+ * pwconv_s8.rsp.
+ *
+ * The CPU computes each channel's P row (2c = 2 (bias - x_zero_point * sum W) and the
+ * output stage constants), writes the D-cache back over what the RSP reads and writes,
+ * writes a header and starts the RSP once per image and list of up to LIST channels
+ * (the P rows of the next list are written while the RSP runs this one). The RSP fetches
+ * the weight rows, the input rows and the output spans by SP DMA itself: the CPU packs
+ * and copies nothing. Other shapes run dnn64_rsp_conv_s8. Exactness: matmul_s8.rsp's
+ * (docs/rsp.md). */
+#include "dnn64_internal.h"
+#include "dnn64_rsp.h"
+#include "dnn64_rsp_internal.h"
+#include "platform/dnn64_platform.h"
+
+#pragma weak dnn64_rsp_available
+#pragma weak dnn64_rsp_write
+#pragma weak dnn64_rsp_start_pwconv
+#pragma weak dnn64_rsp_wait
+#pragma weak dnn64_rsp_flush
+#pragma weak dnn64_rsp_dram_address
+
+#define LIST 64        /* channels a start */
+#define PARAM_BYTES 16
+#define ROWS 8         /* channels the RSP computes at a time */
+#define KC 32          /* taps a chunk along k */
+#define SKIP_MAX 4095 /* a strided transfer's skip field: K - (the last chunk's taps >= 8) */
+#define HEADER_BYTES 64
+#define BIAS_LIMIT (1 << 28)
+
+static uint8_t DNN64_ALIGNED(params[2][LIST * PARAM_BYTES]);
+static uint16_t DNN64_ALIGNED(header[HEADER_BYTES / 2]);
+
+static void put_u32(uint16_t *at, uint32_t v)
+{
+    at[0] = (uint16_t)(v >> 16);
+    at[1] = (uint16_t)v;
+}
+
+int dnn64_rsp_pwconv_fits(const dnn64_conv_geom *g, const int8_t *w_tile)
+{
+    const int32_t k = g->c_in;
+    return g->group == 1 && g->k_h == 1 && g->k_w == 1 && g->stride_h == 1 &&
+           g->stride_w == 1 && g->pad_top == 0 && g->pad_left == 0 && g->h_out == g->h_in &&
+           g->w_out == g->w_in && k % 8 == 0 && k <= DNN64_RSP_K_MAX && k - 8 <= SKIP_MAX &&
+           ((uintptr_t)w_tile & 7u) == 0;
+}
+
+/* The P rows of channels [t0, t0 + count) of the tile. */
+static void put_params(uint8_t *p, int32_t t0, int32_t count, int32_t k, int32_t x_zp,
+                       const int8_t *w_tile, const int32_t *bias_tile, const int32_t *mult_tile,
+                       const int32_t *shift_tile)
+{
+    int32_t t, i;
+    for (t = t0; t < t0 + count; ++t) {
+        const int8_t *w = w_tile + t * k;
+        int32_t sum = 0;
+        for (i = 0; i < k; ++i)
+            sum += w[i];
+        dnn64__rsp_put_params(p + (t - t0) * PARAM_BYTES,
+                              (bias_tile ? bias_tile[t] : 0) - x_zp * sum, mult_tile[t],
+                              shift_tile[t], 1);
+    }
+}
+
+void dnn64_rsp_pwconv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero_point,
+                         const int8_t *w_tile, const int32_t *bias_tile,
+                         const int32_t *mult_tile, const int32_t *shift_tile,
+                         int32_t oc_begin, int32_t oc_count, const dnn64_q8_out *q, int8_t *y)
+{
+    const int32_t k = g->c_in, positions = g->h_in * g->w_in;
+    int32_t n, t, t0, i, buf = 0, started = 0;
+    int fits = dnn64_rsp_available && dnn64_rsp_start_pwconv && dnn64_rsp_available() &&
+               dnn64_rsp_pwconv_fits(g, w_tile);
+    for (t = 0; fits && t < oc_count; ++t)
+        fits = dnn64__rsp_requant_on_rsp(mult_tile[t], shift_tile[t]) &&
+               (!bias_tile || (bias_tile[t] < BIAS_LIMIT && bias_tile[t] > -BIAS_LIMIT));
+    if (!fits) {
+        dnn64_rsp_conv_s8(g, x, x_zero_point, w_tile, bias_tile, mult_tile, shift_tile,
+                          oc_begin, oc_count, q, y);
+        return;
+    }
+    dnn64_rsp_flush(w_tile, (uint32_t)(oc_count * k));
+    for (n = 0; n < g->n; ++n) {
+        dnn64_rsp_flush(x + n * k * positions, (uint32_t)(k * positions));
+        dnn64_rsp_flush(y + (n * g->c_out + oc_begin) * positions,
+                        (uint32_t)(oc_count * positions));
+    }
+    header[0] = (uint16_t)k;
+    header[2] = (uint16_t)positions;
+    header[3] = KC;
+    put_u32(header + 12, (uint32_t)(KC * positions));
+    put_u32(header + 14, (uint32_t)(ROWS * positions));
+    header[16] = (uint16_t)q->out_zero_point;
+    header[17] = (uint16_t)q->act_min;
+    header[18] = (uint16_t)q->act_max;
+    header[19] = 256u;
+    header[20] = 1u;
+    header[21] = 0xFFFFu;
+    header[22] = 0u;
+    header[23] = 0u;
+    for (t0 = 0; t0 < oc_count; t0 += LIST) {
+        const int32_t count = oc_count - t0 < LIST ? oc_count - t0 : LIST;
+        put_params(params[buf], t0, count, k, x_zero_point, w_tile, bias_tile, mult_tile,
+                   shift_tile);
+        dnn64_rsp_flush(params[buf], (uint32_t)(count * PARAM_BYTES));
+        for (n = 0; n < g->n; ++n) {
+            if (started)
+                dnn64_rsp_wait();
+            header[1] = (uint16_t)count;
+            put_u32(header + 4, dnn64_rsp_dram_address(x + n * k * positions));
+            put_u32(header + 6,
+                    dnn64_rsp_dram_address(y + (n * g->c_out + oc_begin + t0) * positions));
+            put_u32(header + 8, dnn64_rsp_dram_address(w_tile + t0 * k));
+            put_u32(header + 10, dnn64_rsp_dram_address(params[buf]));
+            /* one strided transfer of a chunk's input rows: its skip (P - 32) has 12 bits */
+            header[24] = positions % 8 == 0 && positions - 32 <= SKIP_MAX &&
+                         !(header[5] & 7u) && !(header[7] & 7u);
+            dnn64_rsp_write(0, header, HEADER_BYTES);
+            dnn64_rsp_start_pwconv();
+            started = 1;
+        }
+        buf ^= 1;
+    }
+    if (started)
+        dnn64_rsp_wait();
+    if (q->lut)
+        for (n = 0; n < g->n; ++n) {
+            int8_t *p = y + (n * g->c_out + oc_begin) * positions;
+            for (i = 0; i < oc_count * positions; ++i)
+                p[i] = q->lut[p[i] + 128];
+        }
+}

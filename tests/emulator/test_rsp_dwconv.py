@@ -1,0 +1,193 @@
+"""dnn64_rsp_dwconv_s8 (dwconv_s8.rsp: the RSP fetches its own input rows and writes its
+outputs by SP DMA) in mupen64plus with the low-level RSP plugin, bit-exact against the
+numpy integer reference and against dnn64_conv_s8 on the same ROM; shapes it does not
+take run dnn64_conv_s8, with the same results.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pytest
+
+from dnn64build.emulator import run_rom
+from dnn64build.quant.intmath import MulParams, mul_s8, quantize_multiplier
+from dnn64build.rom import Asset, build_asset_image, pack_rom
+from dnn64build.toolchains.base import KERNELS_DIR
+from tests.compile_program import compile_and_link
+from tests.emulator.hex_dump import parse_hex_dump
+from tests.emulator.test_rsp_kernels import PROBE, case_data, expected_y, pack_case
+
+OWN_DMA_PROBE = PROBE.parent / "rsp_own_dma_probe.c"  # rsp_conv_probe.c through the kernel
+
+# (n, c, h, w, c, k, stride, pads (top, left, bottom, right), dil, group = c, tile), on
+# the RSP unless said
+CASES = [
+    (1, 8, 7, 7, 8, 3, 1, (1, 1, 1, 1), 1, 8, None),          # 3x3, 7x7 planes
+    (1, 9, 9, 9, 9, 5, 2, (2, 2, 2, 2), 1, 9, (2, 5)),        # 5x5 stride 2, a tile
+    (1, 13, 14, 14, 13, 5, 1, (2, 2, 2, 2), 1, 13, None),     # odd channels, 14x14
+    (1, 16, 20, 20, 16, 3, 2, (1, 1, 1, 1), 1, 16, None),     # rows not a multiple of 8
+    (2, 5, 3, 2, 5, 3, 1, (1, 1, 1, 1), 1, 5, None),          # tiny planes, batch 2
+    (1, 4, 1, 1, 4, 3, 1, (1, 1, 1, 1), 1, 4, None),          # one position
+    (1, 3, 30, 112, 3, 3, 2, (1, 1, 1, 1), 1, 3, None),       # 112-byte rows, 3 bands
+    (1, 10, 17, 13, 10, 3, 1, (0, 0, 0, 0), 1, 10, None),     # no padding
+    (1, 6, 11, 9, 6, 5, 2, (1, 0, 2, 1), 1, 6, None),         # uneven pads
+    (1, 37, 5, 6, 37, 3, 1, (2, 2, 0, 0), 1, 37, (1, 35)),    # 2 lists of 32, pads 2
+    (1, 8, 6, 6, 8, 5, 1, (2, 2, 2, 2), 1, 8, None),          # a table, narrower clamp
+    (1, 9, 5, 5, 9, 3, 1, (1, 1, 1, 1), 1, 9, None),          # CPU: -shift 1 and 16
+    (1, 4, 6, 6, 4, 3, 1, (1, 1, 1, 1), 2, 4, None),          # CPU: dilation
+    (1, 4, 6, 6, 4, 7, 1, (3, 3, 3, 3), 1, 4, None),          # CPU: 7x7
+    (1, 2, 4, 130, 2, 3, 1, (1, 1, 1, 1), 1, 2, None),        # CPU: rows of 132 bytes
+]
+TABLE_CASES = {10}
+EDGE_CASE = 11  # channels whose output stage the RSP cannot take: the CPU runs the call
+CPU_CASES = {EDGE_CASE, 12, 13, 14}
+
+
+def rsp_data(case, rng, with_table: bool, edge_multipliers: bool):
+    """case_data, with every channel's output stage on the RSP (2 <= -shift <= 15) unless
+    edge_multipliers (then test_rsp_kernels's channels at -shift 1 and 16 stay)."""
+    x, wt, bias, mult, shift, x_zp, out_zp, act, lut = case_data(case, rng, with_table)
+    if not edge_multipliers:
+        pairs = [quantize_multiplier(float(r)) for r in rng.uniform(2e-4, 2e-2, case[4])]
+        mult = np.array([p[0] for p in pairs], np.int32)
+        shift = np.array([p[1] for p in pairs], np.int32)
+    return x, wt, bias, mult, shift, x_zp, out_zp, act, lut
+
+
+@pytest.mark.emulator
+def test_rsp_dwconv_bit_exact_in_mupen64plus(bare, boot_stub, mupen64plus, tmp_path):
+    rng = np.random.default_rng(12)
+    datas = [rsp_data(case, rng, i in TABLE_CASES, i in CPU_CASES)
+             for i, case in enumerate(CASES)]
+    blob = struct.pack(">i", len(CASES)) + b"".join(map(pack_case, CASES, datas))
+    program = compile_and_link(
+        bare, [OWN_DMA_PROBE, *sorted(KERNELS_DIR.glob("*.c"))], [KERNELS_DIR],
+        tmp_path / "probe.bin",
+        defines={"RSP_KERNEL": "dnn64_rsp_dwconv_s8",
+                 "RSP_FITS(g, w)": "dnn64_rsp_dwconv_fits(g)"},
+    )
+    rom = tmp_path / "probe.z64"
+    rom.write_bytes(pack_rom(program.read_bytes(), build_asset_image([Asset("cases", blob)]).data,
+                             ipl3=boot_stub))
+    lines = run_rom(rom, timeout=60).lines
+    for i, (case, data) in enumerate(zip(CASES, datas, strict=True)):
+        want = expected_y(case, data)
+        got = parse_hex_dump(lines, f"rsp{i:02d}", "int8", want.size).reshape(want.shape)
+        np.testing.assert_array_equal(got, want, err_msg=f"case {i} {case}")
+        assert f"sam{i:02d} 1" in lines, f"case {i}: the CPU kernel disagrees on the N64"
+        fits = "0" if i in CPU_CASES - {EDGE_CASE} else "1"  # the geometry alone
+        assert f"fit{i:02d} {fits}" in lines, f"case {i}: geometry on the RSP: {fits}"
+
+
+MUL_PROBE = PROBE.parent / "rsp_mul_probe.c"
+# (channels, h, w, b per channel, in place, real multiplier); on the RSP unless said
+MUL_CASES = [
+    (16, 8, 8, 1, 0, 0.004),     # squeeze-excite shape: planes times b per channel
+    (7, 5, 9, 0, 0, 0.0021),     # a per channel, odd sizes
+    (5, 3, 3, 1, 1, 0.01),       # in place (y is the planes' buffer)
+    (3, 2, 56, 1, 0, 3e-5),      # 56-byte rows, -shift 15
+    (3, 4, 4, 1, 0, 0.3),        # CPU: -shift 1
+]
+MUL_CPU = {4}
+
+
+def mul_case(case, rng) -> tuple[bytes, np.ndarray]:
+    """The case's asset bytes and its expected y (intmath.mul_s8)."""
+    channels, h, w, b_per_channel, in_place, real = case
+    planes = rng.integers(-128, 128, (channels, h, w), dtype=np.int8)
+    values = rng.integers(-128, 128, (channels, 1, 1), dtype=np.int8)
+    values[0] = 127  # w = 255 with b's zero point -128: the largest 16-bit weight
+    mult, shift = quantize_multiplier(real)
+    a_zp, out_zp, act = int(rng.integers(-128, 128)), int(rng.integers(-20, 20)), (-100, 120)
+    values_zp = -128
+    zps = (a_zp, values_zp) if b_per_channel else (values_zp, a_zp)
+    params = MulParams(*zps, out_zp, mult, shift)
+    a, b = (planes, values) if b_per_channel else (values, planes)
+    want = mul_s8(a, b, params, *act)
+    words = [channels, h, w, b_per_channel, in_place, *zps, out_zp, mult, shift, *act]
+    pad4 = lambda b: b + b"\0" * (-len(b) % 4)  # noqa: E731
+    blob = (struct.pack(f">{len(words)}i", *words) + pad4(planes.tobytes())
+            + pad4(values.tobytes()))
+    return blob, want
+
+
+@pytest.mark.emulator
+def test_rsp_channel_mul_bit_exact_in_mupen64plus(bare, boot_stub, mupen64plus, tmp_path):
+    rng = np.random.default_rng(13)
+    cases = [mul_case(case, rng) for case in MUL_CASES]
+    blob = struct.pack(">i", len(cases)) + b"".join(c[0] for c in cases)
+    program = compile_and_link(
+        bare, [MUL_PROBE, *sorted(KERNELS_DIR.glob("*.c"))], [KERNELS_DIR], tmp_path / "m.bin")
+    rom = tmp_path / "mul.z64"
+    rom.write_bytes(pack_rom(program.read_bytes(), build_asset_image([Asset("cases", blob)]).data,
+                             ipl3=boot_stub))
+    lines = run_rom(rom, timeout=60).lines
+    for i, (case, (_, want)) in enumerate(zip(MUL_CASES, cases, strict=True)):
+        got = parse_hex_dump(lines, f"mul{i:02d}", "int8", want.size).reshape(want.shape)
+        np.testing.assert_array_equal(got, want, err_msg=f"case {i} {case}")
+        assert f"sam{i:02d} 1" in lines, f"case {i}: dnn64_mul_s8 disagrees on the N64"
+    # the RSP's cases: -shift in 2..15 and a normalised multiplier (else the CPU runs them)
+    for i, case in enumerate(MUL_CASES):
+        mult, shift = quantize_multiplier(case[5])
+        assert (2 <= -shift <= 15 and mult > 2**30) == (i not in MUL_CPU)
+
+
+def _own_dma_model():
+    """Depthwise 3x3 and 5x5 stride 2 Convs, a squeeze-excite Mul and 1x1 Convs: every
+    kernel of the RSP fetching its own data under `kernels: auto`."""
+    from onnx import helper
+
+    from tests.codegen.codegen_cases import onnx_model, rand
+
+    inits = {"d1": rand(8, 1, 3, 3, seed=1), "p1": rand(16, 8, 1, 1, seed=2),
+             "d2": rand(16, 1, 5, 5, seed=3) * 0.5, "p2": rand(8, 16, 1, 1, seed=4)}
+    nodes = [
+        helper.make_node("Conv", ["input", "d1"], ["a"], name="dw3", pads=[1, 1, 1, 1],
+                         group=8),
+        helper.make_node("GlobalAveragePool", ["a"], ["g"], name="squeeze"),
+        helper.make_node("Sigmoid", ["g"], ["e"], name="excite"),
+        helper.make_node("Mul", ["a", "e"], ["m"], name="se"),
+        helper.make_node("Conv", ["m", "p1"], ["b"], name="pw1"),
+        helper.make_node("Relu", ["b"], ["r"], name="relu"),
+        helper.make_node("Conv", ["r", "d2"], ["c"], name="dw5s2", pads=[2, 2, 2, 2],
+                         strides=[2, 2], group=16),
+        helper.make_node("Conv", ["c", "p2"], ["y"], name="pw2"),
+    ]
+    return onnx_model(nodes, {"input": [1, 8, 14, 13]}, ["y"], inits)
+
+
+@pytest.mark.emulator
+def test_own_dma_kernels_in_a_model_match_host_and_the_integer_reference(bare, mupen64plus,
+                                                                         tmp_path):
+    """Through the CLI with `kernels: auto`: the ROM's outputs (depthwise Convs, the
+    squeeze-excite Mul and the 1x1 Convs on the RSP) equal the host build's bit for bit,
+    and `run` checks each against the integer reference executor."""
+    import json
+
+    from tests.emulator.rom_workspace import model_workspace, run_outputs
+
+    ws = model_workspace(tmp_path / "ws", "own_dma", _own_dma_model(), onnx_name="m.onnx",
+                         seed=7, input_shape=(1, 8, 14, 13), samples=2)
+    ws.write("models/BUILD.yaml", """\
+        targets:
+          - rule: n64_model
+            name: m
+            src: m.onnx
+            quantize: {mode: int8, calibration: calib.npz}
+            kernels: auto
+            planner: {fusion: none}
+        """)
+    outputs = {}
+    for platform in ("emulator", "host"):
+        outputs[platform], stdout = run_outputs(ws, "//models:m", platform)
+        assert "vs the reference executor: match" in stdout
+    for name, value in outputs["emulator"].items():
+        assert value.tobytes() == outputs["host"][name].tobytes(), name
+    meta = json.loads((ws.root / "dnn64-out/bin/models/m/codegen/meta.json").read_text())
+    c_file = next((ws.root / "dnn64-out/bin/models/m/codegen").glob("*.c")).read_text()
+    assert {"dw3", "se", "pw1", "dw5s2", "pw2"} <= set(meta["rsp_nodes"])
+    for kernel in ("dnn64_rsp_dwconv_s8(", "dnn64_rsp_mul_channels_s8(",
+                   "dnn64_rsp_pwconv_s8("):
+        assert kernel in c_file, kernel

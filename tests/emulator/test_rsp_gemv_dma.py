@@ -1,0 +1,76 @@
+"""dnn64_rsp_gemv_dma_s8 (gemv_dma_s8.rsp: the RSP streams the weight rows by SP DMA
+itself) in mupen64plus with the low-level RSP plugin, bit-exact against the numpy
+integer reference and against dnn64_gemm_s8 on the same ROM; shapes it does not take
+run dnn64_gemm_s8, with the same results.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pytest
+
+from dnn64build.emulator import run_rom
+from dnn64build.quant.intmath import quantize_multiplier
+from dnn64build.rom import Asset, build_asset_image, pack_rom
+from dnn64build.toolchains.base import KERNELS_DIR
+from tests.compile_program import compile_and_link
+from tests.emulator.hex_dump import parse_hex_dump
+from tests.kernels.kernels_refs import output_stage, requant_params
+
+PROBE = KERNELS_DIR.parent / "tests" / "emulator" / "programs" / "rsp_gemv_probe.c"
+# (k, n, tile (begin, count) or None), on the RSP unless said
+CASES = [
+    (576, 40, None),        # three pieces of 192 taps
+    (1024, 24, (3, 20)),    # four of 256, a tile
+    (64, 300, None),        # 300 channels: two starts (256 + 44), 16 rows a write
+    (8, 9, None),           # one group of 8 taps
+    (24, 17, None),         # a pair and an odd group
+    (1280, 21, None),       # five pieces of 256; 16 + 5 rows written
+    (1288, 5, None),        # CPU: k > 1280
+    (12, 5, None),          # CPU: k not a multiple of 8
+]
+CPU_CASES = {6, 7}
+
+
+def case(spec, rng) -> tuple[bytes, np.ndarray, bool]:
+    k, n, tile = spec
+    begin, count = tile or (0, n)
+    a = rng.integers(-128, 128, k, dtype=np.int8)
+    w = rng.integers(-128, 128, (n, k), dtype=np.int8)
+    w[0, :] = -128  # the largest products
+    bias = rng.integers(-20000, 20000, n, dtype=np.int32)
+    mult, shift = requant_params(rng, n, 2e-6, 2e-4)
+    mult[0], shift[0] = quantize_multiplier(3e-6)
+    a_zp, out_zp, act = int(rng.integers(-128, 128)), int(rng.integers(-20, 20)), (-100, 110)
+    a_zp = 127 if k == 1024 else a_zp  # a - a_zp down to -255
+    acc = bias.astype(np.int64) + (a.astype(np.int64) - a_zp) @ w.T.astype(np.int64)
+    want = np.zeros(n, np.int8)
+    sl = slice(begin, begin + count)
+    want[sl] = output_stage(acc[None, sl], mult[sl], shift[sl], out_zp, *act, None)[0]
+    words = [k, n, begin, count, a_zp, out_zp, *act]
+    pad4 = lambda b: b + b"\0" * (-len(b) % 4)  # noqa: E731
+    blob = (struct.pack(f">{len(words)}i", *words) + pad4(a.tobytes()) + pad4(w[sl].tobytes())
+            + bias[sl].astype(">i4").tobytes() + mult[sl].astype(">i4").tobytes()
+            + shift[sl].astype(">i4").tobytes())
+    return blob, want
+
+
+@pytest.mark.emulator
+def test_rsp_gemv_dma_bit_exact_in_mupen64plus(bare, boot_stub, mupen64plus, tmp_path):
+    rng = np.random.default_rng(15)
+    cases = [case(spec, rng) for spec in CASES]
+    blob = struct.pack(">i", len(cases)) + b"".join(c[0] for c in cases)
+    program = compile_and_link(
+        bare, [PROBE, *sorted(KERNELS_DIR.glob("*.c"))], [KERNELS_DIR], tmp_path / "g.bin")
+    rom = tmp_path / "gemv.z64"
+    rom.write_bytes(pack_rom(program.read_bytes(), build_asset_image([Asset("cases", blob)]).data,
+                             ipl3=boot_stub))
+    lines = run_rom(rom, timeout=60).lines
+    for i, (spec, (_, want)) in enumerate(zip(CASES, cases, strict=True)):
+        got = parse_hex_dump(lines, f"gemv{i:02d}", "int8", want.size)
+        np.testing.assert_array_equal(got, want, err_msg=f"case {i} {spec}")
+        assert f"sam{i:02d} 1" in lines, f"case {i}: dnn64_gemm_s8 disagrees on the N64"
+        fits = "0" if i in CPU_CASES else "1"
+        assert f"fit{i:02d} {fits}" in lines, f"case {i}: on the RSP: {fits}"

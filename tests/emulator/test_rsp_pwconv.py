@@ -1,0 +1,63 @@
+"""dnn64_rsp_pwconv_s8 (pwconv_s8.rsp: the RSP fetches weight rows, input rows and output
+spans by SP DMA itself) in mupen64plus with the low-level RSP plugin, bit-exact against
+the numpy integer reference and against dnn64_conv_s8 on the same ROM; shapes it does
+not take run dnn64_rsp_conv_s8, with the same results.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pytest
+
+from dnn64build.emulator import run_rom
+from dnn64build.rom import Asset, build_asset_image, pack_rom
+from dnn64build.toolchains.base import KERNELS_DIR
+from tests.compile_program import compile_and_link
+from tests.emulator.hex_dump import parse_hex_dump
+from tests.emulator.test_rsp_dwconv import OWN_DMA_PROBE, rsp_data
+from tests.emulator.test_rsp_kernels import expected_y, pack_case
+
+# (n, c_in, h, w, c_out, k = 1, stride, pads, dil, group = 1, tile), on the RSP unless said
+CASES = [
+    (1, 16, 7, 7, 24, 1, 1, (0, 0, 0, 0), 1, 1, None),      # 7x7 planes: rows start anywhere
+    (1, 96, 5, 5, 20, 1, 1, (0, 0, 0, 0), 1, 1, (3, 14)),   # K = 96: 3 chunks; 14 of 20
+    (1, 40, 14, 14, 9, 1, 1, (0, 0, 0, 0), 1, 1, None),     # 196 positions, K = 32 + 8
+    (2, 8, 8, 8, 70, 1, 1, (0, 0, 0, 0), 1, 1, (5, 65)),    # batch 2, two lists of channels
+    (1, 24, 1, 1, 10, 1, 1, (0, 0, 0, 0), 1, 1, None),      # one position
+    (1, 32, 3, 37, 16, 1, 1, (0, 0, 0, 0), 1, 1, None),     # 111 positions
+    (1, 16, 6, 6, 12, 1, 1, (0, 0, 0, 0), 1, 1, None),      # a table, narrower clamp
+    (1, 8, 65, 64, 3, 1, 1, (0, 0, 0, 0), 1, 1, None),      # 4160 positions: rows by tap
+    (1, 12, 4, 4, 8, 1, 1, (0, 0, 0, 0), 1, 1, None),       # K = 12: dnn64_rsp_conv_s8
+    (1, 16, 6, 6, 8, 1, 2, (0, 0, 0, 0), 1, 1, None),       # stride 2: dnn64_rsp_conv_s8
+    (1, 16, 5, 5, 9, 1, 1, (0, 0, 0, 0), 1, 1, None),       # -shift 1 and 16: falls back
+]
+TABLE_CASES = {6}
+EDGE_CASE = 10
+NOT_TAKEN = {8, 9}
+
+
+@pytest.mark.emulator
+def test_rsp_pwconv_bit_exact_in_mupen64plus(bare, boot_stub, mupen64plus, tmp_path):
+    rng = np.random.default_rng(14)
+    datas = [rsp_data(case, rng, i in TABLE_CASES, i == EDGE_CASE)
+             for i, case in enumerate(CASES)]
+    blob = struct.pack(">i", len(CASES)) + b"".join(map(pack_case, CASES, datas))
+    program = compile_and_link(
+        bare, [OWN_DMA_PROBE, *sorted(KERNELS_DIR.glob("*.c"))], [KERNELS_DIR],
+        tmp_path / "probe.bin",
+        defines={"RSP_KERNEL": "dnn64_rsp_pwconv_s8",
+                 "RSP_FITS(g, w)": "dnn64_rsp_pwconv_fits(g, w)"},
+    )
+    rom = tmp_path / "probe.z64"
+    rom.write_bytes(pack_rom(program.read_bytes(), build_asset_image([Asset("cases", blob)]).data,
+                             ipl3=boot_stub))
+    lines = run_rom(rom, timeout=60).lines
+    for i, (case, data) in enumerate(zip(CASES, datas, strict=True)):
+        want = expected_y(case, data)
+        got = parse_hex_dump(lines, f"rsp{i:02d}", "int8", want.size).reshape(want.shape)
+        np.testing.assert_array_equal(got, want, err_msg=f"case {i} {case}")
+        assert f"sam{i:02d} 1" in lines, f"case {i}: the CPU kernel disagrees on the N64"
+        fits = "0" if i in NOT_TAKEN else "1"  # the geometry alone
+        assert f"fit{i:02d} {fits}" in lines, f"case {i}: geometry on the RSP: {fits}"
