@@ -35,8 +35,8 @@
 #define DNN64__PP_STRIP_BYTES 4096  /* of packed inputs: half the VR4300's D-cache */
 #define DNN64__PP_OCG 32   /* over one chunk: output channels whose sums wait on the stack */
 
-static void dnn64__pp_4x2(const uint32_t *xs, int32_t pairs, const uint32_t *wp,
-                          int32_t acc[4][2])
+static DNN64__ALWAYS_INLINE void dnn64__pp_4x2(const uint32_t *xs, int32_t pairs,
+                                                const uint32_t *wp, int32_t acc[4][2])
 {
 #if defined(__mips__) && !defined(__mips16)
     int32_t a00 = acc[0][0], a01 = acc[0][1], a10 = acc[1][0], a11 = acc[1][1];
