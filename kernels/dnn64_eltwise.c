@@ -177,14 +177,11 @@ static int8_t dnn64__mul_out(int32_t v, const dnn64_mul_s8_params *p)
 static void dnn64__row_mul_s8(const int8_t *a, int32_t sa, const int8_t *b, int32_t sb, int8_t *y,
                               int32_t len, const dnn64_mul_s8_params *params)
 {
-    /* copies: stores through y (int8_t *) could alias *params; the output
-     * stage's per-row work done once (dnn64__rq_of) */
+    /* a copy: stores through y (int8_t *) could alias *params */
     const dnn64_mul_s8_params p = *params;
-    const dnn64_q8_out q = {p.out_zero_point, p.act_min, p.act_max, 0};
-    const dnn64__rq rq = dnn64__rq_of(p.mult, p.shift, &q);
     int32_t i;
     for (i = 0; i < len; ++i)
-        y[i] = dnn64__rq_out(&rq, (a[i * sa] - p.a_zero_point) * (b[i * sb] - p.b_zero_point));
+        y[i] = dnn64__mul_out((a[i * sa] - p.a_zero_point) * (b[i * sb] - p.b_zero_point), &p);
 }
 
 void dnn64_mul_s8(const dnn64_bcast *bc, const int8_t *a, const int8_t *b,
