@@ -307,7 +307,7 @@ static void dnn64__pw_rows(const int16_t *xs, int32_t n, const int8_t *w, int32_
 /* A Gemm row (plane 1): its weights serve one pixel, so no pairs. The input
  * minus the zero point as int16 on the stack (DNN64__ROW_KC channels at a
  * time), 4 output channels at a time. */
-#define DNN64__ROW_KC 1024
+#define DNN64__ROW_KC 2048
 
 static void dnn64__pw_row(const int8_t *x, int32_t c_in, int32_t x_zp, const int8_t *w,
                           const int32_t *bias, const int32_t *mult, const int32_t *shift,
