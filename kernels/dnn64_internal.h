@@ -40,9 +40,19 @@ static inline int32_t dnn64__s32(uint32_t v)
  * instructions each on a 32-bit ABI. */
 static inline int32_t dnn64__srdhm_unsat(int32_t a, int32_t b)
 {
+#if defined(__mips__) && !defined(__mips16)
+    /* One MULT: where a requantisation is unrolled, gcc builds the signed
+     * 64-bit product from a MULTU and two sign-correcting MULTs. In a
+     * function with an asm statement gcc leaves hazards to the assembler. */
+    uint32_t p_lo, p_hi;
+    __asm__("mult %2, %3\n\tmflo %0\n\tmfhi %1" : "=r"(p_lo), "=r"(p_hi) : "r"(a), "r"(b)
+            : "hi", "lo");
+#else
     const int64_t p = (int64_t)a * (int64_t)b;
-    const uint32_t lo = (uint32_t)p + 0x40000000u;
-    const uint32_t hi = (uint32_t)((uint64_t)p >> 32) + (lo < (uint32_t)p ? 1u : 0u);
+    const uint32_t p_lo = (uint32_t)p, p_hi = (uint32_t)((uint64_t)p >> 32);
+#endif
+    const uint32_t lo = p_lo + 0x40000000u;
+    const uint32_t hi = p_hi + (lo < p_lo ? 1u : 0u);
     return dnn64__s32((hi << 1) | (lo >> 31));
 }
 

@@ -5,124 +5,297 @@
  *
  * Shaped by cycle counts in cen64 (tools/bench/bench_cycles.py): the VR4300 has
  * no multiply-add, and after an MFLO the next two instructions must not start
- * a multiply, so a multiply-accumulate costs MULT + MFLO + ADDU and gcc pads
- * the hazard with NOPs where its schedule leaves no other instruction.
- * - The input is copied a strip of pixels at a time onto the stack as int16
- *   with the zero point already subtracted (so the sums need no per-channel
- *   correction), pixel pairs interleaved: xs[pair][ic][2]. The inner loop then
- *   reads both pixels of a pair through one pointer.
- * - DNN64__PW_OCB output channels x 2 pixels of sums stay in registers while
- *   the strip and the weights stream past; on MIPS that loop is written in
- *   assembly with the hazard slots filled by the loads and pointer increments
- *   (36 instructions per 8 multiply-accumulates, gcc's schedule of the C
- *   took 43), elsewhere
- *   the same sums in C.
+ * a multiply, so a multiply-accumulate costs at least MULT + MFLO + ADDU and a
+ * slot. Over a plane (2 pixels or more) two multiply-accumulates share a MULT:
+ *
+ * With X = x_a + x_b * 2^16 (the raw int8 inputs of channels a, b at a pixel)
+ * and W = w_b + w_a * 2^16 (their weights, crossed), X * W = x_a*w_b +
+ * (x_a*w_a + x_b*w_b) * 2^16 + x_b*w_a * 2^32, so the low word of the product
+ * (MFLO) is L + D * 2^16 modulo 2^32, D the two channels' dot product and L =
+ * x_a*w_b. For int8 values L lies in [-16256, 16384] and D in [-32512, 32768],
+ * so V = L - 2^15 + D * 2^16 lies in [-2^31 + 2^24, 2^31 - 2^14): the word
+ * minus 2^15 is V itself as an int32, and V >> 16 (arithmetic) is
+ * floor(V / 2^16) = D - 1, as L - 2^15 lies in [-2^16, 0). A pair of
+ * multiply-accumulates then costs MULT, MFLO, ADDIU, SRA, ADDU, with no slot
+ * to fill (36 instructions per 8 multiply-accumulates became 49 per 16). The
+ * sums start at bias - zp * sum(w) + pairs (the zero point, and the -1 of each
+ * pair), so they equal the reference's sum (x - zp) * w + bias (in wrapping
+ * int32 arithmetic, exact wherever the reference's int32 sum is).
+ * Inputs are packed a strip of pixels at a time (xs[pixel pair][pair][2]),
+ * weights per block of 4 output channels for each strip (wp[pair][4]); strips
+ * are as even as DNN64__PP_STRIP allows, so the weights are packed as few
+ * times as possible (a 7x7 plane once, 14x14 to 56x56 in strips of 49 pixels).
+ * A Gemm row (plane 1) takes a plain loop: its weights serve one pixel.
  * Integer sums are exact in any order, so every path gives the same result.
  */
 #include "dnn64_internal.h"
 
-#define DNN64__PW_OCB 4             /* output channels per register block */
-#define DNN64__PW_STRIP 16          /* pixels per strip at most */
-#define DNN64__PW_STRIP_BYTES 4096  /* bytes of the strip (on the stack) */
-#define DNN64__PW_KC 64             /* many input channels: channels per chunk */
-#define DNN64__PW_OCG 32            /* many input channels: output channels per group */
-/* Chunked when a strip would hold fewer pixels than this (over 256 channels):
- * measured in cen64, 160 channels (12-pixel strips) are faster unchunked. */
-#define DNN64__PW_CHUNK_BELOW 8
+#define DNN64__PP_STRIP 50          /* pixels per strip at most (even) */
+#define DNN64__PP_KP 32             /* channel pairs per chunk */
+#define DNN64__PP_STRIP_BYTES 4096  /* of packed inputs: half the VR4300's D-cache */
+#define DNN64__PP_OCG 32   /* over one chunk: output channels whose sums wait on the stack */
 
-/* The sums of 4 output channels (weight rows w0..w3) at the pixel pair of xs
- * (xs[ic][2]) over ic < c_in, added to acc[channel][pixel]. */
-static void dnn64__pw_4x2(const int16_t *xs, int32_t c_in, const int8_t *w0, const int8_t *w1,
-                          const int8_t *w2, const int8_t *w3, int32_t acc[4][2])
+static DNN64__ALWAYS_INLINE void dnn64__pp_4x2(const uint32_t *xs, int32_t pairs,
+                                                const uint32_t *wp, int32_t acc[4][2])
 {
 #if defined(__mips__) && !defined(__mips16)
     int32_t a00 = acc[0][0], a01 = acc[0][1], a10 = acc[1][0], a11 = acc[1][1];
     int32_t a20 = acc[2][0], a21 = acc[2][1], a30 = acc[3][0], a31 = acc[3][1];
-    const int16_t *end = xs + 2 * c_in;
-    if (c_in <= 0)
+    const uint32_t *end = xs + 2 * pairs;
+    if (pairs <= 0)
         return;
-    /* Every MFLO is followed by two instructions that are not multiplies. The
-     * temporaries are fixed registers ($8-$12, clobbered): gcc allows an asm
-     * 30 operands, and each "+r" counts twice. */
+    /* X0 $8, X1 $9, W0-W3 $10 $11 $13 $14, product $12. The two instructions
+     * after each MFLO (ADDIU, SRA) are not multiplies, as the VR4300 requires. */
     __asm__ volatile(
         ".set push\n\t.set noreorder\n"
-        "1:\tlh $8, 0(%[xs])\n\t"
-        "lh $9, 2(%[xs])\n\t"
-        "lb $10, 0(%[w0])\n\t"
-        "lb $11, 0(%[w1])\n\t"
+        "1:\tlw $8, 0(%[xs])\n\t"
+        "lw $9, 4(%[xs])\n\t"
+        "lw $10, 0(%[wp])\n\t"
+        "lw $11, 4(%[wp])\n\t"
         "mult $8, $10\n\t"
+        "lw $13, 8(%[wp])\n\t"
         "mflo $12\n\t"
+        "addiu $12, $12, -32768\n\t"
+        "sra $12, $12, 16\n\t"
         "addu %[a00], %[a00], $12\n\t"
-        "addiu %[xs], %[xs], 4\n\t"
         "mult $9, $10\n\t"
+        "lw $14, 12(%[wp])\n\t"
         "mflo $12\n\t"
+        "addiu $12, $12, -32768\n\t"
+        "sra $12, $12, 16\n\t"
         "addu %[a01], %[a01], $12\n\t"
-        "lb $10, 0(%[w2])\n\t"
         "mult $8, $11\n\t"
+        "addiu %[xs], %[xs], 8\n\t"
         "mflo $12\n\t"
+        "addiu $12, $12, -32768\n\t"
+        "sra $12, $12, 16\n\t"
         "addu %[a10], %[a10], $12\n\t"
-        "addiu %[w0], %[w0], 1\n\t"
         "mult $9, $11\n\t"
+        "addiu %[wp], %[wp], 16\n\t"
         "mflo $12\n\t"
+        "addiu $12, $12, -32768\n\t"
+        "sra $12, $12, 16\n\t"
         "addu %[a11], %[a11], $12\n\t"
-        "lb $11, 0(%[w3])\n\t"
-        "mult $8, $10\n\t"
+        "mult $8, $13\n\t"
         "mflo $12\n\t"
+        "addiu $12, $12, -32768\n\t"
+        "sra $12, $12, 16\n\t"
         "addu %[a20], %[a20], $12\n\t"
-        "addiu %[w1], %[w1], 1\n\t"
-        "mult $9, $10\n\t"
+        "mult $9, $13\n\t"
         "mflo $12\n\t"
+        "addiu $12, $12, -32768\n\t"
+        "sra $12, $12, 16\n\t"
         "addu %[a21], %[a21], $12\n\t"
-        "addiu %[w2], %[w2], 1\n\t"
-        "mult $8, $11\n\t"
+        "mult $8, $14\n\t"
         "mflo $12\n\t"
+        "addiu $12, $12, -32768\n\t"
+        "sra $12, $12, 16\n\t"
         "addu %[a30], %[a30], $12\n\t"
-        "addiu %[w3], %[w3], 1\n\t"
-        "mult $9, $11\n\t"
+        "mult $9, $14\n\t"
         "mflo $12\n\t"
+        "addiu $12, $12, -32768\n\t"
+        "sra $12, $12, 16\n\t"
         "bne %[xs], %[end], 1b\n\t"
         "addu %[a31], %[a31], $12\n\t"
         ".set pop"
         : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11),
           [a20] "+r"(a20), [a21] "+r"(a21), [a30] "+r"(a30), [a31] "+r"(a31), [xs] "+r"(xs),
-          [w0] "+r"(w0), [w1] "+r"(w1), [w2] "+r"(w2), [w3] "+r"(w3)
+          [wp] "+r"(wp)
         : [end] "r"(end)
-        : "$8", "$9", "$10", "$11", "$12", "hi", "lo", "memory");
+        : "$8", "$9", "$10", "$11", "$12", "$13", "$14", "hi", "lo", "memory");
     acc[0][0] = a00, acc[0][1] = a01, acc[1][0] = a10, acc[1][1] = a11;
     acc[2][0] = a20, acc[2][1] = a21, acc[3][0] = a30, acc[3][1] = a31;
 #else
-    int32_t ic;
-    for (ic = 0; ic < c_in; ++ic, xs += 2) {
-        const int32_t x0 = xs[0], x1 = xs[1];
-        int32_t k = w0[ic];
-        acc[0][0] += x0 * k, acc[0][1] += x1 * k;
-        k = w1[ic], acc[1][0] += x0 * k, acc[1][1] += x1 * k;
-        k = w2[ic], acc[2][0] += x0 * k, acc[2][1] += x1 * k;
-        k = w3[ic], acc[3][0] += x0 * k, acc[3][1] += x1 * k;
-    }
+    int32_t i, j, k;
+    for (i = 0; i < pairs; ++i, xs += 2, wp += 4)
+        for (j = 0; j < 4; ++j)
+            for (k = 0; k < 2; ++k) {
+                /* the MULT's low word, then the same shift */
+                const uint32_t lo = xs[k] * wp[j];
+                acc[j][k] += dnn64__s32(lo - 0x8000u) >> 16;
+            }
 #endif
 }
 
-/* The sum of one output channel (weights w) at one pixel of the strip, whose
- * channels are 2 apart (xs[ic][2]). */
-static int32_t dnn64__pw_1x1(const int16_t *xs, int32_t c_in, const int8_t *w)
+/* One packed word: a + b * 2^16 as an int32's bits. */
+static uint32_t dnn64__pp_word(int32_t a, int32_t b)
 {
-    int32_t ic, sum = 0;
-    for (ic = 0; ic < c_in; ++ic)
-        sum += xs[2 * ic] * w[ic];
-    return sum;
+    return (uint32_t)a + ((uint32_t)b << 16);
 }
 
-/* The sums over n input channels of 4 output channels (weight rows w, `rows`
- * apart) at one pixel of the strip (channels 2 apart), added to acc: each input
- * value loaded once for the 4 (a Gemm row, the odd pixel of a strip). */
-static void dnn64__pw_4x1(const int16_t *xs, int32_t n, const int8_t *w, int32_t rows,
-                          int32_t acc[4])
+/* Pixels [p0, p0 + count) of channel pairs [k0, k0 + kp) of x [c_in][plane]
+ * as xs[pixel pair][kp][2] words (x_a + x_b * 2^16); a channel past c_in and
+ * the pixel after an odd count are 0. */
+static void dnn64__pp_fill(const int8_t *x, int32_t c_in, int32_t plane, int32_t p0,
+                           int32_t count, int32_t k0, int32_t kp, uint32_t *xs)
 {
-    const int8_t *w1 = w + rows, *w2 = w1 + rows, *w3 = w2 + rows;
+    /* the pairs with both channels inside c_in */
+    const int32_t whole = (c_in >> 1) - k0 < kp ? (c_in >> 1) - k0 : kp;
+    int32_t p, i;
+    for (p = 0; p < count; ++p) {
+        const int8_t *xa = x + 2 * k0 * plane + p0 + p;
+        uint32_t *out = xs + (p >> 1) * 2 * kp + (p & 1);
+        for (i = 0; i < whole; ++i, xa += 2 * plane, out += 2)
+            *out = dnn64__pp_word(xa[0], xa[plane]);
+        if (i < kp) /* odd c_in: the last channel alone */
+            *out = dnn64__pp_word(xa[0], 0);
+    }
+    if (count & 1)
+        for (i = 0; i < kp; ++i)
+            xs[(count >> 1) * 2 * kp + 2 * i + 1] = 0;
+}
+
+/* Rows [r0, r0 + 4) of w [rows][c_in], channel pairs [k0, k0 + kp), as
+ * wp[kp][4] words (w_b + w_a * 2^16; rows from `rows` on are 0); corr[j]
+ * gains kp - zp * (the row's weights in the chunk). */
+static void dnn64__pp_pack(const int8_t *w, int32_t c_in, int32_t rows, int32_t r0,
+                           int32_t k0, int32_t kp, int32_t zp, uint32_t *wp, uint32_t corr[4])
+{
+    const int32_t whole = (c_in >> 1) - k0 < kp ? (c_in >> 1) - k0 : kp;
+    int32_t j, i;
+    for (j = 0; j < 4; ++j) {
+        const int8_t *wr = w + (r0 + j) * c_in + 2 * k0;
+        uint32_t *out = wp + j;
+        int32_t sum = 0;
+        if (r0 + j >= rows) {
+            for (i = 0; i < kp; ++i)
+                wp[4 * i + j] = 0;
+            continue;
+        }
+        for (i = 0; i < whole; ++i, wr += 2, out += 4) {
+            const int32_t wa = wr[0], wb = wr[1];
+            *out = dnn64__pp_word(wb, wa);
+            sum += wa + wb;
+        }
+        if (i < kp) { /* odd c_in: the last channel alone */
+            *out = dnn64__pp_word(0, wr[0]);
+            sum += wr[0];
+        }
+        corr[j] += (uint32_t)kp - (uint32_t)zp * (uint32_t)sum;
+    }
+}
+
+/* Balanced strips: the pixels per strip (even), at most DNN64__PP_STRIP and
+ * DNN64__PP_STRIP_BYTES of kp channel pairs. */
+static int32_t dnn64__pp_strip_size(int32_t plane, int32_t kp)
+{
+    const int32_t fit = (int32_t)(DNN64__PP_STRIP_BYTES / (2 * sizeof(uint32_t))) / kp * 2;
+    const int32_t most = fit < DNN64__PP_STRIP ? fit : DNN64__PP_STRIP;
+    const int32_t strips = (plane + most - 1) / most;
+    const int32_t size = (plane + strips - 1) / strips;
+    return size + (size & 1);
+}
+
+/* Every output channel at the strip's `count` pixels over all channel pairs
+ * (one chunk): the sums of a 4-channel block stay in registers from the bias
+ * to the output. y: the first channel's output at the strip's first pixel. */
+static void dnn64__pp_strip(const uint32_t *xs, int32_t pairs, int32_t count, const int8_t *w,
+                            int32_t c_in, int32_t x_zp, const int32_t *bias, const int32_t *mult,
+                            const int32_t *shift, int32_t oc_count, const dnn64_q8_out *q,
+                            int32_t plane, int8_t *y, uint32_t *wp)
+{
+    int32_t t, p, j;
+    for (t = 0; t < oc_count; t += 4) {
+        const int32_t rows = oc_count - t < 4 ? oc_count - t : 4;
+        uint32_t corr[4] = {0, 0, 0, 0};
+        dnn64__rq rq[4];
+        int32_t b[4];
+        dnn64__pp_pack(w, c_in, oc_count, t, 0, pairs, x_zp, wp, corr);
+        for (j = 0; j < 4; ++j) {
+            /* rows past oc_count: computed with row t's stage, not stored */
+            const int32_t r = j < rows ? t + j : t;
+            rq[j] = dnn64__rq_of(mult[r], shift[r], q);
+            b[j] = dnn64__s32((bias ? (uint32_t)bias[r] : 0u) + corr[j]);
+        }
+        for (p = 0; p < count; p += 2) {
+            int32_t acc[4][2];
+            for (j = 0; j < 4; ++j)
+                acc[j][0] = acc[j][1] = b[j];
+            dnn64__pp_4x2(xs + p * pairs, pairs, wp, acc);
+            /* all requantised before any is stored: a store through int8_t *
+             * could alias rq, which would then be reloaded for every output */
+            for (j = 0; j < 4; ++j) {
+                acc[j][0] = dnn64__rq_out(&rq[j], acc[j][0]);
+                acc[j][1] = dnn64__rq_out(&rq[j], acc[j][1]);
+            }
+            if (rows == 4 && p + 1 < count) {
+                for (j = 0; j < 4; ++j) {
+                    y[(t + j) * plane + p] = (int8_t)acc[j][0];
+                    y[(t + j) * plane + p + 1] = (int8_t)acc[j][1];
+                }
+            } else {
+                for (j = 0; j < rows; ++j) {
+                    y[(t + j) * plane + p] = (int8_t)acc[j][0];
+                    if (p + 1 < count)
+                        y[(t + j) * plane + p + 1] = (int8_t)acc[j][1];
+                }
+            }
+        }
+    }
+}
+
+/* Over DNN64__PP_KP channel pairs: the chunks in turn, the sums of
+ * DNN64__PP_OCG output channels x the strip's pixels on the stack between
+ * them. */
+static void dnn64__pp_chunked(const int8_t *x, int32_t c_in, int32_t plane, int32_t p0,
+                              int32_t count, int32_t x_zp, const int8_t *w, const int32_t *bias,
+                              const int32_t *mult, const int32_t *shift, int32_t oc_count,
+                              const dnn64_q8_out *q, int8_t *y, uint32_t *xs, uint32_t *wp)
+{
+    uint32_t sums[DNN64__PP_OCG][DNN64__PP_STRIP];
+    const int32_t pairs = (c_in + 1) >> 1;
+    int32_t g0, gn, k0, kp, j, p, r;
+    for (g0 = 0; g0 < oc_count; g0 += gn) {
+        gn = oc_count - g0 < DNN64__PP_OCG ? oc_count - g0 : DNN64__PP_OCG;
+        for (j = 0; j < gn; ++j) /* an odd count's extra pixel too */
+            for (p = 0; p < count + (count & 1); ++p)
+                sums[j][p] = bias ? (uint32_t)bias[g0 + j] : 0u;
+        for (k0 = 0; k0 < pairs; k0 += kp) {
+            kp = pairs - k0 < DNN64__PP_KP ? pairs - k0 : DNN64__PP_KP;
+            dnn64__pp_fill(x, c_in, plane, p0, count, k0, kp, xs);
+            for (j = 0; j < gn; j += 4) {
+                uint32_t corr[4] = {0, 0, 0, 0};
+                dnn64__pp_pack(w, c_in, oc_count, g0 + j, k0, kp, x_zp, wp, corr);
+                for (p = 0; p < count; p += 2) {
+                    int32_t acc[4][2];
+                    for (r = 0; r < 4; ++r) {
+                        /* rows past the group's end: computed, not kept */
+                        const int32_t s = j + r < gn ? j + r : j;
+                        acc[r][0] = dnn64__s32(sums[s][p] + corr[r]);
+                        acc[r][1] = dnn64__s32(sums[s][p + 1] + corr[r]);
+                    }
+                    dnn64__pp_4x2(xs + p * kp, kp, wp, acc);
+                    for (r = 0; r < 4 && j + r < gn; ++r)
+                        sums[j + r][p] = (uint32_t)acc[r][0],
+                        sums[j + r][p + 1] = (uint32_t)acc[r][1];
+                }
+            }
+        }
+        for (j = 0; j < gn; ++j) {
+            const dnn64__rq rq = dnn64__rq_of(mult[g0 + j], shift[g0 + j], q);
+            for (p = 0; p < count; ++p)
+                sums[j][p] = (uint32_t)dnn64__rq_out(&rq, dnn64__s32(sums[j][p]));
+            for (p = 0; p < count; ++p)
+                y[(g0 + j) * plane + p0 + p] = (int8_t)sums[j][p];
+        }
+    }
+}
+
+/* The sums over n int16 inputs xs (the zero point subtracted) of 4 output
+ * channels (weight rows w, c_in apart), or of 1 with rows == 1. */
+static void dnn64__pw_rows(const int16_t *xs, int32_t n, const int8_t *w, int32_t c_in,
+                           int32_t rows, int32_t acc[4])
+{
+    const int8_t *w1 = w + c_in, *w2 = w1 + c_in, *w3 = w2 + c_in;
     int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3], ic;
+    if (rows == 1) {
+        for (ic = 0; ic < n; ++ic)
+            a0 += xs[ic] * w[ic];
+        acc[0] = a0;
+        return;
+    }
     for (ic = 0; ic < n; ++ic) {
-        const int32_t v = xs[2 * ic];
+        const int32_t v = xs[ic];
         a0 += v * w[ic];
         a1 += v * w1[ic];
         a2 += v * w2[ic];
@@ -131,132 +304,32 @@ static void dnn64__pw_4x1(const int16_t *xs, int32_t n, const int8_t *w, int32_t
     acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
 }
 
-/* Pixel p of the strip xs[pair][ic][2]: its channels are 2 apart from there. */
-static const int16_t *dnn64__pw_pixel(const int16_t *xs, int32_t c_in, int32_t p)
-{
-    return xs + (p >> 1) * 2 * c_in + (p & 1);
-}
+/* A Gemm row (plane 1): its weights serve one pixel, so no pairs. The input
+ * minus the zero point as int16 on the stack (DNN64__ROW_KC channels at a
+ * time), 4 output channels at a time. */
+#define DNN64__ROW_KC 2048
 
-/* The strip: pixels [p0, p0 + count) of x [c_in][plane] minus zp, as
- * xs[pair][ic][2] (an odd last pixel fills the first half of its pair). */
-static void dnn64__pw_fill(const int8_t *x, int32_t c_in, int32_t plane, int32_t zp,
-                           int32_t p0, int32_t count, int16_t *xs)
+static void dnn64__pw_row(const int8_t *x, int32_t c_in, int32_t x_zp, const int8_t *w,
+                          const int32_t *bias, const int32_t *mult, const int32_t *shift,
+                          int32_t oc_count, const dnn64_q8_out *q, int8_t *y)
 {
-    int32_t p, ic;
-    for (p = 0; p < count; ++p) {
-        const int8_t *xp = x + p0 + p;
-        int16_t *out = (int16_t *)dnn64__pw_pixel(xs, c_in, p);
-        for (ic = 0; ic < c_in; ++ic, xp += plane, out += 2)
-            *out = (int16_t)(*xp - zp);
-    }
-}
-
-/* Output channels [0, oc_count) at the strip's `count` pixels; y: the first
- * channel's output at the strip's first pixel, channels `plane` apart. */
-static void dnn64__pw_strip(const int16_t *xs, int32_t c_in, int32_t count, const int8_t *w,
-                            const int32_t *bias, const int32_t *mult, const int32_t *shift,
-                            int32_t oc_count, const dnn64_q8_out *q, int32_t plane, int8_t *y)
-{
-    int32_t t, p, j;
-    for (t = 0; t + DNN64__PW_OCB <= oc_count; t += DNN64__PW_OCB) {
-        const int8_t *wt = w + t * c_in;
-        dnn64__rq rq[DNN64__PW_OCB];
-        int32_t b[DNN64__PW_OCB];
-        for (j = 0; j < DNN64__PW_OCB; ++j) {
-            rq[j] = dnn64__rq_of(mult[t + j], shift[t + j], q);
-            b[j] = bias ? bias[t + j] : 0;
+    int16_t xs[DNN64__ROW_KC];
+    int32_t t, k0, kc, j, rows;
+    for (t = 0; t < oc_count; t += rows) {
+        int32_t acc[4];
+        rows = oc_count - t < 4 ? 1 : 4;
+        for (j = 0; j < rows; ++j)
+            acc[j] = bias ? bias[t + j] : 0;
+        for (k0 = 0; k0 < c_in; k0 += kc) {
+            kc = c_in - k0 < DNN64__ROW_KC ? c_in - k0 : DNN64__ROW_KC;
+            /* one chunk: filled once for every block */
+            if (t == 0 || kc < c_in)
+                for (j = 0; j < kc; ++j)
+                    xs[j] = (int16_t)(x[k0 + j] - x_zp);
+            dnn64__pw_rows(xs, kc, w + t * c_in + k0, c_in, rows, acc);
         }
-        for (p = 0; p + 2 <= count; p += 2) {
-            int32_t acc[4][2];
-            for (j = 0; j < 4; ++j)
-                acc[j][0] = acc[j][1] = b[j];
-            dnn64__pw_4x2(xs + p * c_in, c_in, wt, wt + c_in, wt + 2 * c_in, wt + 3 * c_in, acc);
-            /* all requantised before any is stored: a store through int8_t *
-             * could alias rq, which would then be reloaded for every output */
-            for (j = 0; j < 4; ++j) {
-                acc[j][0] = dnn64__rq_out(&rq[j], acc[j][0]);
-                acc[j][1] = dnn64__rq_out(&rq[j], acc[j][1]);
-            }
-            for (j = 0; j < 4; ++j) {
-                y[(t + j) * plane + p] = (int8_t)acc[j][0];
-                y[(t + j) * plane + p + 1] = (int8_t)acc[j][1];
-            }
-        }
-        if (p < count) { /* the odd last pixel */
-            int32_t acc[4];
-            for (j = 0; j < 4; ++j)
-                acc[j] = b[j];
-            dnn64__pw_4x1(dnn64__pw_pixel(xs, c_in, p), c_in, wt, c_in, acc);
-            for (j = 0; j < 4; ++j)
-                acc[j] = dnn64__rq_out(&rq[j], acc[j]);
-            for (j = 0; j < 4; ++j)
-                y[(t + j) * plane + p] = (int8_t)acc[j];
-        }
-    }
-    for (; t < oc_count; ++t)
-        for (p = 0; p < count; ++p)
-            y[t * plane + p] = dnn64__out_s8(
-                (bias ? bias[t] : 0) + dnn64__pw_1x1(dnn64__pw_pixel(xs, c_in, p), c_in, w + t * c_in),
-                mult[t], shift[t], q);
-}
-
-/* Many input channels (a strip would hold few pixels): the
- * channels are taken DNN64__PW_KC at a time, the sums of DNN64__PW_OCG output
- * channels x DNN64__PW_STRIP pixels kept on the stack between chunks. So
- * every weight tile line serves DNN64__PW_STRIP pixels per load instead of
- * the 2 that a whole-channel strip would hold (the tile streams through the
- * D-cache once per strip). */
-static void dnn64__pw_chunked(const int8_t *x, int32_t c_in, int32_t plane, int32_t x_zp,
-                              const int8_t *w, const int32_t *bias, const int32_t *mult,
-                              const int32_t *shift, int32_t oc_count, const dnn64_q8_out *q,
-                              int8_t *y)
-{
-    int16_t xs[DNN64__PW_STRIP * DNN64__PW_KC];
-    int32_t sums[DNN64__PW_OCG][DNN64__PW_STRIP];
-    int32_t p0, count, g0, gn, k0, kc, j, p, r;
-    for (p0 = 0; p0 < plane; p0 += count) {
-        count = plane - p0 < DNN64__PW_STRIP ? plane - p0 : DNN64__PW_STRIP;
-        for (g0 = 0; g0 < oc_count; g0 += gn) {
-            gn = oc_count - g0 < DNN64__PW_OCG ? oc_count - g0 : DNN64__PW_OCG;
-            for (j = 0; j < gn; ++j)
-                for (p = 0; p < count; ++p)
-                    sums[j][p] = bias ? bias[g0 + j] : 0;
-            for (k0 = 0; k0 < c_in; k0 += kc) {
-                kc = c_in - k0 < DNN64__PW_KC ? c_in - k0 : DNN64__PW_KC;
-                dnn64__pw_fill(x + k0 * plane, kc, plane, x_zp, p0, count, xs);
-                for (j = 0; j + 4 <= gn; j += 4) {
-                    const int8_t *wj = w + (g0 + j) * c_in + k0;
-                    for (p = 0; p + 2 <= count; p += 2) {
-                        int32_t acc[4][2];
-                        for (r = 0; r < 4; ++r)
-                            acc[r][0] = sums[j + r][p], acc[r][1] = sums[j + r][p + 1];
-                        dnn64__pw_4x2(xs + p * kc, kc, wj, wj + c_in, wj + 2 * c_in,
-                                      wj + 3 * c_in, acc);
-                        for (r = 0; r < 4; ++r)
-                            sums[j + r][p] = acc[r][0], sums[j + r][p + 1] = acc[r][1];
-                    }
-                    if (p < count) { /* the odd last pixel */
-                        int32_t acc[4];
-                        for (r = 0; r < 4; ++r)
-                            acc[r] = sums[j + r][p];
-                        dnn64__pw_4x1(dnn64__pw_pixel(xs, kc, p), kc, wj, c_in, acc);
-                        for (r = 0; r < 4; ++r)
-                            sums[j + r][p] = acc[r];
-                    }
-                }
-                for (; j < gn; ++j)
-                    for (p = 0; p < count; ++p)
-                        sums[j][p] += dnn64__pw_1x1(dnn64__pw_pixel(xs, kc, p), kc,
-                                                    w + (g0 + j) * c_in + k0);
-            }
-            for (j = 0; j < gn; ++j) {
-                const dnn64__rq rq = dnn64__rq_of(mult[g0 + j], shift[g0 + j], q);
-                for (p = 0; p < count; ++p)
-                    sums[j][p] = dnn64__rq_out(&rq, sums[j][p]);
-                for (p = 0; p < count; ++p)
-                    y[(g0 + j) * plane + p0 + p] = (int8_t)sums[j][p];
-            }
-        }
+        for (j = 0; j < rows; ++j)
+            y[t + j] = dnn64__out_s8(acc[j], mult[t + j], shift[t + j], q);
     }
 }
 
@@ -265,19 +338,24 @@ void dnn64__pointwise_s8(const int8_t *x, int32_t c_in, int32_t plane, int32_t x
                          const int32_t *shift, int32_t oc_count, const dnn64_q8_out *q,
                          int8_t *y)
 {
-    int16_t xs[DNN64__PW_STRIP_BYTES / sizeof(int16_t)];
-    /* whole pairs: an odd last pixel takes a pair's room */
-    int32_t strip = (int32_t)(DNN64__PW_STRIP_BYTES / sizeof(int16_t)) / (2 * c_in) * 2;
+    uint32_t xs[DNN64__PP_STRIP_BYTES / sizeof(uint32_t)];
+    uint32_t wp[4 * DNN64__PP_KP];
+    const int32_t pairs = (c_in + 1) >> 1;
+    const int32_t strip = dnn64__pp_strip_size(plane, pairs < DNN64__PP_KP ? pairs : DNN64__PP_KP);
     int32_t p0, count;
-    if (strip < DNN64__PW_CHUNK_BELOW && plane > strip) {
-        dnn64__pw_chunked(x, c_in, plane, x_zp, w, bias, mult, shift, oc_count, q, y);
+    if (plane == 1) {
+        dnn64__pw_row(x, c_in, x_zp, w, bias, mult, shift, oc_count, q, y);
         return;
     }
-    if (strip > DNN64__PW_STRIP)
-        strip = DNN64__PW_STRIP;
     for (p0 = 0; p0 < plane; p0 += count) {
         count = plane - p0 < strip ? plane - p0 : strip;
-        dnn64__pw_fill(x, c_in, plane, x_zp, p0, count, xs);
-        dnn64__pw_strip(xs, c_in, count, w, bias, mult, shift, oc_count, q, plane, y + p0);
+        if (pairs > DNN64__PP_KP) {
+            dnn64__pp_chunked(x, c_in, plane, p0, count, x_zp, w, bias, mult, shift, oc_count,
+                              q, y, xs, wp);
+            continue;
+        }
+        dnn64__pp_fill(x, c_in, plane, p0, count, 0, pairs, xs);
+        dnn64__pp_strip(xs, pairs, count, w, c_in, x_zp, bias, mult, shift, oc_count, q, plane,
+                        y + p0, wp);
     }
 }

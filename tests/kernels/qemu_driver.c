@@ -51,9 +51,23 @@ static void print_f32(const char *name, const float *p, int n)
     printf("\n");
 }
 
+/* Input and weight values for conv_case_s8: the LCG's int8s, or the extremes
+ * (-128 or 127 by the drawn value's low bit) that 1x1 Convs' channel pairs
+ * must sum exactly. */
+enum { VALUES_ANY, VALUES_EXTREME };
+
+static void fill_values(signed char *p, int n, int values)
+{
+    int i;
+    fill_s8(p, n);
+    if (values == VALUES_EXTREME)
+        for (i = 0; i < n; ++i)
+            p[i] = (signed char)(p[i] & 1 ? 127 : -128);
+}
+
 /* int8 Conv shapes that take the kernels' specialised paths (their MIPS assembly
  * included): one line each, "<name> <outputs>". */
-static void conv_case_s8(const char *name, const dnn64_conv_geom *g, int x_zp)
+static void conv_case_s8(const char *name, const dnn64_conv_geom *g, int x_zp, int values)
 {
     static const int mult[9] = {1518500250, 1200000000, 1800000000, 1073741824, 2000000000,
                                 1300000000, 1100000000, 1900000000, 1400000000};
@@ -64,8 +78,8 @@ static void conv_case_s8(const char *name, const dnn64_conv_geom *g, int x_zp)
     const int ws = g->c_out * (g->c_in / g->group) * g->k_h * g->k_w;
     const int ys = g->n * g->c_out * g->h_out * g->w_out;
     int b[9], i;
-    fill_s8(x, xs);
-    fill_s8(w, ws);
+    fill_values(x, xs, values);
+    fill_values(w, ws, values);
     for (i = 0; i < g->c_out; ++i)
         b[i] = (int)(lcg() >> 20) - 2048;
     dnn64_conv_s8(g, x, x_zp, w, b, mult, shift, 0, g->c_out, &q, y);
@@ -76,16 +90,21 @@ static void conv_paths_s8(void)
 {
     /* 1x1: two blocks of 4 channels and one more, 7 pixels (pairs and an odd one) */
     static const dnn64_conv_geom pw = {1, 5, 1, 7, 9, 1, 7, 1, 1, 1, 1, 1, 1, 0, 0, 1};
-    /* 1x1 over 256 input channels: chunks of 64 (and 44), 12 pixels */
+    /* 1x1, 300 channels: chunks of 64 channel pairs (64, 64, 22), 12 pixels */
     static const dnn64_conv_geom chunked = {1, 300, 3, 4, 5, 3, 4, 1, 1, 1, 1, 1, 1, 0, 0, 1};
     /* depthwise 5x5, a padded plane */
     static const dnn64_conv_geom dw5 = {1, 3, 7, 9, 3, 7, 9, 5, 5, 1, 1, 1, 1, 2, 2, 3};
     /* 3 input channels, 3x3 stride 2 (a stem) */
     static const dnn64_conv_geom stem = {1, 3, 9, 10, 4, 5, 5, 3, 3, 2, 2, 1, 1, 1, 1, 1};
-    conv_case_s8("conv_pw_s8", &pw, 7);
-    conv_case_s8("conv_chunked_s8", &chunked, -2);
-    conv_case_s8("conv_dw5_s8", &dw5, 3);
-    conv_case_s8("conv_stem_s8", &stem, -5);
+    /* 1x1: 7 channels (an odd last pair), 9 pixels (an odd last one) and 9
+     * output channels (a short last block) */
+    static const dnn64_conv_geom pairs = {1, 7, 3, 3, 9, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 1};
+    conv_case_s8("conv_pw_s8", &pw, 7, VALUES_ANY);
+    conv_case_s8("conv_chunked_s8", &chunked, -2, VALUES_ANY);
+    conv_case_s8("conv_dw5_s8", &dw5, 3, VALUES_ANY);
+    conv_case_s8("conv_stem_s8", &stem, -5, VALUES_ANY);
+    conv_case_s8("conv_pairs_s8", &pairs, 5, VALUES_ANY);
+    conv_case_s8("conv_pairs_extreme_s8", &pairs, 0, VALUES_EXTREME);
 }
 
 int main(void)

@@ -171,6 +171,81 @@ def test_conv_s8_without_bias(kernels) -> None:
     np.testing.assert_array_equal(y, want)
 
 
+# int8 1x1 Convs by channel pairs (kernels/dnn64_pointwise.c, planes of 2 pixels or
+# more): odd channel counts (a half-empty last pair), odd pixel counts, tiny planes,
+# more than 32 output channels (a short last block), 65 and 150 pairs (chunks of 64),
+# strips (a 51-pixel plane in two), groups
+PAIR_CASES = [
+    (1, 7, 3, 3, 9, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
+    (1, 1, 1, 2, 3, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
+    (2, 3, 1, 3, 37, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
+    (1, 129, 3, 17, 37, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
+    (1, 300, 1, 3, 5, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
+    (1, 10, 5, 7, 66, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 2),
+]
+
+# requantisation that passes the sum through: mult 2^30, shift 1
+_IDENTITY = (1 << 30, 1)
+
+
+def _pair_conv(kernels, case, x, x_zp, wt, bias, mult, shift) -> None:
+    n, c_in, h, w, c_out, k, s, p, d, g = case
+    want = output_stage(conv_acc_int(x, x_zp, wt, bias, s, p, d, g), mult, shift, 3, -128,
+                        127, None)
+    y = np.zeros(want.shape, np.int8)
+    kernels.dnn64_conv_s8(_geom(*case), x, x_zp, wt, bias, mult, shift, 0, c_out, q8_out(3), y)
+    np.testing.assert_array_equal(y, want)
+
+
+@pytest.mark.parametrize("case", PAIR_CASES)
+@pytest.mark.parametrize("x_zp", [0, 127, -128, -9])
+def test_conv_s8_1x1_pairs_at_the_extremes(kernels, case, x_zp) -> None:
+    """Inputs -128/127, weights -128/127: the pairs' largest products and sums."""
+    n, c_in, h, w, c_out, k, s, p, d, g = case
+    rng = np.random.default_rng(x_zp + 200)
+    x = rng.choice(np.array([-128, 127], np.int8), (n, c_in, h, w))
+    wt = rng.choice(np.array([-128, 127], np.int8), (c_out, c_in // g, *k))
+    bias = rng.integers(-3000, 3000, c_out).astype(np.int32)
+    _pair_conv(kernels, case, x, x_zp, wt, bias, *requant_params(rng, c_out, 1e-6, 1e-4))
+
+
+@pytest.mark.parametrize("c_in", [4, 8, 132, 264])
+@pytest.mark.parametrize("extreme", [-128, 127])
+def test_conv_s8_1x1_pairs_exact_to_one(kernels, c_in, extreme) -> None:
+    """Every pair's sum counted exactly: channels 4i+2, 4i+3 repeat the inputs of 4i,
+    4i+1 with the weights negated, so each output's sum is its bias alone (passed
+    through unscaled), whatever the pairs' products (|x_a * w_b| up to 16384)."""
+    case = (1, c_in, 3, 5, 6, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1)
+    rng = np.random.default_rng(c_in)
+    x = rng.choice(np.array([extreme, -extreme - 1, 0, 1], np.int8), (1, c_in, 3, 5))
+    wt = rng.choice(np.array([-128, 127, -127, 5], np.int8), (6, c_in, 1, 1))
+    twins = np.arange(c_in).reshape(-1, 4)
+    x[:, twins[:, 2:]] = x[:, twins[:, :2]]
+    wt[:, twins[:, 2:]] = -wt[:, twins[:, :2]].astype(np.int16).clip(-127, 127)
+    wt[:, twins[:, :2]] = -wt[:, twins[:, 2:]]
+    bias = rng.integers(-120, 120, 6).astype(np.int32)
+    mult = np.full(6, _IDENTITY[0], np.int32)
+    shift = np.full(6, _IDENTITY[1], np.int32)
+    _pair_conv(kernels, case, x, 0, wt, bias, mult, shift)
+    want = bias + 3  # the identity stage, out_zp 3
+    y = np.zeros((1, 6, 3, 5), np.int8)
+    kernels.dnn64_conv_s8(_geom(*case), x, 0, wt, bias, mult, shift, 0, 6, q8_out(3), y)
+    np.testing.assert_array_equal(y, np.broadcast_to(want[None, :, None, None], y.shape))
+
+
+def test_conv_s8_1x1_all_min(kernels) -> None:
+    """Inputs and weights all -128: every channel pair's dot product is 32768, the
+    top of the range the pairs hold (the low word wraps to -2^31 + 16384)."""
+    case = PAIR_CASES[0]
+    n, c_in, h, w, c_out, k, s, p, d, g = case
+    x = np.full((n, c_in, h, w), -128, np.int8)
+    wt = np.full((c_out, c_in, *k), -128, np.int8)
+    bias = np.full(c_out, -(c_in * 16384) + 7, np.int32)
+    mult = np.full(c_out, _IDENTITY[0], np.int32)
+    shift = np.full(c_out, _IDENTITY[1], np.int32)
+    _pair_conv(kernels, case, x, 0, wt, bias, mult, shift)
+
+
 # (n, c_in, h, w, c_out, kernel, strides, pads, dilations, group, output_padding)
 CONVT_CASES = [
     (1, 3, 4, 5, 2, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1, (1, 1)),

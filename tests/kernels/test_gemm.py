@@ -56,9 +56,10 @@ def test_matmul_f32_matches_onnxruntime(kernels, a_shape, b_shape) -> None:
 
 @pytest.mark.parametrize("trans_b", [0, 1])
 @pytest.mark.parametrize("a_zp,out_zp,act_min", [(-5, 7, -128), (100, -128, -128), (0, 3, 3)])
-def test_gemm_s8_tiled_bit_exact(kernels, trans_b, a_zp, out_zp, act_min) -> None:
+@pytest.mark.parametrize("k", [37, 2100])  # 2100: rows of B in chunks of 2048
+def test_gemm_s8_tiled_bit_exact(kernels, trans_b, a_zp, out_zp, act_min, k) -> None:
     rng = np.random.default_rng(13)
-    m, k, n = 4, 37, 11
+    m, n = 4, 11
     a = rng.integers(-128, 128, (m, k), dtype=np.int8)
     w = rng.integers(-127, 128, (n, k), dtype=np.int8)  # per-output-channel rows
     bias = rng.integers(-4000, 4000, n).astype(np.int32)

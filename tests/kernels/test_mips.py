@@ -71,6 +71,13 @@ class _Lcg:
         return np.array(vals, np.float32)
 
 
+def _values(v: np.ndarray, values: str) -> np.ndarray:
+    """The driver's fill_values: as drawn, or 127/-128 by the drawn value's low bit."""
+    if values == "extreme":
+        return np.where(v & 1, 127, -128).astype(np.int8)
+    return v
+
+
 def _parse(stdout: str) -> dict[str, list[str]]:
     return {line.split()[0]: line.split()[1:] for line in stdout.splitlines() if line.strip()}
 
@@ -131,13 +138,17 @@ def test_big_endian_kernels_under_qemu(kernels, mips_objects: list[Path], cross_
     mult9 = np.array([1518500250, 1200000000, 1800000000, 1073741824, 2000000000, 1300000000,
                       1100000000, 1900000000, 1400000000])
     shift9 = np.array([-9, -8, -10, -7, -9, 1, -8, -9, -10])
-    for name, (c_in, h, w, c_out, k, s, pad, group), x_zp in [
-            ("conv_pw_s8", (5, 1, 7, 9, 1, 1, 0, 1), 7),
-            ("conv_chunked_s8", (300, 3, 4, 5, 1, 1, 0, 1), -2),
-            ("conv_dw5_s8", (3, 7, 9, 3, 5, 1, 2, 3), 3),
-            ("conv_stem_s8", (3, 9, 10, 4, 3, 2, 1, 1), -5)]:
-        x = rng.s8(c_in * h * w).reshape(1, c_in, h, w)
-        wt = rng.s8(c_out * c_in // group * k * k).reshape(c_out, c_in // group, k, k)
+    for name, (c_in, h, w, c_out, k, s, pad, group), x_zp, values in [
+            ("conv_pw_s8", (5, 1, 7, 9, 1, 1, 0, 1), 7, "any"),
+            ("conv_chunked_s8", (300, 3, 4, 5, 1, 1, 0, 1), -2, "any"),
+            ("conv_dw5_s8", (3, 7, 9, 3, 5, 1, 2, 3), 3, "any"),
+            ("conv_stem_s8", (3, 9, 10, 4, 3, 2, 1, 1), -5, "any"),
+            # 1x1 by channel pairs: odd counts, and the extremes its sums reach
+            ("conv_pairs_s8", (7, 3, 3, 9, 1, 1, 0, 1), 5, "any"),
+            ("conv_pairs_extreme_s8", (7, 3, 3, 9, 1, 1, 0, 1), 0, "extreme")]:
+        x = _values(rng.s8(c_in * h * w), values).reshape(1, c_in, h, w)
+        wt = _values(rng.s8(c_out * c_in // group * k * k), values).reshape(
+            c_out, c_in // group, k, k)
         b = np.array([(rng.next() >> 20) - 2048 for _ in range(c_out)], np.int32)
         acc = conv_acc_int(x, x_zp, wt, b, (s, s), (pad,) * 4, (1, 1), group)
         want = output_stage(acc, mult9[:c_out], shift9[:c_out], -4, -128, 127, None)

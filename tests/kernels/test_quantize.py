@@ -7,6 +7,7 @@ import pytest
 from kernels_onnxref import run_node
 
 from dnn64build.quant import intmath as im
+from dnn64build.quant.qparams import QParams, quantize_values
 
 
 @pytest.mark.parametrize("scale,zp", [(0.1, 0), (0.037, -20), (0.5, 127)])
@@ -18,6 +19,29 @@ def test_quantize_matches_onnxruntime(kernels, scale, zp) -> None:
     want = run_node("QuantizeLinear", {"x": x}, {},
                     {"s": np.array(scale, np.float32), "z": np.array(zp, np.int8)},
                     out_dtype="int8")
+    y = np.empty(x.shape, np.int8)
+    kernels.dnn64_quantize_f32_s8(x, x.size, scale, zp, y)
+    np.testing.assert_array_equal(y, want)
+
+
+@pytest.mark.parametrize("scale", [0.1, 0.037, 0.5, 1 / 255, 3.0, 1e-3, 0.018657])
+@pytest.mark.parametrize("zp", [0, -128, 17])
+def test_quantize_near_ties_bit_exact(kernels, scale, zp) -> None:
+    """Around every half step (where x * (1 / scale) and x / scale may round apart), a
+    few ulps either side, large values and specials: as the reference's division."""
+    halves = (np.arange(-300, 300) + 0.5).astype(np.float32) * np.float32(scale)
+    walk = [halves]
+    for direction in (np.inf, -np.inf):
+        v = halves
+        for _ in range(4):
+            v = np.nextafter(v, np.float32(direction))
+            walk.append(v)
+    specials = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-40, -1e-40, 1e30, -1e30,
+                         255 * scale, -255 * scale, 256 * scale], np.float32)
+    rng = np.random.default_rng(72)
+    x = np.concatenate([*walk, specials, (rng.standard_normal(2000) * 50 * scale)]).astype(
+        np.float32)
+    want = quantize_values(x, QParams(scale, zp))
     y = np.empty(x.shape, np.int8)
     kernels.dnn64_quantize_f32_s8(x, x.size, scale, zp, y)
     np.testing.assert_array_equal(y, want)
