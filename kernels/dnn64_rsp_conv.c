@@ -217,11 +217,29 @@ static void put_params(uint8_t *p, int32_t c, int32_t mult, int32_t shift, int o
     put_u16(p + 14, (uint32_t)on_rsp);
 }
 
+/* n <= 8 bytes from src to dst, either unaligned: a word at a time by LWL/LWR (SWL/SWR),
+ * which __builtin_memcpy of 4 bytes compiles to on the VR4300. */
+static void copy_run(int8_t *dst, const int8_t *src, int32_t n)
+{
+    uint32_t v;
+    for (; n >= 4; n -= 4, src += 4, dst += 4) {
+        __builtin_memcpy(&v, src, 4);
+        __builtin_memcpy(dst, &v, 4);
+    }
+    while (n-- > 0)
+        *dst++ = *src++;
+}
+
 /* Columns [c, c + n) of one tap's row of B (blocks `block_stride` bytes apart) from
  * src, `step` bytes apart (step 0: n copies of *src). */
 static void put_cols(int8_t *row, int32_t block_stride, int32_t c, int32_t n,
                      const int8_t *src, int32_t step)
 {
+    int8_t fill[LANES];
+    int32_t i;
+    if (step == 0) /* copies of one byte: from a run of them */
+        for (i = 0; i < LANES; ++i)
+            fill[i] = *src;
     while (n > 0) {
         int8_t *p = row + (c >> 3) * block_stride + (c & 7);
         int32_t run = LANES - (c & 7);
@@ -229,9 +247,24 @@ static void put_cols(int8_t *row, int32_t block_stride, int32_t c, int32_t n,
             run = n;
         c += run;
         n -= run;
-        while (run-- > 0) {
-            *p++ = *src;
-            src += step;
+        if (step == 1 && run == LANES) { /* a whole block: p is 8-byte aligned */
+            int8_t *block = __builtin_assume_aligned(p, 8);
+            uint32_t v, w;
+            __builtin_memcpy(&v, src, 4);
+            __builtin_memcpy(&w, src + 4, 4);
+            __builtin_memcpy(block, &v, 4);
+            __builtin_memcpy(block + 4, &w, 4);
+            src += LANES;
+        } else if (step == 1) {
+            copy_run(p, src, run);
+            src += run;
+        } else if (step == 0) {
+            copy_run(p, fill, run);
+        } else {
+            while (run-- > 0) {
+                *p++ = *src;
+                src += step;
+            }
         }
     }
 }
@@ -242,34 +275,57 @@ static int32_t ceil_div(int32_t a, int32_t d)
     return d == 1 ? a : d == 2 ? (a + 1) >> 1 : (a + d - 1) / d;
 }
 
-/* One tap's row of B: X[tap][s0 + col] for col < valid, the input plane xp under the
- * tap at offsets (dy, dx) from each output's window origin, x_zp in the padding. */
+/* A job's columns as pieces of output rows: columns [c, c + n) are outputs
+ * (oy, ox .. ox + n - 1). Worked out once per job (one DIV), used by every tap. */
+typedef struct {
+    int32_t c, n, oy, ox;
+} col_run;
+
+static int32_t col_runs(col_run *runs, const dnn64_conv_geom *g, int32_t s0, int32_t valid)
+{
+    int32_t count = 0, c = 0, oy = s0 / g->w_out, ox = s0 - oy * g->w_out;
+    while (c < valid) {
+        const int32_t n = g->w_out - ox < valid - c ? g->w_out - ox : valid - c;
+        runs[count].c = c;
+        runs[count].n = n;
+        runs[count].oy = oy;
+        runs[count].ox = ox;
+        ++count;
+        c += n;
+        ox = 0;
+        ++oy;
+    }
+    return count;
+}
+
+/* One tap's row of B: X[tap][s0 + col] for the job's columns (runs), the input plane xp
+ * under the tap at offsets (dy, dx) from each output's window origin, x_zp in the
+ * padding. */
 static void pack_tap(int8_t *row, int32_t block_stride, const dnn64_conv_geom *g,
-                     const int8_t *xp, int32_t dy, int32_t dx, const int8_t *zp, int32_t s0,
-                     int32_t valid)
+                     const int8_t *xp, int32_t dy, int32_t dx, const int8_t *zp,
+                     const col_run *runs, int32_t run_count)
 {
     const int32_t sw = g->stride_w;
     /* the outputs ox whose input column ox * sw + dx lies inside [0, w_in) */
     int32_t lo = dx >= 0 ? 0 : ceil_div(-dx, sw);
     int32_t hi = dx > g->w_in - 1 ? 0 : ceil_div(g->w_in - dx, sw);
-    int32_t c = 0, oy = s0 / g->w_out, ox = s0 % g->w_out;
+    int32_t i;
     if (hi > g->w_out)
         hi = g->w_out;
-    while (c < valid) {
-        const int32_t n = g->w_out - ox < valid - c ? g->w_out - ox : valid - c;
-        const int32_t iy = oy * g->stride_h + dy;
+    for (i = 0; i < run_count; ++i) {
+        const int32_t c = runs[i].c, n = runs[i].n, ox = runs[i].ox;
+        const int32_t iy = runs[i].oy * g->stride_h + dy;
         if ((uint32_t)iy >= (uint32_t)g->h_in) {
             put_cols(row, block_stride, c, n, zp, 0);
         } else {
             const int32_t a = lo < ox ? ox : (lo > ox + n ? ox + n : lo);
             const int32_t b = hi < a ? a : (hi > ox + n ? ox + n : hi);
-            put_cols(row, block_stride, c, a - ox, zp, 0);
+            if (a > ox)
+                put_cols(row, block_stride, c, a - ox, zp, 0);
             put_cols(row, block_stride, c + a - ox, b - a, xp + iy * g->w_in + a * sw + dx, sw);
-            put_cols(row, block_stride, c + b - ox, ox + n - b, zp, 0);
+            if (ox + n > b)
+                put_cols(row, block_stride, c + b - ox, ox + n - b, zp, 0);
         }
-        c += n;
-        ox = 0;
-        ++oy;
     }
 }
 
@@ -287,6 +343,8 @@ static void pack_inputs(int8_t *b0, const job_shape *s, const dnn64_conv_geom *g
     const int plain = ksize == 1 && g->stride_h == 1 && g->stride_w == 1 && g->pad_top == 0 &&
                       g->pad_left == 0 && g->h_out == g->h_in && g->w_out == g->w_in;
     const int8_t zp = (int8_t)x_zp, zero = 0;
+    col_run runs[COLS_MAX];
+    const int32_t run_count = plain ? 0 : col_runs(runs, g, s0, valid);
     int32_t kk, ic = k0 / ksize, ky = (k0 % ksize) / g->k_w, kx = k0 % g->k_w;
     for (kk = 0; kk < kc; ++kk) {
         int8_t *row = b0 + kk * LANES;
@@ -298,8 +356,9 @@ static void pack_inputs(int8_t *b0, const job_shape *s, const dnn64_conv_geom *g
             put_cols(row, block_stride, 0, valid, xg + ic * in_plane + s0, 1);
         else
             pack_tap(row, block_stride, g, xg + ic * in_plane, ky * g->dil_h - g->pad_top,
-                     kx * g->dil_w - g->pad_left, &zp, s0, valid);
-        put_cols(row, block_stride, valid, cols - valid, &zero, 0);
+                     kx * g->dil_w - g->pad_left, &zp, runs, run_count);
+        if (valid < cols)
+            put_cols(row, block_stride, valid, cols - valid, &zero, 0);
         if (++kx == g->k_w) {
             kx = 0;
             if (++ky == g->k_h) {
@@ -402,6 +461,225 @@ static void send_job(const row_group *rg, int32_t j, const uint8_t *image)
                         (uint32_t)(kg * 64 * s->blocks) * (s->b_row_stride ? (uint32_t)s->rows : 1u));
 }
 
+/* Inputs resident in DMEM. A packed block of inputs (B: some columns x some taps) is
+ * the same for every output channel of a group, so it goes to DMEM once and serves every
+ * group of rows of a batch (up to RECORDS_BYTES of their per-row state) in turn: the CPU
+ * packs each input byte once per batch rather than once per group of 8 or so rows, which
+ * was most of a 3x3 layer's time. Each row group's job brings its weights (SP DMA from
+ * the tile), its P rows and its V (S, saved in `records` between the jobs along k) and
+ * leaves B in place. DMEM: header, B, then A, P, S, Y of the row group. */
+#define RECORDS_BYTES 16384
+/* CPU cycles a job costs besides the RSP's (SP DMA of header, weights, P and S, start,
+ * wait, reading S or Y back), and CPU cycles per RSP cycle (93.75 / 62.5 MHz, as 3 / 2). */
+#define RESIDENT_JOB_CYCLES 2500
+#define RSP_CYCLES_PER_TAPS8 21 /* matmul_s8's loop: 8 taps of a row and a column block */
+#define RSP_CYCLES_PER_BLOCK 40 /* and its sum, state and output stage */
+
+static uint8_t DNN64_ALIGNED(records[RECORDS_BYTES]); /* per row group: P rows, then S */
+static uint8_t DNN64_ALIGNED(header_image[HEADER_BYTES]);
+
+/* A job of at most `rows_wanted` rows with B first in DMEM, or rows 0 if none fits. */
+static job_shape resident_shape_of(int32_t rows_wanted, int32_t blocks, int32_t kgroups,
+                                   int state)
+{
+    job_shape s;
+    const int32_t per_row = kgroups * 8 + PARAM_BYTES + (state ? blocks * STATE_BYTES : 0) +
+                            blocks * LANES;
+    const int32_t a = HEADER_BYTES + blocks * kgroups * 64;
+    const int32_t room = (int32_t)DNN64_RSP_DMEM_BYTES - a - 16;
+    int32_t rows = room > 0 ? room / per_row : 0;
+    if (rows > rows_wanted)
+        rows = rows_wanted;
+    if (rows > ROWS_MAX)
+        rows = ROWS_MAX;
+    s.rows = rows;
+    s.blocks = blocks;
+    s.kgroups = kgroups;
+    s.b = HEADER_BYTES;
+    s.a = (uint32_t)a;
+    s.p = align16(s.a + (uint32_t)(rows * kgroups * 8));
+    s.s = s.p + (uint32_t)(rows * PARAM_BYTES);
+    s.y = s.s + (state ? (uint32_t)(rows * blocks * STATE_BYTES) : 0u);
+    s.b_block_stride = (uint32_t)(kgroups * 64);
+    s.b_k_stride = LANES;
+    s.b_row_stride = 0;
+    return s;
+}
+
+/* The shape (k groups of 16 or 8, 1 to 4 column blocks) whose jobs cost the least in
+ * all, counting the RSP's cycles of each job and RESIDENT_JOB_CYCLES (the packing of B,
+ * once a batch, is left out: it runs while the RSP works). */
+static job_shape resident_shape(int32_t rows_wanted, int32_t positions, int32_t k,
+                                int cpu_stage)
+{
+    const int32_t kg_all = (k + LANES - 1) / LANES;
+    const int32_t blocks_needed = (positions + LANES - 1) / LANES;
+    /* one block of 8 k groups always fits (at least 29 rows); the loop looks for better */
+    job_shape best = resident_shape_of(rows_wanted, 1, kg_all < 8 ? kg_all : 8, 1);
+    float best_cost = -1.0f;
+    int32_t kg, blocks;
+    for (kg = 16; kg >= 8; kg /= 2) {
+        const int32_t kgc = kg < kg_all ? kg : kg_all;
+        const int32_t k_jobs = (k + kgc * LANES - 1) / (kgc * LANES);
+        for (blocks = 1; blocks <= BLOCKS_MAX && blocks <= blocks_needed; ++blocks) {
+            const job_shape s = resident_shape_of(rows_wanted, blocks, kgc,
+                                                  cpu_stage || k_jobs > 1);
+            float jobs, cost;
+            if (s.rows == 0)
+                continue;
+            jobs = (float)((positions + blocks * LANES - 1) / (blocks * LANES)) *
+                   (float)k_jobs * (float)((rows_wanted + s.rows - 1) / s.rows);
+            cost = jobs * ((float)(s.rows * blocks *
+                                   (kgc * RSP_CYCLES_PER_TAPS8 + RSP_CYCLES_PER_BLOCK)) * 1.5f +
+                           (float)RESIDENT_JOB_CYCLES);
+            if (best_cost < 0.0f || cost < best_cost) {
+                best = s;
+                best_cost = cost;
+            }
+        }
+    }
+    return best;
+}
+
+/* Whether a Conv takes the resident path: groups of at least 8 channels (not
+ * depthwise), weight rows DMA-able (K a multiple of 8, an aligned tile), inputs that
+ * are not moved as rows (1x1 stride 1 planes of a multiple of 8 bytes). */
+static int takes_resident(const dnn64_conv_geom *g, const int8_t *x, const int8_t *w_tile,
+                          int32_t k)
+{
+    const int32_t ocpg = g->c_out / g->group;
+    return ocpg >= LANES && k % 8 == 0 && ((uintptr_t)w_tile & 7u) == 0 &&
+           !gathers_rows(g, x);
+}
+
+/* One conv group's channels [t0, t0 + count) of the tile for image n, in batches. */
+static void resident_channels(const dnn64_conv_geom *g, int32_t n, const int8_t *x,
+                              int32_t x_zero_point, const int8_t *w_tile,
+                              const int32_t *bias_tile, const int32_t *mult_tile,
+                              const int32_t *shift_tile, int32_t oc_begin, int32_t t0,
+                              int32_t count, const dnn64_q8_out *q, int8_t *y)
+{
+    const int32_t k = g->c_in / g->group * g->k_h * g->k_w;
+    const int32_t positions = g->h_out * g->w_out;
+    const dnn64__conv_chan c = dnn64__conv_chan_at(g, n, oc_begin, t0);
+    const int8_t *w_rows = w_tile + c.w, *xg = x + c.x;
+    int all_on_rsp = 1;
+    int32_t t, r;
+    job_shape s;
+    int32_t kc, k_jobs, cols, col_jobs, rec_bytes, batch_rows, b0;
+    for (t = 0; t < count && all_on_rsp; ++t)
+        all_on_rsp = requant_on_rsp(mult_tile[t0 + t], shift_tile[t0 + t]);
+    s = resident_shape(count, positions, k, !all_on_rsp);
+    kc = s.kgroups * LANES;
+    k_jobs = (k + kc - 1) / kc;
+    cols = s.blocks * LANES;
+    col_jobs = (positions + cols - 1) / cols;
+    rec_bytes = (int32_t)(s.y - s.p); /* P rows, then S */
+    batch_rows = RECORDS_BYTES / rec_bytes * s.rows;
+    for (b0 = 0; b0 < count; b0 += batch_rows) {
+        const int32_t batch = count - b0 < batch_rows ? count - b0 : batch_rows;
+        const int32_t groups = (batch + s.rows - 1) / s.rows;
+        const int32_t steps = col_jobs * k_jobs;
+        int32_t step, pending_s0 = -1, pending_rows = 0, pending_t = 0;
+        for (r = 0; r < batch; ++r) {
+            const int32_t tr = t0 + b0 + r;
+            const int8_t *wr = w_rows + (b0 + r) * k;
+            int32_t kk, sum = 0;
+            for (kk = 0; kk < k; ++kk)
+                sum += wr[kk];
+            put_params(records + (r / s.rows) * rec_bytes + (r % s.rows) * PARAM_BYTES,
+                       (bias_tile ? bias_tile[tr] : 0) - x_zero_point * sum, mult_tile[tr],
+                       shift_tile[tr], requant_on_rsp(mult_tile[tr], shift_tile[tr]));
+        }
+        /* steps: column block cj = step / k_jobs, taps kj = step % k_jobs; B of step + 1 is
+         * packed into the other image while the RSP runs the first group of step */
+        pack_inputs((int8_t *)images[0], &s, g, xg, x_zero_point, k, 0, 0);
+        for (step = 0; step < steps; ++step) {
+            const int32_t kj = step % k_jobs, k0 = kj * kc, s0 = (step / k_jobs) * cols;
+            const uint32_t flags = (kj == 0 ? FLAG_FIRST : 0u) |
+                                   (kj == k_jobs - 1 ? FLAG_LAST : 0u);
+            const int keeps_state = s.y != s.s && (kj < k_jobs - 1 || !all_on_rsp);
+            job_shape sj = s;
+            int32_t grp;
+            sj.kgroups = (k - k0 + LANES - 1) / LANES < s.kgroups ? (k - k0 + LANES - 1) / LANES
+                                                                  : s.kgroups;
+            dnn64_rsp_write(s.b, images[step & 1], (uint32_t)(sj.kgroups * 64 * s.blocks));
+            for (grp = 0; grp < groups; ++grp) {
+                const int32_t rows = batch - grp * s.rows < s.rows ? batch - grp * s.rows : s.rows;
+                uint8_t *rec = records + grp * rec_bytes;
+                sj.rows = rows;
+                put_header(header_image, &sj, sj.kgroups, flags, 0, q);
+                /* the row count changed the header only: A, P, S keep the full shape's
+                 * offsets */
+                dnn64_rsp_write(0, header_image, HEADER_BYTES);
+                dnn64_rsp_write_rows(s.a, w_rows + (b0 + grp * s.rows) * k + k0,
+                                     (uint32_t)(sj.kgroups * LANES), (uint32_t)rows,
+                                     (uint32_t)k);
+                dnn64_rsp_write(s.p, rec, (uint32_t)rec_bytes);
+                dnn64_rsp_start();
+                if (pending_s0 >= 0) {
+                    const int32_t pv = positions - pending_s0 < cols ? positions - pending_s0
+                                                                     : cols;
+                    for (r = 0; r < pending_rows; ++r)
+                        finish_row(&s, r, requant_on_rsp(mult_tile[pending_t + r],
+                                                         shift_tile[pending_t + r]),
+                                   y + c.y + (pending_t - t0 + r) * positions + pending_s0,
+                                   pv, mult_tile[pending_t + r], shift_tile[pending_t + r], q);
+                    pending_s0 = -1;
+                }
+                if (grp == 0 && step + 1 < steps) {
+                    const int32_t kn = (step + 1) % k_jobs;
+                    job_shape sn = s;
+                    sn.kgroups = (k - kn * kc + LANES - 1) / LANES < s.kgroups
+                                     ? (k - kn * kc + LANES - 1) / LANES
+                                     : s.kgroups;
+                    pack_inputs((int8_t *)images[(step + 1) & 1], &sn, g, xg, x_zero_point, k,
+                                kn * kc, ((step + 1) / k_jobs) * cols);
+                }
+                dnn64_rsp_wait();
+                if (keeps_state && kj < k_jobs - 1)
+                    dnn64_rsp_read(rec + (s.s - s.p), s.s,
+                                   (uint32_t)(s.rows * s.blocks * STATE_BYTES));
+                if (kj == k_jobs - 1) {
+                    if (!all_on_rsp)
+                        dnn64_rsp_read(result + s.s, s.s, s.y - s.s);
+                    dnn64_rsp_read(result + s.y, s.y, (uint32_t)(rows * cols));
+                    pending_s0 = s0;
+                    pending_rows = rows;
+                    pending_t = t0 + b0 + grp * s.rows;
+                }
+            }
+        }
+        if (pending_s0 >= 0) {
+            const int32_t pv = positions - pending_s0 < cols ? positions - pending_s0 : cols;
+            for (r = 0; r < pending_rows; ++r)
+                finish_row(&s, r, requant_on_rsp(mult_tile[pending_t + r],
+                                                 shift_tile[pending_t + r]),
+                           y + c.y + (pending_t - t0 + r) * positions + pending_s0, pv,
+                           mult_tile[pending_t + r], shift_tile[pending_t + r], q);
+        }
+    }
+}
+
+/* The resident path over the tile: each image, each conv group's share of the tile. */
+static void resident_conv(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero_point,
+                          const int8_t *w_tile, const int32_t *bias_tile,
+                          const int32_t *mult_tile, const int32_t *shift_tile,
+                          int32_t oc_begin, int32_t oc_count, const dnn64_q8_out *q,
+                          int8_t *y)
+{
+    const int32_t ocpg = g->c_out / g->group;
+    int32_t n, t0;
+    for (n = 0; n < g->n; ++n)
+        for (t0 = 0; t0 < oc_count;) {
+            const int32_t left = ocpg - (oc_begin + t0) % ocpg;
+            const int32_t count = left < oc_count - t0 ? left : oc_count - t0;
+            resident_channels(g, n, x, x_zero_point, w_tile, bias_tile, mult_tile, shift_tile,
+                              oc_begin, t0, count, q, y);
+            t0 += count;
+        }
+}
+
 void dnn64_rsp_conv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero_point,
                        const int8_t *w_tile, const int32_t *bias_tile, const int32_t *mult_tile,
                        const int32_t *shift_tile, int32_t oc_begin, int32_t oc_count,
@@ -417,6 +695,11 @@ void dnn64_rsp_conv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero
         fits = bias_tile[t] < BIAS_LIMIT && bias_tile[t] > -BIAS_LIMIT;
     if (!fits) {
         dnn64_conv_s8(g, x, x_zero_point, w_tile, bias_tile, mult_tile, shift_tile, oc_begin,
+                      oc_count, q, y);
+        return;
+    }
+    if (takes_resident(g, x, w_tile, k)) {
+        resident_conv(g, x, x_zero_point, w_tile, bias_tile, mult_tile, shift_tile, oc_begin,
                       oc_count, q, y);
         return;
     }
