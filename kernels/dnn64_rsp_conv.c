@@ -475,7 +475,13 @@ static void send_job(const row_group *rg, int32_t j, const uint8_t *image)
 #define RSP_CYCLES_PER_TAPS8 21 /* matmul_s8's loop: 8 taps of a row and a column block */
 #define RSP_CYCLES_PER_BLOCK 40 /* and its sum, state and output stage */
 
+/* Weights whose rows SP DMA cannot move as they are (K not a multiple of 8, or a
+ * misaligned tile) are copied here once a call, rows padded with zeros to a multiple
+ * of 8 bytes, when the tile fits. */
+#define WPAD_BYTES 16384
+
 static uint8_t DNN64_ALIGNED(records[RECORDS_BYTES]); /* per row group: P rows, then S */
+static int8_t DNN64_ALIGNED(wpad[WPAD_BYTES]);
 static uint8_t DNN64_ALIGNED(header_image[HEADER_BYTES]);
 
 /* A job of at most `rows_wanted` rows with B first in DMEM, or rows 0 if none fits. */
@@ -541,20 +547,26 @@ static job_shape resident_shape(int32_t rows_wanted, int32_t positions, int32_t 
     return best;
 }
 
+/* Whether SP DMA moves the tile's weight rows as they are. */
+static int weights_dmaable(const int8_t *w_tile, int32_t k)
+{
+    return k % 8 == 0 && ((uintptr_t)w_tile & 7u) == 0;
+}
+
 /* Whether a Conv takes the resident path: groups of at least 8 channels (not
- * depthwise), weight rows DMA-able (K a multiple of 8, an aligned tile), inputs that
- * are not moved as rows (1x1 stride 1 planes of a multiple of 8 bytes). */
+ * depthwise), weight rows DMA-able or a tile that fits `wpad` padded, inputs that are
+ * not moved as rows (1x1 stride 1 planes of a multiple of 8 bytes). */
 static int takes_resident(const dnn64_conv_geom *g, const int8_t *x, const int8_t *w_tile,
-                          int32_t k)
+                          int32_t k, int32_t oc_count)
 {
     const int32_t ocpg = g->c_out / g->group;
-    return ocpg >= LANES && k % 8 == 0 && ((uintptr_t)w_tile & 7u) == 0 &&
-           !gathers_rows(g, x);
+    return ocpg >= LANES && !gathers_rows(g, x) &&
+           (weights_dmaable(w_tile, k) || oc_count * ((k + 7) & ~7) <= WPAD_BYTES);
 }
 
 /* One conv group's channels [t0, t0 + count) of the tile for image n, in batches. */
 static void resident_channels(const dnn64_conv_geom *g, int32_t n, const int8_t *x,
-                              int32_t x_zero_point, const int8_t *w_tile,
+                              int32_t x_zero_point, const int8_t *w_rows, int32_t w_stride,
                               const int32_t *bias_tile, const int32_t *mult_tile,
                               const int32_t *shift_tile, int32_t oc_begin, int32_t t0,
                               int32_t count, const dnn64_q8_out *q, int8_t *y)
@@ -562,7 +574,7 @@ static void resident_channels(const dnn64_conv_geom *g, int32_t n, const int8_t 
     const int32_t k = g->c_in / g->group * g->k_h * g->k_w;
     const int32_t positions = g->h_out * g->w_out;
     const dnn64__conv_chan c = dnn64__conv_chan_at(g, n, oc_begin, t0);
-    const int8_t *w_rows = w_tile + c.w, *xg = x + c.x;
+    const int8_t *xg = x + c.x;
     int all_on_rsp = 1;
     int32_t t, r;
     job_shape s;
@@ -583,7 +595,7 @@ static void resident_channels(const dnn64_conv_geom *g, int32_t n, const int8_t 
         int32_t step, pending_s0 = -1, pending_rows = 0, pending_t = 0;
         for (r = 0; r < batch; ++r) {
             const int32_t tr = t0 + b0 + r;
-            const int8_t *wr = w_rows + (b0 + r) * k;
+            const int8_t *wr = w_rows + (b0 + r) * w_stride;
             int32_t kk, sum = 0;
             for (kk = 0; kk < k; ++kk)
                 sum += wr[kk];
@@ -612,9 +624,9 @@ static void resident_channels(const dnn64_conv_geom *g, int32_t n, const int8_t 
                 /* the row count changed the header only: A, P, S keep the full shape's
                  * offsets */
                 dnn64_rsp_write(0, header_image, HEADER_BYTES);
-                dnn64_rsp_write_rows(s.a, w_rows + (b0 + grp * s.rows) * k + k0,
+                dnn64_rsp_write_rows(s.a, w_rows + (b0 + grp * s.rows) * w_stride + k0,
                                      (uint32_t)(sj.kgroups * LANES), (uint32_t)rows,
-                                     (uint32_t)k);
+                                     (uint32_t)w_stride);
                 dnn64_rsp_write(s.p, rec, (uint32_t)rec_bytes);
                 dnn64_rsp_start();
                 if (pending_s0 >= 0) {
@@ -669,13 +681,21 @@ static void resident_conv(const dnn64_conv_geom *g, const int8_t *x, int32_t x_z
                           int8_t *y)
 {
     const int32_t ocpg = g->c_out / g->group;
-    int32_t n, t0;
+    const int32_t k = g->c_in / g->group * g->k_h * g->k_w;
+    const int dma = weights_dmaable(w_tile, k);
+    const int32_t w_stride = dma ? k : (k + 7) & ~7;
+    int32_t n, t0, kk;
+    if (!dma) /* rows padded to 8 bytes, zeros past k (they meet zero inputs too) */
+        for (t0 = 0; t0 < oc_count; ++t0)
+            for (kk = 0; kk < w_stride; ++kk)
+                wpad[t0 * w_stride + kk] = kk < k ? w_tile[t0 * k + kk] : 0;
     for (n = 0; n < g->n; ++n)
         for (t0 = 0; t0 < oc_count;) {
             const int32_t left = ocpg - (oc_begin + t0) % ocpg;
             const int32_t count = left < oc_count - t0 ? left : oc_count - t0;
-            resident_channels(g, n, x, x_zero_point, w_tile, bias_tile, mult_tile, shift_tile,
-                              oc_begin, t0, count, q, y);
+            resident_channels(g, n, x, x_zero_point, (dma ? w_tile : wpad) + t0 * w_stride,
+                              w_stride, bias_tile, mult_tile, shift_tile, oc_begin, t0, count,
+                              q, y);
             t0 += count;
         }
 }
@@ -698,7 +718,7 @@ void dnn64_rsp_conv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero
                       oc_count, q, y);
         return;
     }
-    if (takes_resident(g, x, w_tile, k)) {
+    if (takes_resident(g, x, w_tile, k, oc_count)) {
         resident_conv(g, x, x_zero_point, w_tile, bias_tile, mult_tile, shift_tile, oc_begin,
                       oc_count, q, y);
         return;

@@ -56,9 +56,10 @@ CASES = [
     (1, 24, 1, 1, 16, 3, 1, (1, 1, 1, 1), 1, 1, None),    # a 1-pixel plane, K = 216
     (1, 16, 6, 6, 32, 3, 1, (1, 1, 1, 1), 1, 2, None),    # 2 groups, CPU-packed weights
     (1, 16, 6, 6, 32, 3, 1, (1, 1, 1, 1), 1, 2, (5, 20)), # 2 groups, a tile across them
-    (1, 40, 3, 3, 8, 1, 2, (0, 0, 0, 0), 1, 1, None),     # 1x1 stride 2, K = 40
+    (1, 13, 5, 5, 8, 3, 2, (1, 1, 1, 1), 1, 1, None),     # K = 117: weights padded to 8
     (1, 8, 3, 3, 400, 3, 1, (1, 1, 1, 1), 1, 1, None),    # 400 channels: two batches
     (2, 24, 5, 5, 40, 3, 1, (1, 1, 1, 1), 1, 1, (0, 40)), # batch 2, 25 positions
+    (1, 150, 3, 3, 120, 1, 1, (0, 0, 0, 0), 1, 1, None),  # too big to pad: packed jobs
 ]
 
 

@@ -50,11 +50,12 @@ def layer_model(name: str) -> onnx.ModelProto:
     return b.build({y: [1, cout, out, out]})
 
 
-def workspace(root: Path, names: list[str], kernels: list[str]) -> None:
+def workspace(root: Path, names: list[str], kernels: list[str], staging: int | None = None) -> None:
     (root / "models").mkdir(parents=True)
     (root / "BUILD.yaml").write_text(
         "workspace:\n  name: bench_rsp_layers\n  defaults: {toolchain: bare}\n")
     targets = ["targets:"]
+    staging_opt = f", staging_bytes: {staging}" if staging else ""
     rng = np.random.default_rng(20261123)
     for name in names:
         model = layer_model(name)
@@ -66,7 +67,7 @@ def workspace(root: Path, names: list[str], kernels: list[str]) -> None:
         for k in kernels:
             targets.append(
                 f"  - {{rule: n64_model, name: {target(name, k)}, src: {name}.onnx, "
-                f"kernels: {k}, memory: 8MiB, planner: {{fusion: none}}, "
+                f"kernels: {k}, memory: 8MiB, planner: {{fusion: none{staging_opt}}}, "
                 f"quantize: {{mode: int8, calibration: {name}_calib.npz}}}}")
     (root / "models" / "BUILD.yaml").write_text("\n".join(targets) + "\n")
 
@@ -76,6 +77,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--layers", default=",".join(LAYERS))
     parser.add_argument("--kernels", default="auto")
     parser.add_argument("--timeout", type=float, default=900.0)
+    parser.add_argument("--staging", type=int, default=None,
+                        help="planner staging_bytes (weight tiles of half of it); default: the "
+                             "planner's")
     args = parser.parse_args(argv)
     names, kernels = args.layers.split(","), args.kernels.split(",")
     print("| layer | shape | kernels | M MACs | CPU cycles | cycles/MAC | ms at 93.75 MHz "
@@ -83,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory(prefix="bench_rsp_layers") as tmp:
         root = Path(tmp)
-        workspace(root, names, kernels)
+        workspace(root, names, kernels, args.staging)
         for name in names:
             cin, cout, k, stride, side, times = LAYERS[name]
             count = macs(onnx.load(root / "models" / f"{name}.onnx"))

@@ -17,7 +17,7 @@
 #include "dnn64_platform.h"
 #include "dnn64_rsp.h"
 
-#define DATA_MAX 131072u
+#define DATA_MAX 196608u
 #define Y_MAX 16384u
 #define W_MAX 32768u
 
