@@ -47,8 +47,8 @@ CASES = [
     # one position: also a Gemm of one row through dnn64_rsp_gemv_s8
     (1, 200, 1, 1, 37, 1, 1, (0, 0, 0, 0), 1, 1, (3, 30)),  # K = 200: two jobs, a tile
     (1, 13, 1, 1, 9, 1, 1, (0, 0, 0, 0), 1, 1, None),     # K = 13
-    # inputs resident in DMEM (even cases: their weights are 8-byte aligned, K a multiple
-    # of 8; the odd ones run the same shapes' neighbours with weights the CPU packs)
+    # inputs resident in DMEM (tiles of 16 channels or more; the weights of odd cases are
+    # misaligned, so the kernel copies them padded; those of under 16 run packed jobs)
     (1, 16, 7, 7, 24, 3, 1, (1, 1, 1, 1), 1, 1, None),    # K = 144: two jobs along k
     (1, 8, 6, 5, 12, 3, 1, (1, 0, 1, 2), 1, 1, None),     # misaligned weights, K = 72
     (1, 32, 5, 9, 20, 3, 2, (1, 1, 1, 1), 1, 1, (3, 17)), # stride 2, K = 288, a tile
@@ -56,7 +56,7 @@ CASES = [
     (1, 24, 1, 1, 16, 3, 1, (1, 1, 1, 1), 1, 1, None),    # a 1-pixel plane, K = 216
     (1, 16, 6, 6, 32, 3, 1, (1, 1, 1, 1), 1, 2, None),    # 2 groups, CPU-packed weights
     (1, 16, 6, 6, 32, 3, 1, (1, 1, 1, 1), 1, 2, (5, 20)), # 2 groups, a tile across them
-    (1, 13, 5, 5, 8, 3, 2, (1, 1, 1, 1), 1, 1, None),     # K = 117: weights padded to 8
+    (1, 13, 5, 5, 16, 3, 2, (1, 1, 1, 1), 1, 1, None),    # K = 117: weights padded to 8
     (1, 8, 3, 3, 400, 3, 1, (1, 1, 1, 1), 1, 1, None),    # 400 channels: two batches
     (2, 24, 5, 5, 40, 3, 1, (1, 1, 1, 1), 1, 1, (0, 40)), # batch 2, 25 positions
     (1, 150, 3, 3, 120, 1, 1, (0, 0, 0, 0), 1, 1, None),  # too big to pad: packed jobs
