@@ -337,7 +337,7 @@ static void pack_tap(int8_t *row, int32_t block_stride, const dnn64_conv_geom *g
  * with its own bounds) are packed by gathering from one input channel copied into
  * `padded` with its padding (x_zp): the window extents' (h_out - 1) * stride_h +
  * (k_h - 1) * dil_h + 1 rows of as many columns, when they fit PADDED_BYTES. */
-#define GATHER_W_OUT 8
+#define GATHER_W_OUT 16
 #define PADDED_BYTES 1024
 static int8_t DNN64_ALIGNED(padded[PADDED_BYTES]);
 
@@ -383,11 +383,13 @@ static void pad_channel(const dnn64_conv_geom *g, const int8_t *xp, int8_t zp, i
     }
 }
 
-/* The taps [k0, k0 + kc) of columns [s0, s0 + valid) gathered from `padded`, one input
- * channel at a time (`at`: each column's window origin in it). */
+/* The taps [k0, k0 + kc) of columns [s0, s0 + cols) gathered from `padded`, one input
+ * channel at a time (`at`: each column's window origin in it), a block of 8 columns at
+ * a time. Columns past the last position (valid) repeat its inputs: lanes are
+ * independent, and their outputs are never read. */
 static void gather_taps(int8_t *b0, int32_t kc, int32_t block_stride, const dnn64_conv_geom *g,
                         const int8_t *xg, int8_t zp, int32_t k, int32_t k0, int32_t s0,
-                        int32_t valid)
+                        int32_t valid, int32_t cols)
 {
     const int32_t wp = padded_w(g), ksize = g->k_h * g->k_w, plane = g->h_in * g->w_in;
     int16_t at[COLS_MAX];
@@ -403,12 +405,23 @@ static void gather_taps(int8_t *b0, int32_t kc, int32_t block_stride, const dnn6
             ++oy;
         }
     }
+    for (; col < cols; ++col)
+        at[col] = at[valid - 1];
     pad_channel(g, xg + ic * plane, zp, py0, py1);
     for (kk = 0; kk < kc && k0 + kk < k; ++kk) {
         const int8_t *src = padded + ky * g->dil_h * wp + kx * g->dil_w;
         int8_t *row = b0 + kk * LANES;
-        for (col = 0; col < valid; ++col)
-            row[(col >> 3) * block_stride + (col & 7)] = src[at[col]];
+        for (col = 0; col < cols; col += LANES, row += block_stride) {
+            const int16_t *a = at + col;
+            row[0] = src[a[0]];
+            row[1] = src[a[1]];
+            row[2] = src[a[2]];
+            row[3] = src[a[3]];
+            row[4] = src[a[4]];
+            row[5] = src[a[5]];
+            row[6] = src[a[6]];
+            row[7] = src[a[7]];
+        }
         if (++kx == g->k_w) {
             kx = 0;
             if (++ky == g->k_h) {
@@ -438,8 +451,8 @@ static void pack_inputs(int8_t *b0, const job_shape *s, const dnn64_conv_geom *g
     col_run runs[COLS_MAX];
     const int32_t run_count = plain || gather ? 0 : col_runs(runs, g, s0, valid);
     int32_t kk, ic = k0 / ksize, ky = (k0 % ksize) / g->k_w, kx = k0 % g->k_w;
-    if (gather) /* the valid columns of the taps below k; zeros after them below */
-        gather_taps(b0, kc, block_stride, g, xg, zp, k, k0, s0, valid);
+    if (gather) /* the taps below k; zeros after them below */
+        gather_taps(b0, kc, block_stride, g, xg, zp, k, k0, s0, valid, cols);
     for (kk = 0; kk < kc; ++kk) {
         int8_t *row = b0 + kk * LANES;
         if (k0 + kk >= k) {
@@ -451,7 +464,7 @@ static void pack_inputs(int8_t *b0, const job_shape *s, const dnn64_conv_geom *g
         else if (!gather)
             pack_tap(row, block_stride, g, xg + ic * in_plane, ky * g->dil_h - g->pad_top,
                      kx * g->dil_w - g->pad_left, &zp, runs, run_count);
-        if (valid < cols)
+        if (valid < cols && !gather)
             put_cols(row, block_stride, valid, cols - valid, &zero, 0);
         if (++kx == g->k_w) {
             kx = 0;

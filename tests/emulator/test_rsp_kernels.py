@@ -60,6 +60,9 @@ CASES = [
     (1, 8, 3, 3, 400, 3, 1, (1, 1, 1, 1), 1, 1, None),    # 400 channels: two batches
     (2, 24, 5, 5, 40, 3, 1, (1, 1, 1, 1), 1, 1, (0, 40)), # batch 2, 25 positions
     (1, 150, 3, 3, 120, 1, 1, (0, 0, 0, 0), 1, 1, None),  # too big to pad: packed jobs
+    # planes of 16 outputs or wider: block copies rather than gathers (these two)
+    (1, 8, 6, 20, 16, 3, 1, (1, 1, 1, 1), 1, 1, None),    # resident, 120 positions
+    (1, 5, 4, 18, 6, 3, 1, (0, 2, 1, 0), 1, 1, None),     # packed jobs, uneven pads
 ]
 
 
