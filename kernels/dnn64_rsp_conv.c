@@ -434,8 +434,8 @@ static void gather_taps(int8_t *b0, int32_t kc, int32_t block_stride, const dnn6
 }
 
 /* B[nb][kk][lane] = X[k0 + kk][s0 + 8 nb + lane] of the group's input xg: the input
- * under tap k0 + kk of that output position, x_zp in the padding, 0 past k or the
- * last position. */
+ * under tap k0 + kk of that output position, x_zp in the padding, 0 past k and past the
+ * last position (gathered planes: the last position's inputs, see gather_taps). */
 static void pack_inputs(int8_t *b0, const job_shape *s, const dnn64_conv_geom *g,
                         const int8_t *xg, int32_t x_zp, int32_t k, int32_t k0, int32_t s0)
 {
