@@ -173,6 +173,20 @@ void dnn64_rsp_wait(void);
  *  D-cache lines are invalidated, so the CPU then reads what the RSP wrote). */
 void dnn64_rsp_read(void *dst, uint32_t dmem_offset, uint32_t bytes);
 
+/** As dnn64_rsp_start, at `pc`: DNN64_RSP_PC_HEADER_B starts matmul_s8 on the job
+ *  whose header is at DMEM DNN64_RSP_HEADER_B instead of 0. */
+#define DNN64_RSP_PC_HEADER_B 8u
+#define DNN64_RSP_HEADER_B 48u
+void dnn64_rsp_start_at(uint32_t pc);
+
+/** dnn64_rsp_write, _write_rows and _read also while the kernel runs: the caller keeps
+ *  to DMEM that the running job neither reads nor writes (a double-buffered job's other
+ *  half). The RSP's own loads and stores and an SP DMA may share DMEM. */
+void dnn64_rsp_write_beside(uint32_t dmem_offset, const void *src, uint32_t bytes);
+void dnn64_rsp_write_rows_beside(uint32_t dmem_offset, const void *src, uint32_t row_bytes,
+                                 uint32_t rows, uint32_t src_stride);
+void dnn64_rsp_read_beside(void *dst, uint32_t dmem_offset, uint32_t bytes);
+
 /* Every call above checks alignment and bounds, and every wait (DMA, halt) has a time
  * limit: a fault calls dnn64_fail instead of hanging. */
 

@@ -66,11 +66,12 @@ def target(name: str, kernels: str) -> str:
     return f"{name[:15]}_{kernels}"
 
 
-def workspace(root: Path, names: list[str]) -> None:
+def workspace(root: Path, names: list[str], staging: int | None = None) -> None:
     (root / "models").mkdir(parents=True)
     (root / "BUILD.yaml").write_text(
         "workspace:\n  name: bench_rsp\n  defaults: {toolchain: bare}\n")
     targets = ["targets:"]
+    staging_opt = f", staging_bytes: {staging}" if staging else ""
     rng = np.random.default_rng(20261123)
     for name in names:
         model = build(name)
@@ -82,7 +83,7 @@ def workspace(root: Path, names: list[str]) -> None:
         for kernels in KERNELS:
             targets.append(
                 f"  - {{rule: n64_model, name: {target(name, kernels)}, src: {name}.onnx, "
-                f"kernels: {kernels}, memory: 8MiB, planner: {{fusion: none}}, "
+                f"kernels: {kernels}, memory: 8MiB, planner: {{fusion: none{staging_opt}}}, "
                 f"quantize: {{mode: int8, calibration: {name}_calib.npz}}}}")
     (root / "models" / "BUILD.yaml").write_text("\n".join(targets) + "\n")
 
@@ -117,6 +118,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kernels", default=",".join(KERNELS),
                         help="which of cpu, rsp, auto to run (the first given is the 'vs' base)")
     parser.add_argument("--timeout", type=float, default=900.0)
+    parser.add_argument("--staging", type=int, default=None,
+                        help="the targets' planner staging_bytes (weight tiles of half of it); "
+                             "default: the planner's")
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args(argv)
     names = [m.split(":")[0] for m in args.models.split(",")]
@@ -125,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench_rsp") as tmp:
         root = Path(tmp)
-        workspace(root, names)
+        workspace(root, names, args.staging)
         for name, choices in zip(names, per_model, strict=True):
             kernel_choices = choices or args.kernels.split(",")
             count = macs(onnx.load(root / "models" / f"{name}.onnx"))

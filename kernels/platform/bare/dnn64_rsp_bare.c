@@ -156,13 +156,16 @@ void dnn64_rsp_write(uint32_t dmem_offset, const void *src, uint32_t bytes)
     dma_to_sp(dmem_offset, src, bytes);
 }
 
-void dnn64_rsp_write_rows(uint32_t dmem_offset, const void *src, uint32_t row_bytes,
-                          uint32_t rows, uint32_t src_stride)
+void dnn64_rsp_write_beside(uint32_t dmem_offset, const void *src, uint32_t bytes)
+{
+    dma_to_sp(dmem_offset, src, bytes);
+}
+
+static void write_rows(uint32_t dmem_offset, const void *src, uint32_t row_bytes,
+                       uint32_t rows, uint32_t src_stride)
 {
     const uint8_t *row = (const uint8_t *)src;
     uint32_t i;
-    if (running)
-        dnn64_fail("RSP: DMEM written while the kernel runs");
     if ((src_stride & 7u) || (row_bytes & 7u) || src_stride < row_bytes || rows == 0)
         dnn64_fail("RSP: SP DMA rows: row or stride not a multiple of 8, or overlapping");
     check_transfer(src, dmem_offset, row_bytes * rows);
@@ -187,8 +190,22 @@ void dnn64_rsp_write_rows(uint32_t dmem_offset, const void *src, uint32_t row_by
     dma_wait();
 }
 
-/* Starts `code` at PC 0, loading it into IMEM unless it is there. */
-static void start_code(const uint32_t *code, uint32_t bytes)
+void dnn64_rsp_write_rows(uint32_t dmem_offset, const void *src, uint32_t row_bytes,
+                          uint32_t rows, uint32_t src_stride)
+{
+    if (running)
+        dnn64_fail("RSP: DMEM written while the kernel runs");
+    write_rows(dmem_offset, src, row_bytes, rows, src_stride);
+}
+
+void dnn64_rsp_write_rows_beside(uint32_t dmem_offset, const void *src, uint32_t row_bytes,
+                                 uint32_t rows, uint32_t src_stride)
+{
+    write_rows(dmem_offset, src, row_bytes, rows, src_stride);
+}
+
+/* Starts `code` at `pc`, loading it into IMEM unless it is there. */
+static void start_code(const uint32_t *code, uint32_t bytes, uint32_t pc)
 {
     if (loaded != code) {
         halt_rsp();
@@ -198,7 +215,7 @@ static void start_code(const uint32_t *code, uint32_t bytes)
     if (running)
         dnn64_fail("RSP: started while the kernel runs");
     running = 1;
-    SP_PC = 0;
+    SP_PC = pc;
     /* Interrupt on break: mupen64plus reports a task's end (halt + broke) only through
      * the SP interrupt; the MI mask keeps it from reaching the CPU. */
     SP_STATUS = WSTATUS_CLEAR_HALT | WSTATUS_CLEAR_BROKE | WSTATUS_CLEAR_INTR |
@@ -207,22 +224,27 @@ static void start_code(const uint32_t *code, uint32_t bytes)
 
 void dnn64_rsp_start(void)
 {
-    start_code(dnn64_rsp_matmul_s8_code, dnn64_rsp_matmul_s8_code_bytes);
+    dnn64_rsp_start_at(0);
+}
+
+void dnn64_rsp_start_at(uint32_t pc)
+{
+    start_code(dnn64_rsp_matmul_s8_code, dnn64_rsp_matmul_s8_code_bytes, pc);
 }
 
 void dnn64_rsp_start_dwconv(void)
 {
-    start_code(dnn64_rsp_dwconv_s8_code, dnn64_rsp_dwconv_s8_code_bytes);
+    start_code(dnn64_rsp_dwconv_s8_code, dnn64_rsp_dwconv_s8_code_bytes, 0);
 }
 
 void dnn64_rsp_start_pwconv(void)
 {
-    start_code(dnn64_rsp_pwconv_s8_code, dnn64_rsp_pwconv_s8_code_bytes);
+    start_code(dnn64_rsp_pwconv_s8_code, dnn64_rsp_pwconv_s8_code_bytes, 0);
 }
 
 void dnn64_rsp_start_gemv_dma(void)
 {
-    start_code(dnn64_rsp_gemv_dma_s8_code, dnn64_rsp_gemv_dma_s8_code_bytes);
+    start_code(dnn64_rsp_gemv_dma_s8_code, dnn64_rsp_gemv_dma_s8_code_bytes, 0);
 }
 
 /* Allowed while the kernel runs: the CPU prepares the next job's memory then. */
@@ -257,5 +279,10 @@ void dnn64_rsp_read(void *dst, uint32_t dmem_offset, uint32_t bytes)
 {
     if (running)
         dnn64_fail("RSP: DMEM read while the kernel runs");
+    dma_from_dmem(dst, dmem_offset, bytes);
+}
+
+void dnn64_rsp_read_beside(void *dst, uint32_t dmem_offset, uint32_t bytes)
+{
     dma_from_dmem(dst, dmem_offset, bytes);
 }

@@ -9,7 +9,10 @@
  *   rsp<i> <first index> <hex>...   the RSP kernel's y (dnn64_print_i8_hex)
  *   same<i> <1 if the CPU kernel wrote the same y, else 0>
  * and for a case of one image of 1x1 planes (a Gemm of one row)
- *   gemv<i> <1 if dnn64_rsp_gemv_s8 wrote the same y, else 0> */
+ *   gemv<i> <1 if dnn64_rsp_gemv_s8 wrote the same y, else 0>
+ * The weights are copied to an 8-byte aligned buffer, 4 bytes past it for odd-numbered
+ * cases: SP DMA moves the weight rows of the even ones (when K is a multiple of 8), the
+ * CPU packs the others. */
 #include "dnn64_kernels.h"
 #include "dnn64_platform.h"
 #include "dnn64_rsp.h"
@@ -19,12 +22,14 @@
 #define RSP_CONV dnn64_rsp_conv_s8
 #endif
 
-#define DATA_MAX 65536u
+#define DATA_MAX 196608u
 #define Y_MAX 16384u
+#define W_MAX 32768u
 
 static uint8_t DNN64_ALIGNED(data[DATA_MAX]);
 static int8_t DNN64_ALIGNED(y_rsp[Y_MAX]);
 static int8_t DNN64_ALIGNED(y_cpu[Y_MAX]);
+static int8_t DNN64_ALIGNED(w_copy[W_MAX + 4u]);
 
 static uint32_t pos;
 
@@ -79,7 +84,12 @@ int main(void)
         has_lut = word();
         oc_begin = word(), oc_count = word(), x_bytes = word(), w_bytes = word();
         x = bytes(x_bytes);
+        if (w_bytes > (int32_t)W_MAX)
+            dnn64_fail("rsp_conv_probe: weights too big");
         w = bytes(w_bytes);
+        for (i = 0; i < w_bytes; i++)
+            w_copy[(c & 1) * 4 + i] = w[i];
+        w = w_copy + (c & 1) * 4;
         q.lut = has_lut ? bytes(256) : 0;
         words(oc_count, bias), words(oc_count, mult), words(oc_count, shift);
         y_count = g.n * g.c_out * g.h_out * g.w_out;
