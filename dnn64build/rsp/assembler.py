@@ -7,6 +7,15 @@ records labels, the second encodes. Output: big-endian 32-bit words for IMEM.
 Syntax (one statement a line; ``#`` or ``;`` starts a comment):
 
 - ``label:`` (may share a line with an instruction); ``.equ NAME, value``.
+- ``.include "file"`` puts that file's lines in place of the directive. The path is
+  relative to the including file's directory (``assemble``'s ``name``; ``assemble_file``
+  passes the path). Included lines share the program's one label and ``.equ`` namespace,
+  as in GNU as: an ``.equ`` before the include feeds the included lines, and an include
+  file that defines labels (a subroutine such as ``dma_in``) is included once a program;
+  a second definition is the usual "defined twice" error. There are no macros or
+  per-include local labels: the kernels' shared sequences are the same to the register.
+  A missing file or an include cycle is an error naming the ``.include`` line; an error
+  inside an included file names that file's line and the include lines that led there.
 - GPRs: ``$0``..``$31`` or ABI names (``$zero $at $v0 $v1 $a0..$a3 $t0..$t9
   $s0..$s7 $k0 $k1 $gp $sp $fp $ra``).
 - Vector registers: ``$v00``..``$v31`` (always two digits, so ``$v0``/``$v1`` stay
@@ -33,6 +42,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from dnn64build.errors import UserError
 
@@ -96,6 +106,7 @@ _LABEL = re.compile(r"^([A-Za-z_.][\w.]*)\s*:")
 _SYMBOL = re.compile(r"^[A-Za-z_][\w.]*$")
 _MEM = re.compile(r"^(.*)\((\$\w+)\)$")
 _VREG = re.compile(r"^\$v(\d\d)(?:\.([ehqb])(\d+))?$")
+_INCLUDE = re.compile(r'^\.include\s+"([^"]+)"$', re.IGNORECASE)
 
 
 class AsmError(UserError):
@@ -116,19 +127,19 @@ class Microcode:
 
 @dataclass(frozen=True)
 class _Line:
-    number: int
+    where: str  # file:line, and the includes that led there
     mnemonic: str
     operands: tuple[str, ...]
     address: int
 
 
 class _Encoder:
-    def __init__(self, line: _Line, labels: dict[str, int], equates: dict[str, int], where: str):
-        self.line, self.labels, self.equates, self.where = line, labels, equates, where
+    def __init__(self, line: _Line, labels: dict[str, int], equates: dict[str, int]):
+        self.line, self.labels, self.equates = line, labels, equates
 
     def fail(self, message: str) -> AsmError:
         text = f"{self.line.mnemonic} {', '.join(self.line.operands)}".strip()
-        return AsmError(f"{message} (in `{text}`)", where=f"{self.where}:{self.line.number}")
+        return AsmError(f"{message} (in `{text}`)", where=self.line.where)
 
     def count(self, n: int) -> None:
         if len(self.line.operands) != n:
@@ -322,11 +333,11 @@ def _pseudo(e: _Encoder) -> list[int]:
     raise e.fail(f"unknown instruction {m!r}")
 
 
-def _size(line: _Line, equates: dict[str, int], where: str) -> int:
+def _size(line: _Line, equates: dict[str, int]) -> int:
     """Bytes a statement takes (only li varies, by its value, which must be known now)."""
     if line.mnemonic != "li":
         return 4
-    return 4 * len(_encode(_Encoder(line, {}, equates, where)))
+    return 4 * len(_encode(_Encoder(line, {}, equates)))
 
 
 def _split(text: str) -> tuple[str, tuple[str, ...]]:
@@ -335,18 +346,53 @@ def _split(text: str) -> tuple[str, tuple[str, ...]]:
     return parts[0].lower(), operands
 
 
+def _expand(
+    source: str, name: str, open_files: tuple[Path, ...] = (), context: str = ""
+) -> list[tuple[str, str]]:
+    """(where, text) of every line, comments stripped, each ``.include`` replaced by its
+    file's lines. ``open_files``: the files including this one (a cycle if it recurs);
+    ``context``: the include lines that led here, for error messages."""
+    open_files = (*open_files, Path(name).resolve())
+    lines: list[tuple[str, str]] = []
+    for number, raw in enumerate(source.splitlines(), 1):
+        where = f"{name}:{number}{context}"
+        text = re.split(r"[#;]", raw, maxsplit=1)[0].strip()
+        if not text.lower().startswith(".include"):
+            lines.append((where, text))
+            continue
+        m = _INCLUDE.match(text)
+        if m is None:
+            raise AsmError('.include takes a "quoted" file name', where=where)
+        path = Path(name).parent / m.group(1)
+        if path.resolve() in open_files:
+            cycle = " -> ".join(f.name for f in (*open_files, path))
+            raise AsmError(f"include cycle: {cycle}", where=where)
+        if not path.is_file():
+            raise AsmError(f'.include "{m.group(1)}": no file {path}', where=where)
+        inner = f" (included from {name}:{number}){context}"
+        lines.extend(_expand(path.read_text(), str(path), open_files, inner))
+    return lines
+
+
+def assemble_file(path: Path, *, origin: int = 0) -> Microcode:
+    """Assemble an .rsp file; its ``.include`` paths are relative to its directory."""
+    return assemble(path.read_text(), name=str(path), origin=origin)
+
+
 def assemble(source: str, *, name: str = "<rsp>", origin: int = 0) -> Microcode:
-    """Assemble RSP source into IMEM words; AsmError names the line of any mistake."""
+    """Assemble RSP source into IMEM words; AsmError names the line of any mistake.
+
+    ``name`` is the file the source came from: errors name it, and ``.include`` paths
+    are relative to its directory."""
     labels: dict[str, int] = {}
     equates: dict[str, int] = {}
     lines: list[_Line] = []
     address = origin
-    for number, raw in enumerate(source.splitlines(), 1):
-        text = re.split(r"[#;]", raw, maxsplit=1)[0].strip()
+    for where, text in _expand(source, name):
         while (m := _LABEL.match(text)) is not None:
             label = m.group(1)
             if label in labels or label in equates:
-                raise AsmError(f"label {label!r} defined twice", where=f"{name}:{number}")
+                raise AsmError(f"label {label!r} defined twice", where=where)
             labels[label] = address
             text = text[m.end() :].strip()
         if not text:
@@ -354,16 +400,16 @@ def assemble(source: str, *, name: str = "<rsp>", origin: int = 0) -> Microcode:
         mnemonic, operands = _split(text)
         if mnemonic == ".equ":
             if len(operands) != 2 or not _SYMBOL.match(operands[0]):
-                raise AsmError(".equ takes NAME, value", where=f"{name}:{number}")
-            line = _Line(number, mnemonic, operands, address)
-            equates[operands[0]] = _Encoder(line, labels, equates, name).value(operands[1])
+                raise AsmError(".equ takes NAME, value", where=where)
+            line = _Line(where, mnemonic, operands, address)
+            equates[operands[0]] = _Encoder(line, labels, equates).value(operands[1])
             continue
-        line = _Line(number, mnemonic, operands, address)
+        line = _Line(where, mnemonic, operands, address)
         lines.append(line)
-        address += _size(line, equates, name)
+        address += _size(line, equates)
     if address - origin > 4096:
         raise AsmError(f"code is {address - origin} bytes; IMEM holds 4096", where=name)
     words: list[int] = []
     for line in lines:
-        words.extend(_encode(_Encoder(line, labels, equates, name)))
+        words.extend(_encode(_Encoder(line, labels, equates)))
     return Microcode(tuple(words), labels)

@@ -1,5 +1,8 @@
 """The project's RSP microcode: assembled from dnn64build/rsp/microcode/*.rsp into C arrays.
 
+The kernels share sequences through ``.include`` files beside them (``*.inc``: the int8
+output stage, the SP DMA subroutines).
+
 The bare platform links the arrays from kernels/platform/bare/dnn64_rsp_microcode.c,
 a generated file kept in the repository so that building a ROM needs no extra step;
 tests/rsp checks it is what the sources assemble to. Regenerate it after editing a
@@ -12,7 +15,7 @@ import sys
 from pathlib import Path
 
 from dnn64build.atomic_write import write_text_if_changed
-from dnn64build.rsp.assembler import Microcode, assemble
+from dnn64build.rsp.assembler import Microcode, assemble_file
 
 SOURCE_DIR = Path(__file__).parent / "microcode"
 KERNELS = ("matmul_s8", "dwconv_s8", "pwconv_s8", "gemv_dma_s8")
@@ -21,7 +24,7 @@ C_FILE = Path(__file__).parents[2] / "kernels" / "platform" / "bare" / "dnn64_rs
 
 def assemble_kernel(name: str) -> Microcode:
     path = SOURCE_DIR / f"{name}.rsp"
-    return assemble(path.read_text(), name=str(path))
+    return assemble_file(path)
 
 
 def c_source() -> str:
