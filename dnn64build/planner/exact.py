@@ -261,7 +261,7 @@ class _Search:
         for i in range(n):
             for k in range(self.first[i], self.last[i] - 1):
                 self.cuts[k] += 1
-        self.history: list[tuple[int, list[int], int]] = []
+        self.history: list[tuple[int, list[int], list[int], int]] = []
         self.twin_tops: list[dict[int, int]] = [{} for _ in range(self.classes)]
         self.stacked_placed: list[int] = []  # placed buffers with a stacked twin
         # unplaced j adds zobrist[j] * (floor[j] + 1)
@@ -300,18 +300,19 @@ class _Search:
         top = offset + size
         floor, remaining, cuts = self.floor, self.remaining, self.cuts
         alignment, unplaced_in = self.alignment, self.unplaced_in
-        raised = []
+        raised: list[int] = []  # the unplaced conflicts whose floors i raises
+        olds: list[int] = []  # and their floors before
         key, zobrist, placed_at = self.state_key, self.zobrist, self.offset
         saved_key = key
+        # A placed buffer's floor is not read, and is what it was when it was
+        # placed again when it is unplaced (LIFO): only unplaced ones change.
         for j in self.conflicts[i]:
             old = floor[j]
-            if old < top:
-                raised.append(old)
+            if old < top and placed_at[j] is None:
+                raised.append(j)
+                olds.append(old)
                 floor[j] = new = -(-top // alignment[j]) * alignment[j]
-                if placed_at[j] is None:
-                    key += zobrist[j] * (new - old)
-            else:
-                raised.append(-1)
+                key += zobrist[j] * (new - old)
         self.state_key = key - zobrist[i] * (floor[i] + 1)
         start, stop = self.first[i], self.last[i]
         split = False
@@ -325,17 +326,16 @@ class _Search:
         self.twin_tops[self.twin_class[i]][top] = i
         if self.stacked[i]:
             self.stacked_placed.append(i)
-        self.history.append((i, raised, saved_key))
+        self.history.append((i, raised, olds, saved_key))
         return split
 
     def unplace(self) -> None:
-        i, raised, self.state_key = self.history.pop()
+        i, raised, olds, self.state_key = self.history.pop()
         size = self.footprint[i]
         floor, remaining, cuts, unplaced_in = (
             self.floor, self.remaining, self.cuts, self.unplaced_in)
-        for j, value in zip(self.conflicts[i], raised, strict=True):
-            if value >= 0:
-                floor[j] = value
+        for j, old in zip(raised, olds, strict=True):
+            floor[j] = old
         start, stop = self.first[i], self.last[i]
         for k in range(start, stop):
             remaining[k] += size
@@ -580,8 +580,7 @@ class _Search:
         floor_of, remaining, unplaced_in = self.floor.__getitem__, self.remaining, self.unplaced_in
         footprint_of = self.footprint.__getitem__
         first, last = self.first, self.last
-        raised = [j for j, old in zip(self.conflicts[i], self.history[-1][1], strict=True)
-                  if old >= 0]
+        raised = self.history[-1][1]
         start, stop = first[i], last[i]
         profile = self.params.floor_profile and raised
         if raised:  # their sections: a contiguous range around i's
