@@ -305,8 +305,8 @@ class _Search:
         olds: list[int] = []  # and their floors before
         key, zobrist, placed_at = self.state_key, self.zobrist, self.offset
         saved_key = key
-        # A placed buffer's floor is not read, and is what it was when it was
-        # placed again when it is unplaced (LIFO): only unplaced ones change.
+        # Only unplaced conflicts change: a placed buffer's floor is not read,
+        # and when it is unplaced (LIFO) it is again what it was at its placing.
         for j in self.conflicts[i]:
             old = floor[j]
             if old < top and placed_at[j] is None:
