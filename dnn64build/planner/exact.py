@@ -40,10 +40,9 @@ tested against brute force):
 - ``stacked_twins``: two buffers with the same conflicts (each other aside),
   alignment and starting floor, stacked back to back, go lower rank below
   (swapping them moves nothing else; needs canonical order);
-- ``floor_profile``: for each floor f a placement raised buffers to, the
-  unplaced buffers of a section with floors at or above f go above f: prune
-  when they cannot fit there (a strengthening of ``unplaced_floor``, checked
-  with it);
+- ``floor_profile``: for every floor f of a section's unplaced buffers,
+  those with floors at or above f go above f: prune when they cannot fit
+  there (a strengthening of ``unplaced_floor``, checked with it);
 - ``failure_memo``: a node whose state (see ``_state``) already failed is
   not searched again;
 - ``tight_windows``: the buffers of a run of tight sections (little slack),
@@ -80,7 +79,7 @@ import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from itertools import compress
+from itertools import accumulate
 from operator import add
 
 from dnn64build.planner.best_fit import best_fit
@@ -574,17 +573,19 @@ class _Search:
 
     def _floors_fit(self, i: int, lo: int, hi: int, capacity: int) -> bool:
         """Unplaced floor: the unplaced buffers of a section all go at or above
-        the lowest of their floors. With ``floor_profile``, also above each
-        floor f that placing i raised conflicts to, the buffers of a section
-        whose floors are at or above f must fit (only these thresholds gained
-        bytes). Only the sections of i (fewer bytes left) and of the conflicts
-        whose floors i raised can have changed."""
+        the lowest of their floors. With ``floor_profile``, for every floor f
+        of a section, those whose floors are at or above f go above f; only
+        thresholds up to the highest floor i raised gained bytes, so only
+        sections where that floor plus their unplaced bytes exceed the capacity
+        are sorted. Only the sections of i (fewer bytes left) and of the
+        conflicts whose floors i raised can have changed."""
         floor_of, remaining, unplaced_in = self.floor.__getitem__, self.remaining, self.unplaced_in
         footprint_of = self.footprint.__getitem__
         first, last = self.first, self.last
         raised = self.history[-1][1]
         start, stop = first[i], last[i]
-        raised_to = set(map(floor_of, raised)) if self.params.floor_profile else set()
+        profile = self.params.floor_profile and raised
+        highest = max(map(floor_of, raised)) if profile else 0
         if raised:  # their sections: a contiguous range around i's
             start = min(start, *map(first.__getitem__, raised))
             stop = max(stop, *map(last.__getitem__, raised))
@@ -595,9 +596,10 @@ class _Search:
             floors = list(map(floor_of, members))
             if min(floors) + remaining[k] > capacity:
                 return False
-            for f in raised_to:  # the floors at or above f hold at most remaining[k]
-                if f + remaining[k] > capacity and f + sum(compress(
-                        map(footprint_of, members), map(f.__le__, floors))) > capacity:
+            if profile and highest + remaining[k] > capacity:
+                order = sorted(range(len(floors)), key=floors.__getitem__, reverse=True)
+                above = accumulate(map(footprint_of, map(members.__getitem__, order)))
+                if max(map(add, map(floors.__getitem__, order), above)) > capacity:
                     return False
         return True
 
