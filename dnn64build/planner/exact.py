@@ -97,8 +97,10 @@ from dnn64build.planner.problem import (
 # default budget is about a second on an idle machine (more under load).
 WORK_BUDGET = 6_000_000
 NODE_OVERHEAD = 256  # a node's fixed cost (candidates, place, check, unplace), in units
-# Preorders tried in turn by ``restarts`` (see ``_Search.use_preorder``).
-PREORDERS = ("TWA", "WAT", "TAW")
+# Preorders tried in turn by ``restarts`` (see ``_Search.use_preorder``): a
+# portfolio, the busiest-section-first orders alternating with area-first ones
+# (these find the tightest random packings of tools/hard_problems.py).
+PREORDERS = ("TWA", "AWT", "WAT", "ATW", "TAW", "WTA")
 # Tight windows: a section is tight when its free bytes are at most
 # 1/TIGHT_SLACK of the capacity; a window's relaxation may explore
 # WINDOW_NODES nodes per buffer in it before it is given up (no verdict);
