@@ -40,6 +40,9 @@ tested against brute force):
 - ``stacked_twins``: two buffers with the same conflicts (each other aside),
   alignment and starting floor, stacked back to back, go lower rank below
   (swapping them moves nothing else; needs canonical order);
+- ``floor_profile``: for every floor f of a section's unplaced buffers,
+  those with floors at or above f go above f: prune when they cannot fit
+  there (a strengthening of ``unplaced_floor``, checked with it);
 - ``failure_memo``: a node whose state (see ``_state``) already failed is
   not searched again;
 - ``tight_windows``: the buffers of a run of tight sections (little slack),
@@ -47,6 +50,9 @@ tested against brute force):
   refutes it prunes the node;
 - ``restarts``: preorders take turns under doubling node limits, so one bad
   early choice does not eat the budget (the order changes, not the answer);
+- ``alternate_windows``: each restart round runs every preorder twice,
+  first without tight windows, then with them (windows refute some problems
+  fast and only cost nodes on others; needs restarts);
 - ``heuristic_incumbent``: start from best_fit's plan.
 
 The search is bounded by *work*, so a given problem and budget give the same
@@ -73,6 +79,7 @@ import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from itertools import accumulate
 from operator import add
 
 from dnn64build.planner.best_fit import best_fit
@@ -90,8 +97,10 @@ from dnn64build.planner.problem import (
 # default budget is about a second on an idle machine (more under load).
 WORK_BUDGET = 6_000_000
 NODE_OVERHEAD = 256  # a node's fixed cost (candidates, place, check, unplace), in units
-# Preorders tried in turn by ``restarts`` (see ``_Search.use_preorder``).
-PREORDERS = ("TWA", "WAT", "TAW")
+# Preorders tried in turn by ``restarts`` (see ``_Search.use_preorder``): a
+# portfolio, the busiest-section-first orders alternating with area-first ones
+# (these find the tightest random packings of tools/hard_problems.py).
+PREORDERS = ("TWA", "AWT", "WAT", "ATW", "TAW", "WTA")
 # Tight windows: a section is tight when its free bytes are at most
 # 1/TIGHT_SLACK of the capacity; a window's relaxation may explore
 # WINDOW_NODES nodes per buffer in it before it is given up (no verdict);
@@ -103,9 +112,9 @@ WINDOW_SETUP = 8 * NODE_OVERHEAD  # building a relaxation costs about eight node
 
 SWITCHES = (
     "canonical_order", "section_bound", "symmetric_buffers", "dominance", "hatless",
-    "decomposition", "unplaced_floor", "stacked_twins", "failure_memo",
+    "decomposition", "unplaced_floor", "stacked_twins", "floor_profile", "failure_memo",
     "tight_windows",
-    "restarts", "heuristic_incumbent",
+    "restarts", "alternate_windows", "heuristic_incumbent",
 )
 
 
@@ -119,9 +128,11 @@ class ExactParams:
     decomposition: bool = True
     unplaced_floor: bool = True
     stacked_twins: bool = True
+    floor_profile: bool = True
     failure_memo: bool = True
     tight_windows: bool = True
     restarts: bool = True
+    alternate_windows: bool = True
     heuristic_incumbent: bool = True
     work_budget: int = WORK_BUDGET
     node_budget: int | None = None  # an extra cap on nodes, if set
@@ -204,11 +215,6 @@ class _Search:
             "W": width,
             "A": [w * f for w, f in zip(width, self.footprint, strict=True)],
         }
-        self.reach = [  # the sections of i and of its conflicts
-            (min([self.first[i]] + [self.first[j] for j in self.conflicts[i]]),
-             max([self.last[i]] + [self.last[j] for j in self.conflicts[i]]))
-            for i in range(n)
-        ]
         self.lifetime = [(b.lower, b.upper) for b in bufs]
         # Stacked twins: buffers with the same conflicts (each other aside)
         # and alignment; ``twin_tops[c]`` maps the top of each placed member
@@ -244,6 +250,7 @@ class _Search:
         self.round_end = sys.maxsize  # the node count where a restart round ends
         self.next_clock = 1  # the node count where the deadline is checked next
         self.sections = sections
+        self.windows = True  # tight windows in this restart round (``alternate_windows``)
         self.reset()
 
     def reset(self) -> None:
@@ -256,7 +263,7 @@ class _Search:
         for i in range(n):
             for k in range(self.first[i], self.last[i] - 1):
                 self.cuts[k] += 1
-        self.history: list[tuple[int, list[int], int]] = []
+        self.history: list[tuple[int, list[int], list[int], int]] = []
         self.twin_tops: list[dict[int, int]] = [{} for _ in range(self.classes)]
         self.stacked_placed: list[int] = []  # placed buffers with a stacked twin
         # unplaced j adds zobrist[j] * (floor[j] + 1)
@@ -295,18 +302,19 @@ class _Search:
         top = offset + size
         floor, remaining, cuts = self.floor, self.remaining, self.cuts
         alignment, unplaced_in = self.alignment, self.unplaced_in
-        raised = []
+        raised: list[int] = []  # the unplaced conflicts whose floors i raises
+        olds: list[int] = []  # and their floors before
         key, zobrist, placed_at = self.state_key, self.zobrist, self.offset
         saved_key = key
+        # Only unplaced conflicts change: a placed buffer's floor is not read,
+        # and when it is unplaced (LIFO) it is again what it was at its placing.
         for j in self.conflicts[i]:
             old = floor[j]
-            if old < top:
-                raised.append(old)
+            if old < top and placed_at[j] is None:
+                raised.append(j)
+                olds.append(old)
                 floor[j] = new = -(-top // alignment[j]) * alignment[j]
-                if placed_at[j] is None:
-                    key += zobrist[j] * (new - old)
-            else:
-                raised.append(-1)
+                key += zobrist[j] * (new - old)
         self.state_key = key - zobrist[i] * (floor[i] + 1)
         start, stop = self.first[i], self.last[i]
         split = False
@@ -320,17 +328,16 @@ class _Search:
         self.twin_tops[self.twin_class[i]][top] = i
         if self.stacked[i]:
             self.stacked_placed.append(i)
-        self.history.append((i, raised, saved_key))
+        self.history.append((i, raised, olds, saved_key))
         return split
 
     def unplace(self) -> None:
-        i, raised, self.state_key = self.history.pop()
+        i, raised, olds, self.state_key = self.history.pop()
         size = self.footprint[i]
         floor, remaining, cuts, unplaced_in = (
             self.floor, self.remaining, self.cuts, self.unplaced_in)
-        for j, value in zip(self.conflicts[i], raised, strict=True):
-            if value >= 0:
-                floor[j] = value
+        for j, old in zip(raised, olds, strict=True):
+            floor[j] = old
         start, stop = self.first[i], self.last[i]
         for k in range(start, stop):
             remaining[k] += size
@@ -355,14 +362,20 @@ class _Search:
         A round that ends without running out of nodes proves the answer."""
         self.memos.clear()  # failures under another capacity say nothing here
         self.window_verdicts: dict[tuple[int, int, int], bool] = {}
+        self.windows = True
         if not self.params.restarts:
             self.reset()
             self.memo = self.memos.setdefault(("", None), set())
             return self.solve(list(self.order), capacity)
         limit = 2 * len(self.rank)
+        # Tight windows refute some problems quickly and only cost nodes on
+        # others: with ``alternate_windows``, each preorder runs without them,
+        # then with them (one memo: a refuted subtree is refuted either way).
+        windows = (False, True) if self.params.alternate_windows else (True,)
         for round_ in itertools.count():
             shuffles = [None] if round_ == 0 else [None, round_]
-            for shuffle, letters in itertools.product(shuffles, PREORDERS):
+            for shuffle, letters, self.windows in itertools.product(shuffles, PREORDERS,
+                                                                    windows):
                 self.use_preorder(letters, shuffle)
                 self.reset()
                 # A subtree that failed in an earlier round under the same
@@ -434,7 +447,8 @@ class _Search:
             if state in self.memo:
                 return False
         # Relaxations may take at most WINDOW_SHARE x this search's own nodes.
-        if (params.tight_windows and self.relaxed_nodes <= WINDOW_SHARE * self.nodes
+        if (params.tight_windows and self.windows
+                and self.relaxed_nodes <= WINDOW_SHARE * self.nodes
                 and not self._windows_fit(lo, hi, capacity, last_at)):
             if params.failure_memo:
                 self.memo.add(state)
@@ -561,12 +575,34 @@ class _Search:
 
     def _floors_fit(self, i: int, lo: int, hi: int, capacity: int) -> bool:
         """Unplaced floor: the unplaced buffers of a section all go at or above
-        the lowest of their floors. Only sections where i or a conflict of i
-        lives can have changed."""
+        the lowest of their floors. With ``floor_profile``, for every floor f
+        of a section, those whose floors are at or above f go above f; only
+        thresholds up to the highest floor i raised gained bytes, so only
+        sections where that floor plus their unplaced bytes exceed the capacity
+        are sorted. Only the sections of i (fewer bytes left) and of the
+        conflicts whose floors i raised can have changed."""
         floor_of, remaining, unplaced_in = self.floor.__getitem__, self.remaining, self.unplaced_in
-        for k in range(max(lo, self.reach[i][0]), min(hi, self.reach[i][1])):
-            if unplaced_in[k] and min(map(floor_of, unplaced_in[k])) + remaining[k] > capacity:
+        footprint_of = self.footprint.__getitem__
+        first, last = self.first, self.last
+        raised = self.history[-1][1]
+        start, stop = first[i], last[i]
+        profile = self.params.floor_profile and raised
+        highest = max(map(floor_of, raised)) if profile else 0
+        if raised:  # their sections: a contiguous range around i's
+            start = min(start, *map(first.__getitem__, raised))
+            stop = max(stop, *map(last.__getitem__, raised))
+        for k in range(max(lo, start), min(hi, stop)):
+            members = unplaced_in[k]
+            if not members:
+                continue
+            floors = list(map(floor_of, members))
+            if min(floors) + remaining[k] > capacity:
                 return False
+            if profile and highest + remaining[k] > capacity:
+                order = sorted(range(len(floors)), key=floors.__getitem__, reverse=True)
+                above = accumulate(map(footprint_of, map(members.__getitem__, order)))
+                if max(map(add, map(floors.__getitem__, order), above)) > capacity:
+                    return False
         return True
 
 

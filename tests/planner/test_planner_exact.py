@@ -25,8 +25,9 @@ from dnn64build.planner.problem import Buffer, Problem, lower_bound
 from tools.hard_problems import planted_random
 
 # The pruning rules and the incumbent: every combination must agree with brute
-# force. ``restarts`` changes only the order of the search (tested below).
-PRUNING = tuple(s for s in SWITCHES if s != "restarts")
+# force. ``restarts`` and ``alternate_windows`` (which needs restarts) change
+# only the order of the search (tested below).
+PRUNING = tuple(s for s in SWITCHES if s not in ("restarts", "alternate_windows"))
 ALL_COMBINATIONS = [
     ExactParams(restarts=False, **dict(zip(PRUNING, values, strict=True)))
     for values in itertools.product((True, False), repeat=len(PRUNING))
@@ -63,7 +64,8 @@ def shared_lifetimes(draw) -> Problem:
     )
 
 
-NEW_RULES = ("stacked_twins", "failure_memo", "tight_windows")
+NEW_RULES = ("stacked_twins", "failure_memo", "tight_windows", "floor_profile",
+             "alternate_windows")
 
 
 @settings(max_examples=40, deadline=None)
@@ -137,8 +139,11 @@ def test_every_pruning_rule_reduces_work():
         if switch in ("canonical_order", "heuristic_incumbent"):
             continue
         problem = TWINS if switch == "symmetric_buffers" else GAP
-        without = solve_exact(problem, only_canonical, capacity=111)
-        with_it = solve_exact(problem, replace(only_canonical, **{switch: True}), capacity=111)
+        # floor_profile strengthens unplaced_floor's check: it needs it on.
+        base = (replace(only_canonical, unplaced_floor=True) if switch == "floor_profile"
+                else only_canonical)
+        without = solve_exact(problem, base, capacity=111)
+        with_it = solve_exact(problem, replace(base, **{switch: True}), capacity=111)
         assert without.outcome is with_it.outcome is ExactOutcome.INFEASIBLE
         assert with_it.nodes < without.nodes, (switch, with_it.nodes, without.nodes)
     everything = ExactParams(restarts=False, heuristic_incumbent=False)

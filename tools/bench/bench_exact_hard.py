@@ -9,13 +9,15 @@ independent checker. Prints a markdown table and a summary.
 
     python tools/bench/bench_exact_hard.py [--sizes 100 300 500] [--seeds 2] [--timeout 60]
         [--families random models] [--drops 0.3 0.5] [--csv NAME.CAPACITY.csv ...]
-        [--without SWITCH ...]
+        [--without SWITCH ...] [--work-budget UNITS]
 
 ``--csv`` adds problem files named ``<name>.<capacity>.csv`` (the naming of
 tools/hard_problems.py and of MiniMalloc's benchmarks/challenging set), solved
 at that capacity; with ``--families`` empty only those run. Their optimum is
 not known: the heuristics' column is then relative to the capacity.
 ``--without`` turns the named ExactParams switches off (an ablation).
+``--work-budget`` bounds the search's work (default: unlimited; auto's default
+is ``exact.WORK_BUDGET``), to see how long a budget takes to run out.
 """
 
 from __future__ import annotations
@@ -98,8 +100,11 @@ def main() -> None:
                         "witness step removed (more is more slack)")
     parser.add_argument("--without", nargs="*", default=[], choices=SWITCHES,
                         help="exact search switches to turn off")
+    parser.add_argument("--work-budget", type=int, default=10**15,
+                        help="the exact search's work budget in units (default: unlimited)")
     args = parser.parse_args()
-    params = ExactParams(work_budget=10**15, **{switch: False for switch in args.without})
+    params = ExactParams(work_budget=args.work_budget,
+                         **{switch: False for switch in args.without})
     traces = model_traces() if "models" in args.families else []
     header = ["instance", "buffers", "optimum (capacity) bytes", "exact s", "nodes", "outcome",
               *(f"{h} over optimum" for h in HEURISTICS)]
