@@ -33,6 +33,16 @@ from dnn64build.stages.io import StageArgs
 def main(args: StageArgs) -> None:
     config = args.config
     graph = load_graph(args.input("graph"), args.input("weights"))
+    plan = plan_model(graph, config)
+    args.write_json("plan", plan)
+    args.write_text("report", report(plan, config["label"], config["memory"]))
+    args.write_text("timeline", render_svg(plan))
+
+
+def plan_model(graph: Graph, config: dict) -> dict:
+    """The plan of ``graph`` for the target ``config`` (the rule's attributes: memory,
+    kernels, planner settings, label): fusion decided, staging chosen, fit checked
+    (UserError when it does not fit)."""
     fusion = config.get("fusion", "auto")
     if fusion == "auto" and config.get("kernels", "cpu") != "cpu" and \
             config.get("input") != "stream":
@@ -54,9 +64,7 @@ def main(args: StageArgs) -> None:
         staging = grow_staging(graph, plan, config)
     check_fit(plan, memory=config["memory"], program_bytes=plan["program"]["estimate_bytes"],
               label=config["label"], staging_bytes=staging)
-    args.write_json("plan", plan)
-    args.write_text("report", report(plan, config["label"], config["memory"]))
-    args.write_text("timeline", render_svg(plan))
+    return plan
 
 
 def _plan(graph: Graph, config: dict, fusion: str) -> tuple[dict, int]:
@@ -123,8 +131,10 @@ def grow_staging(graph: Graph, plan: dict, config: dict) -> int:
     ``plan["staging"]`` and the program estimate of the grown code. Returns the bytes."""
     record = plan["staging"]
     base = record["bytes"]
-    free = config["memory"] - STAGING_RESERVE_BYTES - needed_bytes(
+    # What the model needs at the minimum: what "fits" means (tools/bench/bench_memory.py).
+    record["minimum_needs_bytes"] = needed_bytes(
         plan, program_bytes=plan["program"]["estimate_bytes"], staging_bytes=base)
+    free = config["memory"] - STAGING_RESERVE_BYTES - record["minimum_needs_bytes"]
     if free < 16:
         record["why"] = (f"the minimum: the model leaves {max(free, 0)} bytes free past the "
                          f"{STAGING_RESERVE_BYTES} byte reserve")
@@ -182,6 +192,7 @@ def report(plan: dict, model: str, memory: int) -> str:
         f"weight staging {plan['staging']['bytes']} bytes, target memory {memory} bytes",
         f"schedule: {plan['scheduler']['method']} order, {len(plan['schedule'])} steps; "
         f"allocation: {plan['algorithm']} ({plan['outcome']})",
+        *staging_lines(plan),
         *fusion_lines(plan),
     ]
     if plan["outcome"] == "budget_exhausted":
@@ -197,6 +208,15 @@ def report(plan: dict, model: str, memory: int) -> str:
     lines += [f"  {b['name']:<40} {b['size']:>10} bytes" for b in live[:10]]
     lines += ["", render_ascii(plan)]
     return "\n".join(lines) + "\n"
+
+
+def staging_lines(plan: dict) -> list[str]:
+    """The weight staging chosen and why (absent from plans made before it was recorded)."""
+    staging = plan.get("staging", {})
+    if "why" not in staging:
+        return []
+    return [f"weight staging {staging['bytes']} bytes ({staging['chosen']}; minimum "
+            f"{staging['minimum_bytes']}): {staging['why']}"]
 
 
 def fusion_lines(plan: dict) -> list[str]:
