@@ -146,9 +146,10 @@ def code_shape(graph: Graph, plan: dict[str, Any], *, configured: int | None,
     the weight staging area the generated code will use: ``configured`` if every tile
     fits half of it (else UserError), otherwise just enough for the largest tile
     (docs/codegen.md), or, given ``grow_limit`` (bytes, both halves), grown up to it
-    where that cuts an RSP layer into fewer tiles (``staging.grown_half``: an RSP Conv
-    packs its im2col once per tile; a CPU kernel reads its input in place whatever the
-    tile). The one owner of that number: the plan stage checks the fit with it and
+    where that cuts an RSP layer into fewer tiles (``staging.grown_half``: every tile is
+    an RSP kernel call of its own, and an RSP Conv packs its im2col once per tile; a CPU
+    kernel reads its input in place whatever the tile, and keeps the minimum). The one
+    owner of that number: the plan stage checks the fit with it and
     codegen lays the tiles into it. ``kernels`` as for generate_model (the RSP kernels
     link their own object; the tiles are the same)."""
     _, _, lowered = _lower(graph, plan, where, kernels)

@@ -152,7 +152,8 @@ def grow_staging(graph: Graph, plan: dict, config: dict) -> int:
     record.update(bytes=grown, chosen="grown",
                   why=f"grown from {base} bytes into free memory (reserve "
                       f"{STAGING_RESERVE_BYTES} bytes kept): fewer weight tiles for the "
-                      "RSP layers, whose Convs pack their im2col once per tile")
+                      "RSP layers (a tile is an RSP kernel call of its own; an RSP Conv "
+                      "packs its im2col once per tile)")
     _record_program(plan, shape)
     return grown
 
