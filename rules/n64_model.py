@@ -179,7 +179,12 @@ RULE = Rule(
                         "type": "integer", "minimum": 0,
                         "description": "search steps the scheduler may take (deterministic)",
                     },
-                    "staging_bytes": {"type": "integer", "minimum": 1024},
+                    "staging_bytes": {
+                        "oneOf": [{"type": "integer", "minimum": 1024}, {"const": "auto"}],
+                        "description": "weight staging area (two halves); default auto: "
+                                       "the minimum, grown into free memory where that "
+                                       "cuts RSP layers into fewer tiles",
+                    },
                     "fusion": {
                         "enum": FUSION_MODES,
                         "description": "fused groups below the operator bound "

@@ -31,7 +31,7 @@ from dnn64build.codegen.lowering import (
 )
 from dnn64build.codegen.ops_fp32 import FP32_EMITTERS
 from dnn64build.codegen.ops_int8 import INT8_EMITTERS
-from dnn64build.codegen.staging import Tile, expand, half_bytes, tile_counts
+from dnn64build.codegen.staging import Tile, expand, grown_half, half_bytes, tile_counts
 from dnn64build.errors import UserError
 from dnn64build.ir.graph import Graph, Node
 from dnn64build.ir.params import PARAM_INPUTS, absorb, has_pending_params
@@ -141,16 +141,24 @@ class CodeShape:
 
 
 def code_shape(graph: Graph, plan: dict[str, Any], *, configured: int | None,
-               where: str, kernels: str = "cpu") -> CodeShape:
+               where: str, kernels: str = "cpu", grow_limit: int | None = None) -> CodeShape:
     """The code shape of ``graph`` run with ``plan``. Its ``staging_bytes`` is the size of
     the weight staging area the generated code will use: ``configured`` if every tile
     fits half of it (else UserError), otherwise just enough for the largest tile
-    (docs/codegen.md). The one owner of that number: the plan stage checks the fit with
-    it and codegen lays the tiles into it. ``kernels`` as for generate_model (the RSP
-    kernels link their own object; the tiles are the same)."""
+    (docs/codegen.md), or, given ``grow_limit`` (bytes, both halves), grown up to it
+    where that cuts an RSP layer into fewer tiles (``staging.grown_half``: every tile is
+    an RSP kernel call of its own, and an RSP Conv packs its im2col once per tile; a CPU
+    kernel reads its input in place whatever the tile, and keeps the minimum). The one
+    owner of that number: the plan stage checks the fit with it and
+    codegen lays the tiles into it. ``kernels`` as for generate_model (the RSP kernels
+    link their own object; the tiles are the same)."""
     _, _, lowered = _lower(graph, plan, where, kernels)
     steps = [s for _, low in lowered for s in low.steps]
     half = half_bytes(steps, configured, where)
+    if configured is None and grow_limit is not None:
+        rsp_tiled = [s for _, low in lowered if low.on_rsp for s in low.steps
+                     if isinstance(s, Tiled)]
+        half = grown_half(rsp_tiled, half, grow_limit // 2)
     tiled = sum(len(tile_counts(s, half)) for s in steps if isinstance(s, Tiled))
     # A dag group's step is one firing loop whose cases read their own tiles.
     reread = sum(len(s.tiles) for s in steps if isinstance(s, Reread))

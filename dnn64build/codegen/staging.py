@@ -86,6 +86,19 @@ def half_bytes(steps: Sequence[Step], staging_bytes: int | None, where: str) -> 
     return half
 
 
+def grown_half(steps: Sequence[Tiled], half: int, limit: int) -> int:
+    """The half ``staging_bytes: auto`` grows to: the smallest one of at most ``limit``
+    bytes that cuts ``steps`` into as few tiles as ``limit`` allows; ``half`` (the
+    minimum, holding every tile of the model) when no larger half up to ``limit`` saves a
+    tile. Sized to the tiles it gives, not to ``limit``: memory no tile uses stays free."""
+    limit = max(half, limit // 16 * 16)
+    grown = max((step.tile_bytes(tile_counts(step, limit)[0][1]) for step in steps
+                 if step.rows), default=0)
+    grown = max(half, align_up(grown))
+    saved = sum(len(tile_counts(s, half)) - len(tile_counts(s, grown)) for s in steps)
+    return grown if saved > 0 else half
+
+
 def tile_counts(step: Tiled, half: int) -> list[tuple[int, int]]:
     """(first channel, count) of each tile: as few tiles as fit, balanced in size."""
     rows = step.rows

@@ -19,6 +19,11 @@ from dnn64build.toolchains.elf import ProgramSize
 # stage checks again with the linked sizes) and the stack.
 LOW_MEMORY_BYTES = 0x400
 STACK_BYTES = 64 * 1024  # as n64.ld's default __dnn64_stack_size
+# Memory `staging_bytes: auto` never grows the weight staging into: beside the stack,
+# room for what the fit check does not count (a platform's heap, the program growing
+# past its estimate after a kernel change), so a grown staging never turns a model that
+# fits with the minimum into one that fails the pack stage's linked check.
+STAGING_RESERVE_BYTES = 128 * 1024
 
 
 def live_at(plan: Mapping[str, Any], step: int) -> list[Mapping[str, Any]]:

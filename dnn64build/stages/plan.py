@@ -7,7 +7,7 @@ prints) and timeline.svg (the memory timeline picture).
 
 from __future__ import annotations
 
-from dnn64build.codegen.model import code_shape
+from dnn64build.codegen.model import CodeShape, code_shape
 from dnn64build.codegen.staging import DEFAULT_STAGING_CAP
 from dnn64build.ir import Graph, load_graph
 from dnn64build.planner.checker import check_plan
@@ -16,6 +16,7 @@ from dnn64build.planner.exact import WORK_BUDGET, ExactParams
 from dnn64build.planner.fit import (
     LOW_MEMORY_BYTES,
     STACK_BYTES,
+    STAGING_RESERVE_BYTES,
     check_fit,
     live_at,
     needed_bytes,
@@ -32,6 +33,16 @@ from dnn64build.stages.io import StageArgs
 def main(args: StageArgs) -> None:
     config = args.config
     graph = load_graph(args.input("graph"), args.input("weights"))
+    plan = plan_model(graph, config)
+    args.write_json("plan", plan)
+    args.write_text("report", report(plan, config["label"], config["memory"]))
+    args.write_text("timeline", render_svg(plan))
+
+
+def plan_model(graph: Graph, config: dict) -> dict:
+    """The plan of ``graph`` for the target ``config`` (the rule's attributes: memory,
+    kernels, planner settings, label): fusion decided, staging chosen, fit checked
+    (UserError when it does not fit)."""
     fusion = config.get("fusion", "auto")
     if fusion == "auto" and config.get("kernels", "cpu") != "cpu" and \
             config.get("input") != "stream":
@@ -47,18 +58,21 @@ def main(args: StageArgs) -> None:
                 "the CPU (kernels: " + config["kernels"] + ")")
     else:
         plan, staging = _plan(graph, config, fusion)
+    if configured_staging(config) is None:
+        # After the fusion decision, which weighed the minimum staging: growth takes only
+        # the memory the chosen plan leaves free, so the fit check below still holds.
+        staging = grow_staging(graph, plan, config)
     check_fit(plan, memory=config["memory"], program_bytes=plan["program"]["estimate_bytes"],
               label=config["label"], staging_bytes=staging)
-    args.write_json("plan", plan)
-    args.write_text("report", report(plan, config["label"], config["memory"]))
-    args.write_text("timeline", render_svg(plan))
+    return plan
 
 
 def _plan(graph: Graph, config: dict, fusion: str) -> tuple[dict, int]:
     """The checked plan of ``graph`` with ``fusion`` and its weight staging bytes; the plan
     also records the code shape and the program-size estimate built on it."""
     alignment = config.get("alignment", 16)
-    estimate = config.get("staging_bytes") or staging_estimate(graph, alignment)
+    configured = configured_staging(config)
+    estimate = configured or staging_estimate(graph, alignment)
     params = PlanParams(
         algorithm=config.get("algorithm", "auto"),
         scheduler=config.get("scheduler", "auto"),
@@ -73,8 +87,7 @@ def _plan(graph: Graph, config: dict, fusion: str) -> tuple[dict, int]:
         params,
         fusion=fusion,
         fusion_staging=estimate,
-        fusion_weight_cap=(config["staging_bytes"] // 2 // 16 * 16 if config.get("staging_bytes")
-                           else GROUP_WEIGHT_CAP),
+        fusion_weight_cap=configured // 2 // 16 * 16 if configured else GROUP_WEIGHT_CAP,
         fusion_budget=(activation_budget(config["memory"], estimate, program_guess(graph, config))
                        if fusion == "auto" else None),  # only auto weighs the memory
         input_mode=config.get("input", "auto"),
@@ -84,16 +97,65 @@ def _plan(graph: Graph, config: dict, fusion: str) -> tuple[dict, int]:
         raise AssertionError(f"planner produced an invalid plan: {violation}")
     # Sized by the code generator itself (fused groups included), so codegen never finds
     # the area too small.
-    shape = code_shape(graph, plan, configured=config.get("staging_bytes"),
+    shape = code_shape(graph, plan, configured=configured,
                        where=config["label"], kernels=config.get("kernels", "cpu"))
     staging = shape.staging_bytes
-    plan["staging"] = {"offset": plan["arena_bytes"], "bytes": staging}
+    plan["staging"] = {
+        "offset": plan["arena_bytes"], "bytes": staging, "minimum_bytes": staging,
+        "chosen": "configured" if configured else "minimum",
+        "why": "planner.staging_bytes" if configured else
+               "the minimum: every weight tile of the default size fits one half",
+    }
+    _record_program(plan, shape)
+    return plan, staging
+
+
+def _record_program(plan: dict, shape: CodeShape) -> None:
     plan["program"] = {
         "estimate_bytes": program_estimate(shape), "calls": shape.calls,
         "staged_calls": shape.staged_calls, "decl_lines": shape.decl_lines,
         "functions": sorted(shape.functions),
     }
-    return plan, staging
+
+
+def configured_staging(config: dict) -> int | None:
+    """``planner.staging_bytes`` when it is a number; None for ``auto`` (the default)."""
+    value = config.get("staging_bytes", "auto")
+    return None if value == "auto" else int(value)
+
+
+def grow_staging(graph: Graph, plan: dict, config: dict) -> int:
+    """``staging_bytes: auto``: grow the planned (minimum) staging into the memory the plan
+    leaves free, keeping STAGING_RESERVE_BYTES unused, up to what cuts the RSP layers into
+    the fewest tiles (code_shape's ``grow_limit``); records the choice and why in
+    ``plan["staging"]`` and the program estimate of the grown code. Returns the bytes."""
+    record = plan["staging"]
+    base = record["bytes"]
+    # What the model needs at the minimum: what "fits" means (tools/bench/bench_memory.py).
+    record["minimum_needs_bytes"] = needed_bytes(
+        plan, program_bytes=plan["program"]["estimate_bytes"], staging_bytes=base)
+    free = config["memory"] - STAGING_RESERVE_BYTES - record["minimum_needs_bytes"]
+    if free < 16:
+        record["why"] = (f"the minimum: the model leaves {max(free, 0)} bytes free past the "
+                         f"{STAGING_RESERVE_BYTES} byte reserve")
+        return base
+    shape = code_shape(graph, plan, configured=None, where=config["label"],
+                       kernels=config.get("kernels", "cpu"), grow_limit=base + free)
+    grown = shape.staging_bytes
+    if grown == base:
+        record["why"] = "the minimum: a larger staging would not cut any RSP layer's tiles"
+        return base
+    if needed_bytes(plan, program_bytes=program_estimate(shape), staging_bytes=grown) > \
+            config["memory"] - STAGING_RESERVE_BYTES:  # the grown code's own estimate
+        record["why"] = "the minimum: the grown program would not leave the reserve"
+        return base
+    record.update(bytes=grown, chosen="grown",
+                  why=f"grown from {base} bytes into free memory (reserve "
+                      f"{STAGING_RESERVE_BYTES} bytes kept): fewer weight tiles for the "
+                      "RSP layers (a tile is an RSP kernel call of its own; an RSP Conv "
+                      "packs its im2col once per tile)")
+    _record_program(plan, shape)
+    return grown
 
 
 def activation_budget(memory: int, staging: int, program: int) -> int:
@@ -107,7 +169,7 @@ def program_guess(graph: Graph, config: dict) -> int:
     plan = plan_graph(graph, PlanParams(algorithm="greedy_by_size", scheduler="graph",
                                          alignment=config.get("alignment", 16), timings=False))
     return program_estimate(code_shape(
-        graph, plan, configured=config.get("staging_bytes"), where=config["label"],
+        graph, plan, configured=configured_staging(config), where=config["label"],
         kernels=config.get("kernels", "cpu")))
 
 
@@ -131,6 +193,7 @@ def report(plan: dict, model: str, memory: int) -> str:
         f"weight staging {plan['staging']['bytes']} bytes, target memory {memory} bytes",
         f"schedule: {plan['scheduler']['method']} order, {len(plan['schedule'])} steps; "
         f"allocation: {plan['algorithm']} ({plan['outcome']})",
+        *staging_lines(plan),
         *fusion_lines(plan),
     ]
     if plan["outcome"] == "budget_exhausted":
@@ -146,6 +209,15 @@ def report(plan: dict, model: str, memory: int) -> str:
     lines += [f"  {b['name']:<40} {b['size']:>10} bytes" for b in live[:10]]
     lines += ["", render_ascii(plan)]
     return "\n".join(lines) + "\n"
+
+
+def staging_lines(plan: dict) -> list[str]:
+    """The weight staging chosen and why (absent from plans made before it was recorded)."""
+    staging = plan.get("staging", {})
+    if "why" not in staging:
+        return []
+    return [f"weight staging {staging['bytes']} bytes ({staging['chosen']}; minimum "
+            f"{staging['minimum_bytes']}): {staging['why']}"]
 
 
 def fusion_lines(plan: dict) -> list[str]:

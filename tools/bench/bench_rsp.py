@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=900.0)
     parser.add_argument("--staging", type=int, default=None,
                         help="the targets' planner staging_bytes (weight tiles of half of it); "
-                             "default: the planner's")
+                             "default: the planner's (staging_bytes: auto)")
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args(argv)
     names = [m.split(":")[0] for m in args.models.split(",")]
