@@ -26,6 +26,12 @@ X then lives in a row buffer too, filled by an input stage (stage 0, no inputs, 
 ``input <X>``) whose firings fetch just the rows the group's first members need, from
 the cartridge in a ROM or from the game's row callback in a library.
 
+Symmetrically, a group that ends at a graph output may *emit* it (``planner: {output:
+stream}``): Y then lives in a row buffer too, drained by an output stage (the last
+stage, named ``output <Y>``, reading Y, writing no tensor) whose firings hand each
+finished row of Y to the caller (printed by the ROM program, the game's row callback
+in a library), once and in order, so the whole output never occupies the arena.
+
 plan.json records each firing (member, rows, the held range of its output buffer
 before and after), so the independent checker (planner/checker.py) can replay it:
 every input row a firing reads is held and not yet overwritten, every row is computed
@@ -94,8 +100,16 @@ class DagProgram:
         first = self.stages[0]
         return first.output if not first.inputs else ""
 
+    @property
+    def emitted(self) -> str:
+        """The graph output the group hands out row by row ("" if none)."""
+        last = self.stages[-1]
+        return last.inputs[0] if last.inputs and last.output == OUTPUT_STAGE + last.inputs[0] \
+            else ""
+
 
 INPUT_STAGE = "input "  # an input stage's name: this prefix and the input's name
+OUTPUT_STAGE = "output "  # an output stage's name (and pseudo output): this prefix and Y's
 
 
 def row_refusal(graph: Graph, node: Node) -> str:
@@ -161,14 +175,21 @@ def macs_per_row(graph: Graph, node: Node) -> int:
     return c_out * w * math.prod(graph.tensors[node.inputs[1]].shape[1:])
 
 
-def dag_program(graph: Graph, nodes: list[Node], streamed: str = "") -> DagProgram:
+def dag_program(graph: Graph, nodes: list[Node], streamed: str = "",
+                emitted: bool = False) -> DagProgram:
     """The pull-driven row program of ``nodes`` (a group found by ``find_segments``);
-    ``streamed``: the graph input X the group reads row by row through an input stage."""
+    ``streamed``: the graph input X the group reads row by row through an input stage;
+    ``emitted``: the group's output Y (a graph output) is handed out row by row by an
+    output stage instead of being written whole."""
     stages = [stage_of(graph, n) for n in nodes]
     macs_of = [macs_per_row(graph, n) for n in nodes]
     if streamed:
         stages.insert(0, Stage(INPUT_STAGE + streamed, (), streamed, None))
         macs_of.insert(0, 0)
+    if emitted:
+        y_name = stages[-1].output
+        stages.append(Stage(OUTPUT_STAGE + y_name, (y_name,), OUTPUT_STAGE + y_name, None))
+        macs_of.append(0)
     ops = {n.name: n.op for n in nodes}
     producer = {s.output: j for j, s in enumerate(stages)}
     readers: dict[str, list[int]] = {}
@@ -193,7 +214,9 @@ def dag_program(graph: Graph, nodes: list[Node], streamed: str = "") -> DagProgr
     sharing: list[list[str]] = [[] for _ in range(count)]
     for t in buffered:
         sharing[buffer_of[t]].append(t)
-    height = {s.output: graph.tensors[s.output].shape[2] for s in stages}
+    height = {s.output: graph.tensors[s.output].shape[2] for s in stages[:len(stages) - emitted]}
+    if emitted:  # the output stage's pseudo output: one row for each row of Y handed out
+        height[stages[-1].output] = height[stages[-1].inputs[0]]
     done = dict.fromkeys(height, 0)  # rows computed so far
     held: list[Span] = [(0, 0)] * count
     most = [0] * count
@@ -252,6 +275,17 @@ def stream_refusal(graph: Graph, nodes: list[Node]) -> str:
     return ""
 
 
+def emit_refusal(graph: Graph, nodes: list[Node]) -> str:
+    """Why a dag group of ``nodes`` cannot hand its output Y out row by row ("" if it
+    can)."""
+    y = nodes[-1].outputs[0]
+    if y not in graph.outputs:
+        return f"its output {y!r} is not a graph output"
+    if y in graph.inputs:
+        return f"the graph output {y!r} is also a graph input"
+    return ""
+
+
 def cuts(graph: Graph) -> list[tuple[int, str]]:
     """(position, tensor) where exactly one activation tensor is live between node
     ``position - 1`` and node ``position`` of the graph order."""
@@ -297,17 +331,22 @@ def dag_record(graph: Graph, program: DagProgram, buffers: list[str]) -> dict:
     each tensor's rows, bytes per row and buffer (None: whole in the arena), each stage's
     inputs, output and row window ([kernel, stride, pad, dilation] or None), and each
     firing as [stage, first row, end row, held before (lo, hi), held after (lo, hi)]
-    (-1s for the whole output)."""
+    (-1s for the whole output). An output stage records ``"output": null`` and
+    ``"emits": Y``; an input stage ``"streams": X``."""
     stages = program.stages
+    emitted = program.emitted
     buffer_of = {t: buffers[k] for t, k in zip(program.tensors, program.buffer_of, strict=True)}
-    names = dict.fromkeys(t for s in stages for t in (*s.inputs, s.output))
+    names = dict.fromkeys(t for s in stages for t in (*s.inputs, s.output)
+                          if t != OUTPUT_STAGE + emitted)
     return {
         "tensors": {t: {"rows": graph.tensors[t].shape[2], "row_bytes": row_bytes(graph, t),
                         "buffer": buffer_of.get(t)} for t in names},
-        "stages": [{"node": s.name, "inputs": list(s.inputs), "output": s.output,
+        "stages": [{"node": s.name, "inputs": list(s.inputs),
+                    "output": None if emitted and s is stages[-1] else s.output,
                     "window": None if s.window is None else
                     [s.window.kernel, s.window.stride, s.window.pad, s.window.dil],
-                    **({"streams": s.output} if not s.inputs else {})}
+                    **({"streams": s.output} if not s.inputs else {}),
+                    **({"emits": emitted} if emitted and s is stages[-1] else {})}
                    for s in stages],
         "firings": [[f.stage, *f.rows, *(f.before or (-1, -1)), *(f.after or (-1, -1))]
                     for f in program.firings],
@@ -347,15 +386,16 @@ def step_live_bytes(graph: Graph, alignment: int = 16) -> list[int]:
 
 
 def group_live_bytes(graph: Graph, nodes: list[Node], program: DagProgram | None,
-                     alignment: int = 16, streamed: bool = False) -> int:
-    """Bytes live while a dag group of ``nodes`` runs: X (unless ``streamed``), Y and its
-    buffers (the group lies between two cuts, so nothing else is live); without a
-    program, X and Y only."""
+                     alignment: int = 16, streamed: bool = False, emitted: bool = False
+                     ) -> int:
+    """Bytes live while a dag group of ``nodes`` runs: X (unless ``streamed``), Y (unless
+    ``emitted``) and its buffers (the group lies between two cuts, so nothing else is
+    live); without a program, the whole X and Y only."""
     x = next(t for t in nodes[0].inputs if t and not graph.is_constant(t))
     y = nodes[-1].outputs[0]
     whole = sum(_footprint(math.prod(graph.tensors[t].shape) *
                            np.dtype(graph.tensors[t].dtype).itemsize, alignment)
-                for t in ((y,) if streamed else (x, y)))
+                for t, gone in ((x, streamed), (y, emitted)) if not gone)
     if program is None:
         return whole
     return whole + sum(_footprint(b, alignment) for b in program.buffer_bytes)
