@@ -6,7 +6,8 @@ activation tensor is live (a residual block's input or output, a stem's output).
 group is a run of segments whose nodes are all *row-wise*: output row r depends on a
 window of rows of each input (Conv, MaxPool, AveragePool) or on row r of each input
 (Add and Mul of two same-shape activations or by a per-channel constant, activations,
-channel Concat, the QuantizeLinear of a float32 graph input to int8). The
+channel Concat, the QuantizeLinear of a float32 graph input to int8, the
+DequantizeLinear of an int8 tensor to a float32 graph output). The
 group's input X (the tensor at its first cut) and its output Y (the tensor at its last
 cut) exist whole; every other tensor of the group lives in a *row buffer* holding only
 the rows its consumers still need.
@@ -50,7 +51,9 @@ from dnn64build.ir.ops import ACTIVATION_OPS
 from dnn64build.planner.regions import Axis, Span
 
 WINDOW_OPS = ("Conv", "MaxPool", "AveragePool")
-ROW_OPS = ("Add", "Mul", *ACTIVATION_OPS, "Concat", "QuantizeLinear")
+ROW_OPS = ("Add", "Mul", *ACTIVATION_OPS, "Concat", "QuantizeLinear", "DequantizeLinear")
+# the type a conversion's input has (other row ops read their output's type)
+_CONVERTS_FROM = {"QuantizeLinear": "float32", "DequantizeLinear": "int8"}
 
 
 @dataclass(frozen=True)
@@ -127,7 +130,7 @@ def row_refusal(graph: Graph, node: Node) -> str:
         return "it reads only constants"
     for t in data:
         shape = graph.tensors[t].shape
-        dtype = "float32" if node.op == "QuantizeLinear" else y.dtype
+        dtype = _CONVERTS_FROM.get(node.op, y.dtype)
         if len(shape) != 4 or shape[0] != 1 or graph.tensors[t].dtype != dtype:
             return f"its input {t!r} is not a batch-1 NCHW tensor of type {dtype}"
         if node.op not in WINDOW_OPS and shape[2:] != y.shape[2:]:
@@ -140,6 +143,8 @@ def row_refusal(graph: Graph, node: Node) -> str:
         return "its operands are neither of its output's shape nor per-channel constants"
     if node.op == "QuantizeLinear" and (y.dtype != "int8" or "int8" not in node.attrs):
         return "it does not quantise to int8 with one scale"
+    if node.op == "DequantizeLinear" and (y.dtype != "float32" or "int8" not in node.attrs):
+        return "it does not dequantise int8 with one scale to float32"
     if node.op == "Concat" and node.attrs.get("axis", 0) % 4 != 1:
         return "it concatenates along another axis than channels"
     if node.op in WINDOW_OPS and data != [node.inputs[0]]:

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from dnn64build.codegen import generate_model
 from dnn64build.planner.checker import check_plan
 from dnn64build.planner.dagplan import PlanParams
-from dnn64build.planner.fusion import input_refusal
+from dnn64build.planner.fusion import input_refusal, output_refusal
 from dnn64build.planner.graph_plan import plan_graph
 from dnn64build.quant import run_int8
 from tools.host_run import run_on_host
@@ -84,3 +84,42 @@ def test_streamed_input_equals_unfused(mode: str, case, tmp_path_factory,
     else:
         np.testing.assert_allclose(out["streamed"], out["plain"], rtol=0, atol=1e-5)
         assert scaled_error(run_onnxruntime(model, {"x": x})[y], out["streamed"]) <= TOLERANCE
+
+
+@pytest.mark.parametrize("mode", ["fp32", "int8", "int8 io"])
+@pytest.mark.parametrize("inputs", ["whole", "stream"], ids=["input whole", "input stream"])
+@settings(max_examples=5, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(case=dags())
+def test_streamed_output_equals_unfused(mode: str, inputs: str, case, tmp_path_factory,
+                                        runtime_cache: Path) -> None:
+    """planner: {fusion: dag, output: stream}: the graph output is handed out row by row
+    (printed by write_rows as the rows are finished, put together by the protocol
+    parser) and never planned whole; the outputs equal the unfused program's and the
+    references'. int8 with a float32 output hands it out through its DequantizeLinear."""
+    model, (c, h, w) = case
+    workdir = tmp_path_factory.mktemp("emit")
+    int8 = mode != "fp32"
+    graph = model_graph(model, workdir, int8, io="int8" if mode == "int8 io" else "float32")
+    assert not output_refusal(graph), output_refusal(graph)
+    x = (np.random.default_rng(5).integers(-128, 128, (1, c, h, w), dtype=np.int8)
+         if mode == "int8 io" else rand(1, c, h, w, seed=5))
+    y = graph.outputs[0]
+    plain = plan_graph(graph, PlanParams(timings=False))
+    emitted = plan_graph(graph, PlanParams(timings=False), fusion="dag", input_mode=inputs,
+                         output_mode="stream")
+    assert check_plan(emitted) is None, check_plan(emitted)
+    assert emitted["streamed_outputs"] == [y]
+    assert y not in {b["name"] for b in emitted["buffers"]}
+    models = [(generate_model(graph, plan, symbol=label), [x])
+              for label, plan in (("plain", plain), ("emitted", emitted))]
+    assert models[1][0].metadata["outputs"][0]["streamed"] is True
+    assert "write_rows" in models[1][0].c_source
+    result = run_on_host(models, workdir, cache_dir=runtime_cache)
+    out = {m.symbol: result.outputs[m.symbol][y] for m, _ in models}
+    if int8:  # int8 io or a float32 output of the integer pipeline: the same bits
+        np.testing.assert_array_equal(out["emitted"], out["plain"])
+        np.testing.assert_array_equal(out["plain"], run_int8(graph, {"x": x})[y])
+    else:
+        np.testing.assert_allclose(out["emitted"], out["plain"], rtol=0, atol=1e-5)
+        assert scaled_error(run_onnxruntime(model, {"x": x})[y], out["emitted"]) <= TOLERANCE
