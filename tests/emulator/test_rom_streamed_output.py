@@ -1,0 +1,76 @@
+"""planner: {output: stream} in a ROM: a fully convolutional model whose last dag group
+hands its output out row by row (printed as the rows are finished) boots in mupen64plus
+and `run` collects the same outputs as the host build of the same code (int8 bit-exact,
+fp32 within 1e-5 of the output scale), and the reference executor of its IR."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import onnx
+import pytest
+
+from tests.build.conftest import Workspace
+from tests.emulator.rom_workspace import model_workspace, run_outputs
+from tools.zoo.builder import NetBuilder
+
+pytestmark = [pytest.mark.emulator, pytest.mark.usefixtures("bare", "mupen64plus")]
+
+
+def tiny_fcn() -> onnx.ModelProto:
+    """Conv-BN-ReLU, MaxPool, Conv-BN-ReLU, a 1x1 classifier: 3 classes at 8x6 (a width
+    whose int8 rows are no multiple of four values)."""
+    b = NetBuilder("tiny_fcn", seed=31)
+    x = b.input("input", [1, 2, 16, 12])
+    x = b.maxpool(b.conv_bn(x, 2, 6, 3), 2, 2)
+    x = b.conv(b.conv_bn(x, 6, 6, 3), 6, 3, 1, bias=True)
+    return b.build({x: [1, 3, 8, 6]})
+
+
+@pytest.fixture(scope="module")
+def fcn_workspace(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
+    ws = model_workspace(tmp_path_factory.mktemp("rom") / "ws", "rows_out", tiny_fcn(),
+                         onnx_name="fcn.onnx", seed=5, input_shape=(1, 2, 16, 12), samples=2)
+    ws.write("models/BUILD.yaml", """\
+        targets:
+          - {rule: n64_model, name: out_fp32, src: fcn.onnx,
+             planner: {fusion: dag, output: stream}}
+          - rule: n64_model
+            name: out_int8
+            src: fcn.onnx
+            quantize: {mode: int8, calibration: calib.npz}
+            planner: {fusion: dag, output: stream}
+          - rule: n64_model
+            name: io_int8
+            src: fcn.onnx
+            quantize: {mode: int8, calibration: calib.npz}
+            planner: {fusion: dag, input: stream, output: stream}
+        """)
+    return ws
+
+
+@pytest.mark.parametrize("target", ["//models:out_fp32", "//models:out_int8",
+                                    "//models:io_int8"])
+def test_streamed_output_rom_equals_the_host_build(fcn_workspace: Workspace,
+                                                   target: str) -> None:
+    rom, stdout = run_outputs(fcn_workspace, target, "emulator")
+    host, _ = run_outputs(fcn_workspace, target, "host")
+    assert rom.keys() == host.keys() and rom
+    for name in rom:
+        assert rom[name].shape == (2, 1, 3, 8, 6)  # every sample, every value
+        if "int8" in target:
+            assert rom[name].tobytes() == host[name].tobytes(), name
+        else:
+            scale = np.abs(host[name]).max()
+            assert np.abs(rom[name] - host[name]).max() <= 1e-5 * scale, name
+    assert stdout.count("vs the reference executor: match") == 1
+    assert "MISMATCH" not in stdout
+    plan = json.loads(fcn_workspace.run("plan", target, "--json").stdout)
+    (y,) = plan["streamed_outputs"]
+    assert y not in {b["name"] for b in plan["buffers"]}  # never whole in the arena
+    assert plan["fusion"]["groups"][-1]["emits"] == y
+    name = target.split(":")[1]
+    main = (fcn_workspace.root / f"dnn64-out/bin/models/{name}/program/main.c").read_text()
+    # printed row by row while the model runs, never from a whole output afterwards
+    assert "print_output_rows, sinks" in main and "_hex(" not in main.split("int main")[1]
