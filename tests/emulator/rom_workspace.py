@@ -1,5 +1,6 @@
 """Workspaces for the ROM tests: one ONNX model with seeded calibration data and input
-samples, built for `bare`; and a target's outputs on a platform through `dnn64build run`."""
+samples, built for `bare`; a target's outputs on a platform through `dnn64build run`;
+a tiny fully convolutional model (its output can be streamed row by row)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import numpy as np
 import onnx
 
 from tests.build.conftest import Workspace
+from tools.zoo.builder import NetBuilder
 
 
 def model_workspace(root: Path, name: str, model: onnx.ModelProto, *, onnx_name: str,
@@ -38,3 +40,13 @@ def run_outputs(ws: Workspace, target: str, platform: str) -> tuple[dict[str, np
                   str(out))
     with np.load(out) as data:
         return {k: data[k] for k in data.files}, proc.stdout
+
+
+def tiny_fcn() -> onnx.ModelProto:
+    """Conv-BN-ReLU, MaxPool, Conv-BN-ReLU, a 1x1 classifier: 3 classes at 8x6 (a width
+    whose int8 rows are no multiple of four values)."""
+    b = NetBuilder("tiny_fcn", seed=31)
+    x = b.input("input", [1, 2, 16, 12])
+    x = b.maxpool(b.conv_bn(x, 2, 6, 3), 2, 2)
+    x = b.conv(b.conv_bn(x, 6, 6, 3), 6, 3, 1, bias=True)
+    return b.build({x: [1, 3, 8, 6]})

@@ -8,24 +8,12 @@ from __future__ import annotations
 import json
 
 import numpy as np
-import onnx
 import pytest
 
 from tests.build.conftest import Workspace
-from tests.emulator.rom_workspace import model_workspace, run_outputs
-from tools.zoo.builder import NetBuilder
+from tests.emulator.rom_workspace import model_workspace, run_outputs, tiny_fcn
 
 pytestmark = [pytest.mark.emulator, pytest.mark.usefixtures("bare", "mupen64plus")]
-
-
-def tiny_fcn() -> onnx.ModelProto:
-    """Conv-BN-ReLU, MaxPool, Conv-BN-ReLU, a 1x1 classifier: 3 classes at 8x6 (a width
-    whose int8 rows are no multiple of four values)."""
-    b = NetBuilder("tiny_fcn", seed=31)
-    x = b.input("input", [1, 2, 16, 12])
-    x = b.maxpool(b.conv_bn(x, 2, 6, 3), 2, 2)
-    x = b.conv(b.conv_bn(x, 6, 6, 3), 6, 3, 1, bias=True)
-    return b.build({x: [1, 3, 8, 6]})
 
 
 @pytest.fixture(scope="module")
