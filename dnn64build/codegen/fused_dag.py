@@ -9,6 +9,8 @@ buffer no longer needs (``dnn64_region_keep``), then computes its rows:
 
 - Conv / MaxPool / AveragePool: the region kernels (kernels/dnn64_region.c), reading
   the whole held range of the input (or the whole group input X);
+- Resize (bilinear, half-pixel): output row by output row, one whole-tensor kernel call
+  per channel on just the one or two input rows it blends (``_resize_stage``);
 - Add, Mul (of two activations, or an activation and a per-channel constant: a
   BatchNormalization), activations, Concat, QuantizeLinear, DequantizeLinear: per
   channel, on the contiguous rows of each plane, with the whole-tensor kernels.
@@ -46,7 +48,7 @@ from dnn64build.codegen.ops_fp32 import _ACT_OPS, _bias, _fused_act, act_decl
 from dnn64build.codegen.ops_int8 import _ELTWISE, _channel_params, _q8_out, _table
 from dnn64build.codegen.staging import DEFAULT_STAGING_CAP
 from dnn64build.ir.graph import Node
-from dnn64build.planner.dagstream import DagProgram, row_refusal
+from dnn64build.planner.dagstream import DagProgram, RowTaps, row_refusal, stage_of
 from dnn64build.planner.fusion import group_io
 
 TILE_BYTES = DEFAULT_STAGING_CAP // 2  # the most weight bytes one firing reads at once
@@ -252,7 +254,37 @@ def _stage(ctx: MemberCtx, low: Lowered, node: Node, layout: _Layout
         fn = f"dnn64_{'max' if node.op == 'MaxPool' else 'avg'}pool_region_{suffix}"
         return [], lambda offsets, stage: regions + c_call(fn, geom, *extra, "&xr", xp, "&yr",
                                                            yp) + "\n"
+    if node.op == "Resize":
+        text = _resize_stage(ctx, low, node, layout)
+        return [], lambda offsets, stage: text
     return _row_stage(ctx, low, node, layout)
+
+
+def _resize_stage(ctx: MemberCtx, low: Lowered, node: Node, layout: _Layout) -> str:
+    """Output rows [f[1], f[2]) of a bilinear half-pixel Resize, row by row: for row r a
+    call of the whole-tensor kernel per channel on input rows [first, first + count) to
+    one output row, with half-pixel coordinates and the one-row scale that reproduces
+    row r's fraction (planner/dagstream.py, resize_row_taps): the same arithmetic, so
+    the same values, bit for bit, as the whole Resize."""
+    x, y = node.inputs[0], node.outputs[0]
+    taps = stage_of(ctx.graph, node).window
+    assert isinstance(taps, RowTaps)
+    _, channels, _, w_in = ctx.shape(x)
+    w_out = ctx.shape(y)[3]
+    first = _table(ctx, low, "first", "int16_t", list(taps.first))
+    count = _table(ctx, low, "count", "int16_t", list(taps.count))
+    scale = ctx.sym("scale")
+    low.decls.append(f"static const float {scale}[{len(taps.scale)}] = "
+                     f"{{{', '.join(c_float(s) for s in taps.scale)}}};")
+    fn = "dnn64_resize_linear_s8" if ctx.dtype(y) == "int8" else "dnn64_resize_linear_f32"
+    call = c_call(fn, 1, f"{count}[r]", w_in, 1, w_out, f"{scale}[r]",
+                  c_float(node.attrs["scales"][-1]), "DNN64_COORD_HALF_PIXEL",
+                  f"{layout.ptr(x)} + xr.offset + c * xr.plane_stride",
+                  f"{layout.ptr(y)} + yr.offset + c * yr.plane_stride")
+    return ("{\n    int32_t r;\n    for (r = f[1]; r < f[2]; ++r) {\n"
+            f"        xr = {layout.region(x, f'{first}[r]', f'{first}[r] + {count}[r]')};\n"
+            f"        yr = {layout.region(y, 'r', 'r + 1')};\n"
+            f"        for (c = 0; c < {channels}; ++c)\n            {call}\n    }}\n}}\n")
 
 
 def _row_stage(ctx: MemberCtx, low: Lowered, node: Node, layout: _Layout

@@ -20,9 +20,12 @@ order, while the buffer still holds it (the replay checks that too).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 
 @dataclass(frozen=True)
@@ -172,11 +175,22 @@ def _overlaps(buffers: Sequence[Mapping], by_name: Mapping[str, Mapping]) -> lis
     return out
 
 
-def _window(window: Sequence[int] | None, lo: int, hi: int, rows_in: int) -> range:
+def _window(window: Sequence | None, lo: int, hi: int, rows_in: int) -> range:
     """Input rows that output rows [lo, hi) of a window [kernel, stride, pad, dilation]
-    touch inside the tensor, listed tap by tap (element-wise: the same rows)."""
+    touch inside the tensor, listed tap by tap (element-wise: the same rows); of a
+    bilinear half-pixel Resize ["resize", scale]: row floor(v) of each output row o, and
+    the next one where v has a fraction, v = (o + 0.5) / scale - 0.5 in float32 clamped
+    to the rows (the ONNX coordinate, as the kernel computes it)."""
     if window is None:
         return range(lo, hi)
+    if window[0] == "resize":
+        f32 = np.float32
+        read: set[int] = set()
+        for o in range(lo, hi):
+            v = min(max((f32(o) + f32(0.5)) / f32(window[1]) - f32(0.5), f32(0)),
+                    f32(rows_in - 1))
+            read |= {math.floor(v), math.ceil(v)}
+        return range(min(read), max(read) + 1) if read else range(0)
     kernel, stride, pad, dil = window
     taps = [o * stride - pad + k * dil for o in range(lo, hi) for k in range(kernel)]
     inside = [t for t in taps if 0 <= t < rows_in]

@@ -22,7 +22,7 @@ from dnn64build.ir.reference import run as run_reference
 from dnn64build.passes import optimize
 from dnn64build.planner.checker import check_plan, find_violations
 from dnn64build.planner.dagplan import PlanParams
-from dnn64build.planner.fusion import output_refusal
+from dnn64build.planner.fusion import Group, output_refusal
 from dnn64build.planner.graph_plan import plan_graph
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "codegen"))
@@ -367,3 +367,37 @@ def test_output_stream_that_cannot_apply_names_the_node(tmp_path: Path) -> None:
                    output_mode="stream")
     assert plan_graph(graph, PlanParams(timings=False), fusion="auto",
                       fusion_budget=1)["streamed_outputs"] == []
+
+
+@pytest.mark.parametrize("factor", [2, 8, 16])
+def test_a_handed_out_upsample_holds_every_row_it_reads(factor: int, tmp_path: Path) -> None:
+    """A bilinear upsample as the last group's row stage: replayed firing by firing with
+    only the held rows of its input (the others NaN), the rows handed out equal the numpy
+    reference; a firing whose input rows were dropped is caught by the checker."""
+    from tools.zoo.builder import NetBuilder
+
+    b = NetBuilder("seg_head", seed=factor)
+    x = b.act(b.conv(b.input("x", [1, 2, 5, 4]), 2, 3, 3, bias=True), "relu")
+    model = b.build({b.upsample(x, factor, "linear"): [1, 3, 5 * factor, 4 * factor]})
+    graph = _graph(model, tmp_path)
+    y = graph.outputs[0]
+    chosen = plan_graph(graph, PlanParams(timings=False), fusion="dag", input_mode="stream",
+                        output_mode="stream")
+    # the whole graph as one group: the Resize reads a row buffer
+    whole = plan_graph(graph, PlanParams(timings=False), groups=[
+        Group(tuple(n.name for n in graph.nodes), "dag", streams="x", emits=y)])
+    xv = rand(1, 2, 5, 4, seed=factor)
+    for plan in (chosen, whole):
+        assert check_plan(plan) is None, check_plan(plan)
+        np.testing.assert_array_equal(_replay(graph, plan, xv)[y],
+                                      run_reference(graph, {"x": xv})[y])
+    broken = copy.deepcopy(whole)
+    program = broken["fusion"]["groups"][-1]["program"]
+    (resize,) = [k for k, s in enumerate(program["stages"]) if s["window"]
+                 and s["window"][0] == "resize"]
+    r = program["tensors"][program["stages"][resize]["inputs"][0]]["buffer"]
+    for f in program["firings"]:  # the Resize's input buffer drops every row early
+        if program["stages"][f[0]]["output"] == program["stages"][resize]["inputs"][0]:
+            f[5] = f[1]
+    assert r is not None
+    assert "rows" in {v.kind for v in find_violations(broken)}, find_violations(broken)
