@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from tests.build.conftest import Workspace
-from tests.emulator.rom_workspace import model_workspace, run_outputs, tiny_fcn
+from tests.emulator.rom_workspace import model_workspace, run_outputs, tiny_fcn, tiny_seg_head
 
 pytestmark = [pytest.mark.emulator, pytest.mark.usefixtures("bare", "mupen64plus")]
 
@@ -62,3 +62,41 @@ def test_streamed_output_rom_equals_the_host_build(fcn_workspace: Workspace,
     main = (fcn_workspace.root / f"dnn64-out/bin/models/{name}/program/main.c").read_text()
     # printed row by row while the model runs, never from a whole output afterwards
     assert "print_output_rows, sinks" in main and "_hex(" not in main.split("int main")[1]
+
+
+@pytest.fixture(scope="module")
+def seg_workspace(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
+    ws = model_workspace(tmp_path_factory.mktemp("rom") / "ws", "rows_seg", tiny_seg_head(),
+                         onnx_name="seg.onnx", seed=6, input_shape=(1, 2, 6, 5), samples=2)
+    ws.write("models/BUILD.yaml", """\
+        targets:
+          - {rule: n64_model, name: seg_fp32, src: seg.onnx,
+             planner: {fusion: dag, output: stream}}
+          - rule: n64_model
+            name: seg_int8
+            src: seg.onnx
+            quantize: {mode: int8, calibration: calib.npz}
+            planner: {fusion: dag, output: stream}
+        """)
+    return ws
+
+
+@pytest.mark.parametrize("target", ["//models:seg_fp32", "//models:seg_int8"])
+def test_a_streamed_upsample_rom_equals_the_host_build(seg_workspace: Workspace,
+                                                       target: str) -> None:
+    """The bilinear upsample runs row by row in the last dag group and hands its rows out
+    in the ROM as on the host, and as the reference executor computes the whole Resize."""
+    rom, stdout = run_outputs(seg_workspace, target, "emulator")
+    host, _ = run_outputs(seg_workspace, target, "host")
+    assert rom.keys() == host.keys() and rom
+    for name in rom:
+        assert rom[name].shape == (2, 1, 3, 24, 20)
+        if "int8" in target:
+            assert rom[name].tobytes() == host[name].tobytes(), name
+        else:
+            scale = np.abs(host[name]).max()
+            assert np.abs(rom[name] - host[name]).max() <= 1e-5 * scale, name
+    assert stdout.count("vs the reference executor: match") == 1
+    plan = json.loads(seg_workspace.run("plan", target, "--json").stdout)
+    (group,) = [g for g in plan["fusion"]["groups"] if g.get("emits")]
+    assert any(s["window"] and s["window"][0] == "resize" for s in group["program"]["stages"])
