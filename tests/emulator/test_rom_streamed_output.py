@@ -6,8 +6,10 @@ fp32 within 1e-5 of the output scale), and the reference executor of its IR."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
+import onnx
 import pytest
 
 from tests.build.conftest import Workspace
@@ -100,3 +102,43 @@ def test_a_streamed_upsample_rom_equals_the_host_build(seg_workspace: Workspace,
     plan = json.loads(seg_workspace.run("plan", target, "--json").stdout)
     (group,) = [g for g in plan["fusion"]["groups"] if g.get("emits")]
     assert any(s["window"] and s["window"][0] == "resize" for s in group["program"]["stages"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["lraspp", "deeplabv3"])
+@pytest.mark.parametrize("mode", ["fp32", "int8"])
+def test_segmentation_heads_fit_with_the_output_streamed(tmp_path: Path, name: str,
+                                                         mode: str) -> None:
+    """LR-ASPP and DeepLabV3 at 224x224: their 4,214,784-byte float32 output (plus, in
+    int8, its 1 MiB int8 twin) does not fit 4 MiB fp32 / 2 MiB int8 whole; with the
+    default planner (fusion, input, output: auto) the last dag group hands the upsampled
+    output out row by row, the plan fits, and the host build matches onnxruntime (fp32)
+    or the reference executor the run compares with (int8)."""
+    from tools.zoo import build as zoo_model
+    from tools.zoo.compare import run_onnxruntime, scaled_error
+
+    ws = Workspace(tmp_path / "ws")
+    ws.write("BUILD.yaml", "workspace:\n  name: seg\n  defaults: {toolchain: bare}\n"
+                           "targets: []\n")
+    (ws.root / "models").mkdir()
+    model = zoo_model(name)
+    onnx.save(model, ws.root / "models" / "seg.onnx")
+    quantize = "{mode: int8, synthetic: true}" if mode == "int8" else "{mode: none}"
+    memory = "2MiB" if mode == "int8" else "4MiB"
+    ws.write("models/BUILD.yaml", f"""\
+        targets:
+          - {{rule: n64_model, name: seg, src: seg.onnx, memory: {memory},
+              quantize: {quantize}}}
+        """)
+    plan = json.loads(ws.run("plan", "//models:seg", "--json").stdout)
+    (y,) = plan["streamed_outputs"]
+    assert y not in {b["name"] for b in plan["buffers"]} and plan["extra_macs"] == 0
+    x = np.random.default_rng(0).standard_normal((1, 1, 3, 224, 224)).astype(np.float32)
+    np.savez(ws.root / "in.npz", input=x)
+    host, stdout = run_outputs(ws, "//models:seg", "host")
+    assert "MISMATCH" not in stdout
+    if mode == "fp32":
+        expected = run_onnxruntime(model, {"input": x[0]})[y]
+        assert scaled_error(expected, host[y].reshape(expected.shape)) <= 1e-4
+    else:
+        assert stdout.count("vs the reference executor: match") == 1
