@@ -182,23 +182,38 @@ def write_library(args: StageArgs) -> None:
                                   if dragonfs else ""))
 
 
-def _streams(meta: dict) -> bool:
-    """Whether the model reads an input row by row (planner: {input: stream})."""
-    return any(e.get("streamed") for e in meta["inputs"])
+def _streams(meta: dict, side: str = "inputs") -> bool:
+    """Whether the model reads an input (``side`` "inputs", planner: {input: stream}) or
+    hands out an output ("outputs", planner: {output: stream}) row by row."""
+    return any(e.get("streamed") for e in meta[side])
+
+
+def _offsets(entries: list[dict]) -> str:
+    return ", ".join("NO_OFFSET" if e.get("streamed") else f"{e['offset']}u"
+                     for e in entries) or "0u"
 
 
 def _model_source(templates: dict[str, str], values: dict[str, str], short: str,
                   meta: dict) -> str:
     """The model's part of the glue: run, input and output pointers (and, for a streamed
-    input, the rows callback it runs with)."""
-    rows = _fill(templates["model_rows.c"], values, model=short, symbol=meta["symbol"]) \
-        if _streams(meta) else ""
+    input or output, the rows callbacks it runs with)."""
+    rows, args, checks = "", "", []
+    for side, kind, fn, user in (("inputs", "input", "read_rows", "rows_user"),
+                                 ("outputs", "output", "write_rows", "write_user")):
+        if _streams(meta, side):
+            rows += _fill(templates["model_rows.c" if kind == "input" else "model_out_rows.c"],
+                          values, model=short)
+            args += f", {short}_{fn}, {short}_{user}"
+            checks.append(f"    if ({short}_{fn} == 0)\n        dnn64_fail(\"{values['name']}: "
+                          f"{values['name']}_{short}_set_{kind}_rows was not called before "
+                          "the run\");")
+    if args:
+        rows += _fill(templates["model_run_rows.c"], values, model=short,
+                      symbol=meta["symbol"], checks="\n".join(checks), args=args)
     return rows + _fill(templates["model.c"], values, model=short, MODEL=short.upper(),
-                        run=f"{short}_run_rows" if _streams(meta) else f"{meta['symbol']}_run",
-                        input_offsets=", ".join("NO_OFFSET" if e.get("streamed")
-                                                else f"{e['offset']}u" for e in meta["inputs"])
-                        or "0u",
-                        output_offsets=", ".join(f"{e['offset']}u" for e in meta["outputs"]))
+                        run=f"{short}_run_rows" if args else f"{meta['symbol']}_run",
+                        input_offsets=_offsets(meta["inputs"]),
+                        output_offsets=_offsets(meta["outputs"]))
 
 
 def _model_header(templates: dict[str, str], values: dict[str, str], short: str, meta: dict,
@@ -211,7 +226,7 @@ def _model_header(templates: dict[str, str], values: dict[str, str], short: str,
             macros += [f"/** {kind.lower()}put {k}: \"{entry['name']}\", {ctype}"
                        f"{entry['shape']} (row-major). */",
                        f"#define {up}_{kind}{k}_BYTES {entry['bytes']}u"]
-            if entry.get("streamed"):  # rows from the game's callback, never in the arena
+            if entry.get("streamed"):  # rows from/to the game's callback, never in the arena
                 macros.append(f"#define {up}_{kind}{k}_STREAMED 1")
             if "scale" in entry:
                 macros += [f"#define {up}_{kind}{k}_SCALE {float(entry['scale'])!r}f",
@@ -224,7 +239,9 @@ def _model_header(templates: dict[str, str], values: dict[str, str], short: str,
                  num_outputs=str(len(meta["outputs"])), io_macros="\n".join(macros),
                  weights_stream="PI DMA from the DragonFS file" if dragonfs
                  else "copies from the linked weights") + (
-        _fill(templates["model_rows.h"], values, model=short) if _streams(meta) else "")
+        _fill(templates["model_rows.h"], values, model=short) if _streams(meta) else "") + (
+        _fill(templates["model_out_rows.h"], values, model=short)
+        if _streams(meta, "outputs") else "")
 
 
 def _renames(platform_header: str, name: str) -> str:

@@ -29,6 +29,7 @@ ALGORITHMS = ["auto", "greedy_by_size", "greedy_by_conflicts", "hill_climb", "be
 SCHEDULERS = ["auto", "graph"]  # not the planner's "search": see the test
 FUSION_MODES = ["none", "stream", "patch", "dag", "auto"]
 INPUT_MODES = ["whole", "stream", "auto"]
+OUTPUT_MODES = ["whole", "stream", "auto"]
 CALIBRATION_METHODS = ["minmax", "percentile", "mse"]
 KERNELS = ["auto", "cpu", "rsp"]  # codegen's KERNEL_CHOICES
 
@@ -194,6 +195,12 @@ RULE = Rule(
                         "enum": INPUT_MODES,
                         "description": "stream: the graph input is read row by row into "
                                        "the first dag group, never whole in the arena; "
+                                       "default auto (only when nothing else fits)",
+                    },
+                    "output": {
+                        "enum": OUTPUT_MODES,
+                        "description": "stream: the graph output is handed out row by row "
+                                       "by the last dag group, never whole in the arena; "
                                        "default auto (only when nothing else fits)",
                     },
                 },

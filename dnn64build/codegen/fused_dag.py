@@ -9,14 +9,18 @@ buffer no longer needs (``dnn64_region_keep``), then computes its rows:
 
 - Conv / MaxPool / AveragePool: the region kernels (kernels/dnn64_region.c), reading
   the whole held range of the input (or the whole group input X);
+- Resize (bilinear, half-pixel): output row by output row, one whole-tensor kernel call
+  per channel on just the one or two input rows it blends (``_resize_stage``);
 - Add, Mul (of two activations, or an activation and a per-channel constant: a
-  BatchNormalization), activations, Concat, QuantizeLinear: per channel, on the contiguous rows of
-  each plane, with the whole-tensor kernels.
+  BatchNormalization), activations, Concat, QuantizeLinear, DequantizeLinear: per
+  channel, on the contiguous rows of each plane, with the whole-tensor kernels.
 
 A group that streams the graph input (stage 0, an input stage) fills its row buffer
 through the run function's ``read_rows`` callback (``INPUT_ROWS``: rows [r0, r1) of
 every channel, each channel's rows at ``plane_bytes`` from the last), so the whole
-input is never in the arena.
+input is never in the arena. Symmetrically, a group that hands out the graph output
+(its last stage, an output stage) passes each finished band of rows of Y, straight from
+its row buffer, to the run function's ``write_rows`` callback (``OUTPUT_ROWS``).
 
 Weights are re-read from the cartridge for every firing, in output-channel tiles of at
 most ``TILE_BYTES`` (a ``Reread`` step), so a group needs one small staging half however
@@ -44,13 +48,20 @@ from dnn64build.codegen.ops_fp32 import _ACT_OPS, _bias, _fused_act, act_decl
 from dnn64build.codegen.ops_int8 import _ELTWISE, _channel_params, _q8_out, _table
 from dnn64build.codegen.staging import DEFAULT_STAGING_CAP
 from dnn64build.ir.graph import Node
-from dnn64build.planner.dagstream import DagProgram, row_refusal
+from dnn64build.planner.dagstream import DagProgram, RowTaps, row_refusal, stage_of
 from dnn64build.planner.fusion import group_io
 
 TILE_BYTES = DEFAULT_STAGING_CAP // 2  # the most weight bytes one firing reads at once
 # The callback a streamed input's rows come from, and the run function's extra arguments.
 INPUT_ROWS = "dnn64_input_rows_fn"
 INPUT_ROWS_ARGS = f"{INPUT_ROWS} read_rows, void *user"
+# The callback a streamed output's rows go to, and the run function's extra arguments.
+OUTPUT_ROWS = "dnn64_output_rows_fn"
+OUTPUT_ROWS_ARGS = f"{OUTPUT_ROWS} write_rows, void *write_user"
+
+# a float32 <-> int8 row stage's kernel
+_CONVERSIONS = {"QuantizeLinear": "dnn64_quantize_f32_s8",
+                "DequantizeLinear": "dnn64_dequantize_s8_f32"}
 
 # (tile offsets in the blob, staging half) -> C statements of one firing of a stage
 StageText = Callable[[Sequence[int], str], str]
@@ -61,7 +72,8 @@ def dag_group(ctx: Ctx) -> Lowered:
                                                    "streaming it row by row")
     assert isinstance(program, DagProgram)
     xs, y = group_io(ctx.graph, members)
-    ctx.require_disjoint(y, *(x for x in xs if x != program.streamed))
+    if not program.emitted:  # an emitted Y is a row buffer of its own, no arena tensor
+        ctx.require_disjoint(y, *(x for x in xs if x != program.streamed))
     low = Lowered(note=f"dag group of {len(members)} nodes, {len(program.firings)} firings, "
                        f"row buffers: {', '.join(str(r) for r in program.buffer_rows)} rows")
     fire = ctx.sym("fire")
@@ -88,6 +100,9 @@ def dag_group(ctx: Ctx) -> Lowered:
         reads += [firings_of[len(cases)]] * len(mine)
         cases.append((len(tiles), len(mine), text))
         tiles += mine
+    if program.emitted:
+        cases.append((0, 0, _output_stage(ctx, layout, program.emitted)))
+        keeps.append("")  # it writes no buffer
 
     def render(offsets: Sequence[int], stage: str) -> str:
         k = max(len(program.buffer_bytes), 1)
@@ -139,6 +154,16 @@ def _input_stage(ctx: Ctx, layout: _Layout, x: str) -> StageText:
                   "(uint32_t)(f[2] - f[1])", f"(uint8_t *)({layout.ptr(x)} + yr.offset)",
                   f"(uint32_t)yr.plane_stride * {size}u")
     text = f"yr = {layout.region(x, 'f[1]', 'f[2]')};\n{call}\n"
+    return lambda offsets, stage: text
+
+
+def _output_stage(ctx: Ctx, layout: _Layout, y: str) -> StageText:
+    """Rows [f[1], f[2]) of the graph output, from its row buffer to ``write_rows``."""
+    size = np.dtype(ctx.dtype(y)).itemsize
+    call = c_call("write_rows", "write_user", ctx.graph.outputs.index(y), "(uint32_t)f[1]",
+                  "(uint32_t)(f[2] - f[1])", f"(const uint8_t *)({layout.ptr(y)} + yr.offset)",
+                  f"(uint32_t)yr.plane_stride * {size}u")
+    text = f"yr = {layout.region(y, 'f[1]', 'f[2]')};\n{call}\n"
     return lambda offsets, stage: text
 
 
@@ -229,7 +254,37 @@ def _stage(ctx: MemberCtx, low: Lowered, node: Node, layout: _Layout
         fn = f"dnn64_{'max' if node.op == 'MaxPool' else 'avg'}pool_region_{suffix}"
         return [], lambda offsets, stage: regions + c_call(fn, geom, *extra, "&xr", xp, "&yr",
                                                            yp) + "\n"
+    if node.op == "Resize":
+        text = _resize_stage(ctx, low, node, layout)
+        return [], lambda offsets, stage: text
     return _row_stage(ctx, low, node, layout)
+
+
+def _resize_stage(ctx: MemberCtx, low: Lowered, node: Node, layout: _Layout) -> str:
+    """Output rows [f[1], f[2]) of a bilinear half-pixel Resize, row by row: for row r a
+    call of the whole-tensor kernel per channel on input rows [first, first + count) to
+    one output row, with half-pixel coordinates and the one-row scale that reproduces
+    row r's fraction (planner/dagstream.py, resize_row_taps): the same arithmetic, so
+    the same values, bit for bit, as the whole Resize."""
+    x, y = node.inputs[0], node.outputs[0]
+    taps = stage_of(ctx.graph, node).window
+    assert isinstance(taps, RowTaps)
+    _, channels, _, w_in = ctx.shape(x)
+    w_out = ctx.shape(y)[3]
+    first = _table(ctx, low, "first", "int16_t", list(taps.first))
+    count = _table(ctx, low, "count", "int16_t", list(taps.count))
+    scale = ctx.sym("scale")
+    low.decls.append(f"static const float {scale}[{len(taps.scale)}] = "
+                     f"{{{', '.join(c_float(s) for s in taps.scale)}}};")
+    fn = "dnn64_resize_linear_s8" if ctx.dtype(y) == "int8" else "dnn64_resize_linear_f32"
+    call = c_call(fn, 1, f"{count}[r]", w_in, 1, w_out, f"{scale}[r]",
+                  c_float(node.attrs["scales"][-1]), "DNN64_COORD_HALF_PIXEL",
+                  f"{layout.ptr(x)} + xr.offset + c * xr.plane_stride",
+                  f"{layout.ptr(y)} + yr.offset + c * yr.plane_stride")
+    return ("{\n    int32_t r;\n    for (r = f[1]; r < f[2]; ++r) {\n"
+            f"        xr = {layout.region(x, f'{first}[r]', f'{first}[r] + {count}[r]')};\n"
+            f"        yr = {layout.region(y, 'r', 'r + 1')};\n"
+            f"        for (c = 0; c < {channels}; ++c)\n            {call}\n    }}\n}}\n")
 
 
 def _row_stage(ctx: MemberCtx, low: Lowered, node: Node, layout: _Layout
@@ -263,9 +318,9 @@ def _row_stage(ctx: MemberCtx, low: Lowered, node: Node, layout: _Layout
         return [], lambda offsets, stage: head + body
     if node.op in ("Add", "Mul"):
         return _binary_stage(ctx, low, node, layout, head, loop, out_at)
-    if node.op == "QuantizeLinear":
+    if node.op in _CONVERSIONS:
         p = node.attrs["int8"]
-        call = c_call("dnn64_quantize_f32_s8", at(0), count, c_float(p["scale"]),
+        call = c_call(_CONVERSIONS[node.op], at(0), count, c_float(p["scale"]),
                       c_int(p["zero_point"]), out_at)
         return [], lambda offsets, stage: head + loop + call + "\n"
     # a stand-alone activation

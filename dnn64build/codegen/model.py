@@ -17,7 +17,13 @@ import numpy as np
 from dnn64build.codegen.arena import ArenaMap, PlanMismatch
 from dnn64build.codegen.cfmt import c_comment, c_float, c_string, is_identifier, wrap
 from dnn64build.codegen.fused import fused_group
-from dnn64build.codegen.fused_dag import INPUT_ROWS, INPUT_ROWS_ARGS, dag_group
+from dnn64build.codegen.fused_dag import (
+    INPUT_ROWS,
+    INPUT_ROWS_ARGS,
+    OUTPUT_ROWS,
+    OUTPUT_ROWS_ARGS,
+    dag_group,
+)
 from dnn64build.codegen.lowering import (
     CTYPES,
     KERNEL_CHOICES,
@@ -51,7 +57,8 @@ class GeneratedModel:
     (read per inference), weight_tiles, and inputs/outputs: lists of {name, shape,
     dtype, offset, bytes} (inputs also {asset}; int8 ones also {scale, zero_point}), in
     graph order. A streamed input (plan ``streamed_inputs``) has offset None and
-    ``streamed: true``: ``<symbol>_run`` then also takes a ``read_rows`` callback.
+    ``streamed: true``: ``<symbol>_run`` then also takes a ``read_rows`` callback; a
+    streamed output (plan ``streamed_outputs``) likewise, and a ``write_rows`` callback.
     """
 
     symbol: str
@@ -114,7 +121,7 @@ def generate_model(graph: Graph, plan: dict[str, Any], *, symbol: str,
                if isinstance(call, Reread)
                for k, (parts, times) in enumerate(zip(call.tiles, call.reads, strict=True))]
     meta = _metadata(graph, arena, symbol, half, tiles, rereads,
-                     plan.get("streamed_inputs", []))
+                     plan.get("streamed_inputs", []), plan.get("streamed_outputs", []))
     meta["kernels"] = kernels
     meta["rsp_nodes"] = [node.name for node, low in lowered if low.on_rsp]
     return GeneratedModel(
@@ -256,8 +263,8 @@ def _io(graph: Graph, arena: ArenaMap, names: list[str], streamed: Sequence[str]
 
 
 def _metadata(graph: Graph, arena: ArenaMap, symbol: str, half: int,
-              tiles: list[Tile], rereads: list[tuple[Tile, int]], streamed: Sequence[str]
-              ) -> dict[str, Any]:
+              tiles: list[Tile], rereads: list[tuple[Tile, int]], streamed: Sequence[str],
+              emitted: Sequence[str]) -> dict[str, Any]:
     inputs = _io(graph, arena, graph.inputs, streamed)
     for k, entry in enumerate(inputs):
         entry["asset"] = input_asset(symbol, k)
@@ -275,7 +282,7 @@ def _metadata(graph: Graph, arena: ArenaMap, symbol: str, half: int,
         "weight_bytes_streamed": streamed,
         "weight_tiles": len(tiles) + len(rereads),
         "inputs": inputs,
-        "outputs": _io(graph, arena, graph.outputs),
+        "outputs": _io(graph, arena, graph.outputs, emitted),
     }
 
 
@@ -304,16 +311,20 @@ def _header(graph: Graph, symbol: str, meta: dict[str, Any]) -> str:
         for k, entry in enumerate(entries):
             lines += [f"/* {kind.lower()}put {k}: {c_comment(entry['name'])} "
                       f"{entry['dtype']}{entry['shape']} */"]
-            lines += ([f"#define {up}_{kind}{k}_STREAMED 1  /* rows come from read_rows */"]
+            how = "come from read_rows" if kind == "IN" else "go to write_rows"
+            lines += ([f"#define {up}_{kind}{k}_STREAMED 1  /* rows {how} */"]
                       if entry.get("streamed") else
                       [f"#define {up}_{kind}{k}_OFFSET {entry['offset']}u"])
             lines.append(f"#define {up}_{kind}{k}_BYTES {entry['bytes']}u")
             if "scale" in entry:  # int8 at the boundary: real = (q - ZERO_POINT) * SCALE
                 lines += [f"#define {up}_{kind}{k}_SCALE {c_float(entry['scale'])}",
                           f"#define {up}_{kind}{k}_ZERO_POINT ({entry['zero_point']})"]
-    if any(e.get("streamed") for e in meta["inputs"]):
-        lines += ["", *STREAMED_RUN_DOC.splitlines(),
-                  f"void {symbol}_run(uint8_t *arena, {INPUT_ROWS_ARGS});"]
+    streams, emits = (any(e.get("streamed") for e in meta[k]) for k in ("inputs", "outputs"))
+    if streams or emits:
+        lines += ["", *(INPUT_ROWS_DOC.splitlines() if streams else []),
+                  *(OUTPUT_ROWS_DOC.splitlines() if emits else []), "",
+                  *STREAMED_RUN_DOC.splitlines(),
+                  f"void {symbol}_run({run_params(streams, emits)});"]
     else:
         lines += [
             "",
@@ -326,8 +337,14 @@ def _header(graph: Graph, symbol: str, meta: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def run_params(streams: bool, emits: bool) -> str:
+    """The run function's parameters: the arena, then the rows callbacks it takes."""
+    return ", ".join(["uint8_t *arena", *([INPUT_ROWS_ARGS] if streams else []),
+                      *([OUTPUT_ROWS_ARGS] if emits else [])])
+
+
 # The run function of a model whose input is streamed (planner: {input: stream}).
-STREAMED_RUN_DOC = f"""\
+INPUT_ROWS_DOC = f"""\
 /* read_rows(user, input, row0, rows, dst, plane_bytes) must store rows
  * [row0, row0 + rows) of every channel c of graph input `input` (NCHW, batch 1) at
  * dst + c * plane_bytes (each channel's rows back to back, rows * width elements).
@@ -337,10 +354,28 @@ STREAMED_RUN_DOC = f"""\
 typedef void (*{INPUT_ROWS})(void *user, uint32_t input, uint32_t row0, uint32_t rows,
                                     uint8_t *dst, uint32_t plane_bytes);
 #endif
+"""
 
+# ... whose output is streamed (planner: {output: stream}).
+OUTPUT_ROWS_DOC = f"""\
+/* write_rows(write_user, output, row0, rows, src, plane_bytes) receives rows
+ * [row0, row0 + rows) of every channel c of graph output `output` (NCHW, batch 1) at
+ * src + c * plane_bytes (each channel's rows back to back, rows * width elements),
+ * finished; src is valid only during the call (copy or consume the rows there). It
+ * is called with rows in increasing order, each row exactly once per inference. */
+#ifndef DNN64_OUTPUT_ROWS_FN_DEFINED
+#define DNN64_OUTPUT_ROWS_FN_DEFINED
+typedef void (*{OUTPUT_ROWS})(void *write_user, uint32_t output, uint32_t row0,
+                                     uint32_t rows, const uint8_t *src,
+                                     uint32_t plane_bytes);
+#endif
+"""
+
+STREAMED_RUN_DOC = """\
 /* Run one inference. arena: ARENA_BYTES writable bytes, 16-byte aligned; the inputs
  * marked STREAMED come row by row from read_rows (given `user`), the others are
- * stored at their IN<k>_OFFSET; outputs are left at OUT<k>_OFFSET.
+ * stored at their IN<k>_OFFSET; the outputs marked STREAMED go row by row to
+ * write_rows (given `write_user`), the others are left at their OUT<k>_OFFSET.
  * Reads the weights asset with dnn64_asset_read. */"""
 
 
@@ -367,10 +402,9 @@ def _c_source(graph: Graph, symbol: str, lowered: list[tuple[Node, Lowered]],
         if low.decls:
             out.append(f"/* {c_comment(node.name)} ({node.op}) */")
             out += low.decls
-    streams = any(node.op == GROUP_OP and node.attrs["fusion"].get("streams")
-                  for node, _ in lowered)
-    out += ["", f"void {symbol}_run(uint8_t *arena{', ' + INPUT_ROWS_ARGS if streams else ''})",
-            "{"]
+    streams, emits = (any(node.op == GROUP_OP and node.attrs["fusion"].get(key)
+                          for node, _ in lowered) for key in ("streams", "emits"))
+    out += ["", f"void {symbol}_run({run_params(streams, emits)})", "{"]
     if tiles or rereads:
         out += [
             wrap(f"    uint8_t *const stage[2] = {{arena + {up}_STAGING_OFFSET, "

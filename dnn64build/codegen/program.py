@@ -6,7 +6,10 @@ at the planned input offsets, runs it timed with dnn64_ticks, and prints its out
 ticks in the line protocol of dnn64build.codegen.protocol. The arena is sized for the
 largest model and 16-byte aligned. A streamed input (planner: {input: stream}) is not
 loaded: the model's read_rows callback reads just the rows it asks for from the asset
-(on the N64 a PI DMA from the cartridge per channel), while it runs.
+(on the N64 a PI DMA from the cartridge per channel), while it runs. A streamed output
+(planner: {output: stream}) is never whole in memory: the model's write_rows callback
+prints each band of rows as it is finished (OUTN lines, so the run's ticks include that
+printing), and the parser (codegen/protocol.py) puts the pieces together.
 """
 
 from __future__ import annotations
@@ -80,6 +83,58 @@ static void read_input_rows(void *user, uint32_t input, uint32_t row0, uint32_t 
 }
 """
 
+_WRITE_ROWS = """\
+/* Where a streamed output's rows go: OUTN lines of output k of one model. */
+typedef struct {
+    const char *prefix; /* "OUTN <symbol> <k>" */
+    uint32_t height; /* rows of each channel */
+    uint32_t width;
+    uint32_t channels;
+    uint32_t size; /* bytes of one element: 1 (int8) or 4 (float32) */
+} output_rows_sink;
+
+/* Print `count` elements (`size` bytes each, 4-byte aligned if 4) that sit at flat
+ * index `first` of an output: "<prefix> <first index> <count> <words>", 32 bytes a line,
+ * floats as their bit patterns, int8 four to a word (the last padded with 00). */
+static void print_piece(const char *prefix, uint32_t first, const uint8_t *data,
+                        uint32_t count, uint32_t size)
+{
+    const uint32_t per_line = 32u / size;
+    uint32_t start, i, b;
+    for (start = 0; start < count; start += per_line) {
+        const uint32_t n = count - start < per_line ? count - start : per_line;
+        dnn64_line line;
+        dnn64_line_begin(&line, prefix);
+        dnn64_line_u32(&line, first + start);
+        dnn64_line_u32(&line, n);
+        for (i = 0; i < n * size; i += 4u) {
+            const uint8_t *p = data + start * size + i;
+            uint32_t word = 0;
+            if (size == 4u) {
+                word = dnn64_f32_bits(*(const float *)p);
+            } else {
+                for (b = 0; b < 4u; b++)
+                    word = (word << 8) | (i + b < n ? p[b] : 0u);
+            }
+            dnn64_line_hex32(&line, word);
+        }
+        dnn64_line_end(&line);
+    }
+}
+
+/* dnn64_output_rows_fn printing each channel's rows as one piece: `user` points at one
+ * sink per graph output. */
+static void print_output_rows(void *user, uint32_t output, uint32_t row0, uint32_t rows,
+                              const uint8_t *src, uint32_t plane_bytes)
+{
+    const output_rows_sink *sink = (const output_rows_sink *)user + output;
+    uint32_t c;
+    for (c = 0; c < sink->channels; c++)
+        print_piece(sink->prefix, (c * sink->height + row0) * sink->width,
+                    src + c * plane_bytes, rows * sink->width, sink->size);
+}
+"""
+
 _POISON = """\
 /* Fill the whole arena with `value`, so reads of unplanned memory show. */
 static void poison_arena(uint8_t value)
@@ -120,14 +175,16 @@ def generate_main(models: Sequence[ModelEntry], *, runs: int = 1, poison: bool =
            '#include "dnn64_platform.h"', ""]
     out += [f'#include "{header}"' for _, header, _, _ in models]
     streams = any(e.get("streamed") for m in models for e in m[3]["inputs"])
+    emits = any(e.get("streamed") for m in models for e in m[3]["outputs"])
     out += ["", "/* One arena for every model: the largest one's size. */",
             f"static uint8_t DNN64_ALIGNED(arena[{arena_bytes}u]);", "", _LOAD_INPUT,
             *([_LOAD_WHOLE] if any(not e.get("streamed") for m in models
                                    for e in m[3]["inputs"]) else []),
-            *([_READ_ROWS] if streams else []),
+            *([_READ_ROWS] if streams else []), *([_WRITE_ROWS] if emits else []),
             *([_POISON] if poison else []), _PRINT_TICKS,
             "int main(void)", "{", "    uint64_t start, end;", "    uint32_t s, samples;",
-            *(["    input_rows_source sources[8];"] if streams else []), "",
+            *(["    input_rows_source sources[8];"] if streams else []),
+            *(["    output_rows_sink sinks[8];"] if emits else []), "",
             "    dnn64_platform_init();",
             '    dnn64_print_u64("TICKRATE", dnn64_ticks_per_second());']
     for symbol, _, needed, meta in models:
@@ -149,10 +206,14 @@ def generate_main(models: Sequence[ModelEntry], *, runs: int = 1, poison: bool =
                            f"        load_input({c_string(entry['asset'])}, "
                            f"{entry['offset']}u, {entry['bytes']}u, s);")
             rows = ", read_input_rows, sources" if any(e.get("streamed") for e in inputs) else ""
+            if any(e.get("streamed") for e in meta["outputs"]):
+                rows += ", print_output_rows, sinks"
+                out += [_output_sink(symbol, k, e) for k, e in enumerate(meta["outputs"])
+                        if e.get("streamed")]
             out += ["        start = dnn64_ticks();", f"        {symbol}_run(arena{rows});",
                     "        end = dnn64_ticks();"]
             out += ["    " + _print_output(symbol, k, entry)
-                    for k, entry in enumerate(meta["outputs"])]
+                    for k, entry in enumerate(meta["outputs"]) if not entry.get("streamed")]
             out += [f"        print_ticks({c_string(symbol)}, start, end);", "    }"]
     out += ["", "    dnn64_done();", "    return 0;", "}", ""]
     return "\n".join(out)
@@ -170,6 +231,21 @@ def _stream_source(k: int, entry: dict[str, Any]) -> str:
             f"        sources[{k}].height = {height}u;\n"
             f"        sources[{k}].row_bytes = {row_bytes}u;\n"
             f"        sources[{k}].channels = {channels}u;")
+
+
+def _output_sink(symbol: str, k: int, entry: dict[str, Any]) -> str:
+    """Statements pointing sinks[k] at OUTN lines of output k (rows printed as they come)."""
+    if k >= 8:
+        raise ValueError(f"output {entry['name']!r}: at most 8 outputs may be streamed")
+    if entry["dtype"] not in _PRINTERS:
+        raise ValueError(f"model {symbol}: output {entry['name']!r} has dtype "
+                         f"{entry['dtype']}, which the line protocol cannot print")
+    _, channels, height, width = entry["shape"]
+    return (f"        sinks[{k}].prefix = {c_string(f'OUTN {symbol} {k}')};\n"
+            f"        sinks[{k}].height = {height}u;\n"
+            f"        sinks[{k}].width = {width}u;\n"
+            f"        sinks[{k}].channels = {channels}u;\n"
+            f"        sinks[{k}].size = {ELEM_SIZES[entry['dtype']]}u;")
 
 
 def _print_output(symbol: str, k: int, entry: dict[str, Any]) -> str:

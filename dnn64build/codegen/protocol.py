@@ -5,13 +5,19 @@ generate_main; a model run several times repeats its lines once per run):
 
     TICKRATE <ticks per second>               once, first
     OUT <symbol> <k> <first index> <words>    output k of the model, in pieces
+    OUTN <symbol> <k> <first index> <count> <words>
+                                              a piece of exactly <count> values (a
+                                              streamed output's rows, printed while
+                                              the model runs, before its TICKS)
     TICKS <symbol> <ticks>                    the run's duration (dnn64_ticks)
     DNN64-DONE                                last (dnn64_done)
 
 ``<words>`` are 8-digit lowercase hex words, at most 8 per line. float32: one word
 per element, its IEEE-754 bit pattern. int8: four elements per word, two hex
 digits each (two's complement) in array order, the last word padded with "00".
-Element indices are flat row-major. Everything is exact: no decimal rounding.
+Element indices are flat row-major. Everything is exact: no decimal rounding. Every
+value of a run's output is printed exactly once: pieces that overlap or leave a gap
+are an error.
 """
 
 from __future__ import annotations
@@ -50,11 +56,24 @@ def parse_run_outputs(lines: Iterable[str],
             continue
         if fields[0] == "TICKS":
             ticks_seen += 1
-        elif fields[0] == "OUT" and len(fields) >= 4:
+        elif fields[0] in ("OUT", "OUTN") and len(fields) >= 4:
             while len(runs) <= ticks_seen:
                 runs.append({})
             k, start = int(fields[2]), int(fields[3])
-            runs[ticks_seen].setdefault(k, {})[start] = _decode(fields[4:], outputs[k]["dtype"])
+            if fields[0] == "OUTN":
+                count, words = int(fields[4]), fields[5:]
+                values = _decode(words, outputs[k]["dtype"])
+                spare = values.size - count  # int8: up to 3 padding values in the last word
+                if not 0 <= spare < (4 if outputs[k]["dtype"] == "int8" else 1):
+                    raise ProtocolError(f"{symbol} output {k}: {count} values announced, "
+                                        f"{values.size} printed")
+                values = values[:count]
+            else:
+                values = _decode(fields[4:], outputs[k]["dtype"])
+            pieces = runs[ticks_seen].setdefault(k, {})
+            if start in pieces:
+                raise ProtocolError(f"{symbol} output {k}: values from {start} printed twice")
+            pieces[start] = values
     result = []
     for pieces in runs:
         arrays = {}
@@ -64,7 +83,8 @@ def parse_run_outputs(lines: Iterable[str],
             at = 0
             for start in sorted(chunks):
                 if start != at:
-                    raise ProtocolError(f"{symbol} output {k}: values from {at} are missing")
+                    raise ProtocolError(f"{symbol} output {k}: values from {min(at, start)} "
+                                        "are missing or printed twice")
                 at += chunks[start].size
             flat = (np.concatenate([chunks[s] for s in sorted(chunks)]) if chunks
                     else np.zeros(0, dtype=entry["dtype"]))

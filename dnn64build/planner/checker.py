@@ -12,14 +12,20 @@ group must fit inside its root, in space and in time.
 A graph input listed in ``streamed_inputs`` has no buffer of its own: exactly one
 dag group reads it, through an input stage (``streams``: a stage without inputs)
 whose firings bring its rows into a row buffer, which the row replay checks like
-any other.
+any other. A graph output listed in ``streamed_outputs`` has no buffer of its own
+either: its producer writes its rows into a row buffer, and an output stage of exactly
+one dag group (``emits``: a stage writing no tensor) hands out each row of it once, in
+order, while the buffer still holds it (the replay checks that too).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 
 @dataclass(frozen=True)
@@ -87,6 +93,7 @@ def find_violations(plan: Mapping[str, Any]) -> list[Violation]:
         if isinstance(group, Mapping) and "program" in group:
             out += _row_program(str(group.get("name")), group["program"], by_name)
     out += _streamed(plan.get("streamed_inputs", []), groups, by_name)
+    out += _emitted(plan.get("streamed_outputs", []), groups, by_name)
     if "lower_bound_bytes" in plan:
         out += _bound(plan["lower_bound_bytes"], buffers, arena)
     return out
@@ -168,11 +175,22 @@ def _overlaps(buffers: Sequence[Mapping], by_name: Mapping[str, Mapping]) -> lis
     return out
 
 
-def _window(window: Sequence[int] | None, lo: int, hi: int, rows_in: int) -> range:
+def _window(window: Sequence | None, lo: int, hi: int, rows_in: int) -> range:
     """Input rows that output rows [lo, hi) of a window [kernel, stride, pad, dilation]
-    touch inside the tensor, listed tap by tap (element-wise: the same rows)."""
+    touch inside the tensor, listed tap by tap (element-wise: the same rows); of a
+    bilinear half-pixel Resize ["resize", scale]: row floor(v) of each output row o, and
+    the next one where v has a fraction, v = (o + 0.5) / scale - 0.5 in float32 clamped
+    to the rows (the ONNX coordinate, as the kernel computes it)."""
     if window is None:
         return range(lo, hi)
+    if window[0] == "resize":
+        f32 = np.float32
+        read: set[int] = set()
+        for o in range(lo, hi):
+            v = min(max((f32(o) + f32(0.5)) / f32(window[1]) - f32(0.5), f32(0)),
+                    f32(rows_in - 1))
+            read |= {math.floor(v), math.ceil(v)}
+        return range(min(read), max(read) + 1) if read else range(0)
     kernel, stride, pad, dil = window
     taps = [o * stride - pad + k * dil for o in range(lo, hi) for k in range(kernel)]
     inside = [t for t in taps if 0 <= t < rows_in]
@@ -186,11 +204,14 @@ def _row_program(name: str, program: Mapping, by_name: Mapping[str, Mapping]
     (element-wise stages may write over their input in the same buffer). A firing first
     drops rows at the start of its output buffer, then reads, then writes: every row it
     reads must be held and written by that tensor (not yet overwritten), every row is
-    computed once and in order, and no buffer holds more rows than its size allows."""
+    computed once and in order, and no buffer holds more rows than its size allows. An
+    output stage (``output`` null, ``emits`` Y) writes nothing: its firings hand out the
+    next rows of Y, which it reads like any input."""
     try:
         tensors, stages, firings = program["tensors"], program["stages"], program["firings"]
-        made = {s["output"]: k for k, s in enumerate(stages)}
+        made = {s["output"]: k for k, s in enumerate(stages) if s["output"] is not None}
         done = dict.fromkeys(made, 0)
+        handed = {s["emits"]: 0 for s in stages if s["output"] is None}
         held: dict[str, tuple[int, int]] = {}
         owner: dict[str, dict[int, str]] = {}
         for t in made:
@@ -200,12 +221,24 @@ def _row_program(name: str, program: Mapping, by_name: Mapping[str, Mapping]
         for f in firings:
             stage, lo, hi, b_lo, b_hi, a_lo, a_hi = f
             s = stages[stage]
-            out = s["output"]
-            buf = tensors[out]["buffer"]
             where = f"group {name}: firing {f} of {s['node']}"
-            if lo != done[out] or hi <= lo or hi > tensors[out]["rows"]:
-                return [Violation("rows", f"{where}: rows [{lo}, {hi}) are not the next ones "
-                                          f"of {out!r} ({done[out]} done)")]
+            if s["output"] is None:  # an output stage
+                y = s["emits"]
+                if s["inputs"] != [y] or s["window"] is not None or \
+                        (b_lo, b_hi, a_lo, a_hi) != (-1, -1, -1, -1):
+                    return [Violation("rows", f"{where}: an output stage reads {y!r} row "
+                                              "for row and writes nothing")]
+                if lo != handed[y] or hi <= lo or hi > tensors[y]["rows"]:
+                    return [Violation("rows", f"{where}: rows [{lo}, {hi}) are not the next "
+                                              f"ones of {y!r} to hand out ({handed[y]} "
+                                              "handed out)")]
+                out, buf = y, None
+            else:
+                out = s["output"]
+                buf = tensors[out]["buffer"]
+                if lo != done[out] or hi <= lo or hi > tensors[out]["rows"]:
+                    return [Violation("rows", f"{where}: rows [{lo}, {hi}) are not the next "
+                                              f"ones of {out!r} ({done[out]} done)")]
             if buf is not None:
                 if (b_lo, b_hi) != held[buf] or not b_lo <= a_lo <= lo or \
                         a_hi != max(b_hi, hi):
@@ -229,11 +262,18 @@ def _row_program(name: str, program: Mapping, by_name: Mapping[str, Mapping]
                                               f"buffer {src} no longer holds")]
             if buf is not None:
                 owner[buf].update(dict.fromkeys(range(lo, hi), out))
-            done[out] = hi
+            if s["output"] is None:
+                handed[out] = hi
+            else:
+                done[out] = hi
         short = [t for t in made if done[t] != tensors[t]["rows"]]
         if short:
             return [Violation("rows", f"group {name}: {short[0]!r} has {done[short[0]]} of "
                                       f"{tensors[short[0]]['rows']} rows computed")]
+        short = [t for t in handed if handed[t] != tensors[t]["rows"]]
+        if short:
+            return [Violation("rows", f"group {name}: {short[0]!r} has {handed[short[0]]} of "
+                                      f"{tensors[short[0]]['rows']} rows handed out")]
     except (KeyError, TypeError, ValueError, IndexError) as exc:
         return [Violation("malformed", f"group {name}: unreadable row program ({exc!r})")]
     return []
@@ -262,6 +302,36 @@ def _streamed(streamed: object, groups: Sequence[Any], by_name: Mapping[str, Map
         if readers.get(name, 0) != 1:
             return [Violation("rows", f"streamed input {name!r} is read by "
                                       f"{readers.get(name, 0)} input stages, not one")]
+    return []
+
+
+def _emitted(emitted: object, groups: Sequence[Any], by_name: Mapping[str, Mapping]
+             ) -> list[Violation]:
+    """Each streamed output: no whole buffer, its rows in a row buffer of the one dag
+    group whose output stage hands it out; and every output stage emits a declared
+    output."""
+    if not isinstance(emitted, list):
+        return [Violation("malformed", "'streamed_outputs' must be a list")]
+    stages_of: dict[str, int] = {}
+    for group in groups:
+        program = group.get("program") if isinstance(group, Mapping) else None
+        for stage in (program or {}).get("stages", []):
+            if stage.get("output", "") is None:
+                name = stage.get("emits")
+                if name not in emitted:
+                    return [Violation("rows", f"group {group.get('name')}: stage "
+                                              f"{stage.get('node')!r} writes no tensor and "
+                                              f"emits no declared output ({name!r})")]
+                if program["tensors"][name]["buffer"] is None:
+                    return [Violation("rows", f"group {group.get('name')}: output {name!r} "
+                                              "is handed out but has no row buffer")]
+                stages_of[name] = stages_of.get(name, 0) + 1
+    for name in emitted:
+        if name in by_name:
+            return [Violation("rows", f"streamed output {name!r} also has a whole buffer")]
+        if stages_of.get(name, 0) != 1:
+            return [Violation("rows", f"streamed output {name!r} is handed out by "
+                                      f"{stages_of.get(name, 0)} output stages, not one")]
     return []
 
 

@@ -6,7 +6,10 @@ activation tensor is live (a residual block's input or output, a stem's output).
 group is a run of segments whose nodes are all *row-wise*: output row r depends on a
 window of rows of each input (Conv, MaxPool, AveragePool) or on row r of each input
 (Add and Mul of two same-shape activations or by a per-channel constant, activations,
-channel Concat, the QuantizeLinear of a float32 graph input to int8). The
+channel Concat, the QuantizeLinear of a float32 graph input to int8, the
+DequantizeLinear of an int8 tensor to a float32 graph output) or on rows ``floor(v)``
+and ``floor(v) + 1`` of ``v = (r + 0.5) / scale - 0.5`` (a bilinear half-pixel Resize:
+``RowTaps``). The
 group's input X (the tensor at its first cut) and its output Y (the tensor at its last
 cut) exist whole; every other tensor of the group lives in a *row buffer* holding only
 the rows its consumers still need.
@@ -26,6 +29,12 @@ X then lives in a row buffer too, filled by an input stage (stage 0, no inputs, 
 ``input <X>``) whose firings fetch just the rows the group's first members need, from
 the cartridge in a ROM or from the game's row callback in a library.
 
+Symmetrically, a group that ends at a graph output may *emit* it (``planner: {output:
+stream}``): Y then lives in a row buffer too, drained by an output stage (the last
+stage, named ``output <Y>``, reading Y, writing no tensor) whose firings hand each
+finished row of Y to the caller (printed by the ROM program, the game's row callback
+in a library), once and in order, so the whole output never occupies the arena.
+
 plan.json records each firing (member, rows, the held range of its output buffer
 before and after), so the independent checker (planner/checker.py) can replay it:
 every input row a firing reads is held and not yet overwritten, every row is computed
@@ -35,6 +44,7 @@ once, in order, and no buffer holds more rows than its size allows.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,8 +53,97 @@ from dnn64build.ir.graph import Graph, Node
 from dnn64build.ir.ops import ACTIVATION_OPS
 from dnn64build.planner.regions import Axis, Span
 
-WINDOW_OPS = ("Conv", "MaxPool", "AveragePool")
-ROW_OPS = ("Add", "Mul", *ACTIVATION_OPS, "Concat", "QuantizeLinear")
+WINDOW_OPS = ("Conv", "MaxPool", "AveragePool", "Resize")
+ROW_OPS = ("Add", "Mul", *ACTIVATION_OPS, "Concat", "QuantizeLinear", "DequantizeLinear")
+# the type a conversion's input has (other row ops read their output's type)
+_CONVERTS_FROM = {"QuantizeLinear": "float32", "DequantizeLinear": "int8"}
+
+
+RESIZE_MODES = ("half_pixel", "pytorch_half_pixel")  # coordinate modes a row Resize takes
+MAX_LEAD_ROWS = 7  # rows before the two blended ones a one-row Resize call may start at
+FRACTION_SLACK = 2.0 ** -22  # float32: how far a one-row call's blend fraction may be off
+
+
+@dataclass(frozen=True)
+class RowTaps:
+    """The row axis of a bilinear Resize: output row r is one call of the whole-tensor
+    kernel on input rows ``[first[r], first[r] + count[r])`` to one output row, with
+    half-pixel coordinates and the float32 scale ``scale[r]`` that makes that call blend
+    the same two rows with the same fraction as the whole Resize (``resize_row_taps``)."""
+
+    first: tuple[int, ...]
+    count: tuple[int, ...]
+    scale: tuple[float, ...]
+
+    def needed(self, out: Span) -> Span:
+        lo, hi = out
+        if hi <= lo:
+            return (0, 0)
+        return (min(self.first[lo:hi]),
+                max(f + n for f, n in zip(self.first[lo:hi], self.count[lo:hi], strict=True)))
+
+
+def _kernel_tap(o: int, scale: np.float32, size_in: int) -> tuple[int, np.float32]:
+    """(i0, fraction) of output row o as kernels/dnn64_resize.c computes them in float32
+    for half-pixel coordinates: v = (o + 0.5f) / scale - 0.5f clamped to [0, in - 1]."""
+    f32 = np.float32
+    v = (f32(o) + f32(0.5)) / scale - f32(0.5)
+    v = min(max(v, f32(0)), f32(size_in - 1))
+    return int(v), f32(v - f32(int(v)))
+
+
+def _q11(f: np.float32) -> int:
+    """The int8 kernel's Q11 weight of a fraction: (int32_t)(f * 2048.0f + 0.5f)."""
+    return int(f * np.float32(2048) + np.float32(0.5))
+
+
+def _one_row_call(i0: int, f: np.float32, same: Callable[[np.float32], bool]
+                  ) -> tuple[int, np.float32] | None:
+    """(j, s): a half-pixel call on rows [i0 - j, i0 + 2) to one output row with scale s
+    blends rows i0 and i0 + 1 with a fraction ``same`` accepts (None if no j <= i0,
+    MAX_LEAD_ROWS has one near 0.5 / (j + f + 0.5))."""
+    f32 = np.float32
+    for j in range(min(i0, MAX_LEAD_ROWS) + 1):
+        s = f32(0.5 / (j + float(f) + 0.5))
+        for _ in range(8):  # the quotient moves by about an ulp per step of s
+            got_i0, got_f = _kernel_tap(0, s, j + 2)
+            if got_i0 == j and same(got_f):
+                return j, s
+            v = f32(0.5) / s - f32(0.5)
+            s = np.nextafter(s, f32(0) if v < j + f else f32(np.inf), dtype=np.float32)
+    return None
+
+
+def resize_row_taps(scale: float, size_in: int, size_out: int, int8: bool
+                    ) -> RowTaps | None:
+    """Each output row's one-row kernel call, or None when some row has none. Row r of
+    the whole Resize blends rows i0 and i0 + 1 with fraction f (row i0 alone where f is
+    0: a call on that row with scale 1). A call on rows [i0 - j, i0 + 2) to one output
+    row computes v' = 0.5f / s - 0.5f, and a scale s is searched for whose fraction
+    v' - j the kernel turns into the same blend: int8, the same Q11 weight (so the same
+    values, bit for bit); float32, f itself where some j <= i0 has one, else the nearest
+    fraction within FRACTION_SLACK of f (rows near the top: the blend then differs by at
+    most that share of the two rows' difference, far below the float32 tolerance)."""
+    f32 = np.float32
+    first, count, scales = [], [], []
+    for o in range(size_out):
+        i0, f = _kernel_tap(o, f32(scale), size_in)
+        if f == 0:
+            first.append(i0)
+            count.append(1)
+            scales.append(1.0)
+            continue
+        if int8:
+            found = _one_row_call(i0, f, lambda g, f=f: _q11(g) == _q11(f))
+        else:
+            found = _one_row_call(i0, f, lambda g, f=f: g == f) or _one_row_call(
+                i0, f, lambda g, f=f: abs(float(g) - float(f)) <= FRACTION_SLACK)
+        if found is None:
+            return None
+        first.append(i0 - found[0])
+        count.append(found[0] + 2)
+        scales.append(float(found[1]))
+    return RowTaps(tuple(first), tuple(count), tuple(scales))
 
 
 @dataclass(frozen=True)
@@ -55,7 +154,7 @@ class Stage:
     name: str
     inputs: tuple[str, ...]
     output: str
-    window: Axis | None
+    window: Axis | RowTaps | None
 
     def needed(self, rows: Span) -> Span:
         return self.window.needed(rows) if self.window else rows
@@ -94,8 +193,16 @@ class DagProgram:
         first = self.stages[0]
         return first.output if not first.inputs else ""
 
+    @property
+    def emitted(self) -> str:
+        """The graph output the group hands out row by row ("" if none)."""
+        last = self.stages[-1]
+        return last.inputs[0] if last.inputs and last.output == OUTPUT_STAGE + last.inputs[0] \
+            else ""
+
 
 INPUT_STAGE = "input "  # an input stage's name: this prefix and the input's name
+OUTPUT_STAGE = "output "  # an output stage's name (and pseudo output): this prefix and Y's
 
 
 def row_refusal(graph: Graph, node: Node) -> str:
@@ -113,7 +220,7 @@ def row_refusal(graph: Graph, node: Node) -> str:
         return "it reads only constants"
     for t in data:
         shape = graph.tensors[t].shape
-        dtype = "float32" if node.op == "QuantizeLinear" else y.dtype
+        dtype = _CONVERTS_FROM.get(node.op, y.dtype)
         if len(shape) != 4 or shape[0] != 1 or graph.tensors[t].dtype != dtype:
             return f"its input {t!r} is not a batch-1 NCHW tensor of type {dtype}"
         if node.op not in WINDOW_OPS and shape[2:] != y.shape[2:]:
@@ -126,19 +233,41 @@ def row_refusal(graph: Graph, node: Node) -> str:
         return "its operands are neither of its output's shape nor per-channel constants"
     if node.op == "QuantizeLinear" and (y.dtype != "int8" or "int8" not in node.attrs):
         return "it does not quantise to int8 with one scale"
+    if node.op == "DequantizeLinear" and (y.dtype != "float32" or "int8" not in node.attrs):
+        return "it does not dequantise int8 with one scale to float32"
     if node.op == "Concat" and node.attrs.get("axis", 0) % 4 != 1:
         return "it concatenates along another axis than channels"
     if node.op in WINDOW_OPS and data != [node.inputs[0]]:
         return "its weight or bias is not constant"
+    if node.op == "Resize":
+        return _resize_refusal(graph, node)
     if node.op == "MaxPool" and len(node.outputs) > 1 and node.outputs[1]:
         return "it has MaxPool's Indices output"
+    return ""
+
+
+def _resize_refusal(graph: Graph, node: Node) -> str:
+    a = node.attrs
+    x, y = (graph.tensors[t].shape for t in (node.inputs[0], node.outputs[0]))
+    if a.get("mode") != "linear" or a.get("coordinate_transformation_mode") not in RESIZE_MODES:
+        return "only a bilinear half-pixel Resize runs row by row"
+    if x[:2] != y[:2] or min(y[2:]) < 2:
+        return "it resizes other than rows and columns, or to one row or column"
+    if resize_row_taps(a["scales"][-2], x[2], y[2], graph.tensors[node.outputs[0]].dtype == "int8"
+                       ) is None:
+        return "its row fractions have no exact one-row form"
     return ""
 
 
 def stage_of(graph: Graph, node: Node) -> Stage:
     data = tuple(t for t in node.inputs if t and not graph.is_constant(t))
     y = node.outputs[0]
-    window = None
+    window: Axis | RowTaps | None = None
+    if node.op == "Resize":
+        taps = resize_row_taps(node.attrs["scales"][-2], graph.tensors[data[0]].shape[2],
+                               graph.tensors[y].shape[2], graph.tensors[y].dtype == "int8")
+        assert taps is not None, "row_refusal refuses it"
+        return Stage(node.name, data, y, taps)
     if node.op in WINDOW_OPS:
         a = node.attrs
         kernel = (graph.tensors[node.inputs[1]].shape[2] if node.op == "Conv"
@@ -161,14 +290,21 @@ def macs_per_row(graph: Graph, node: Node) -> int:
     return c_out * w * math.prod(graph.tensors[node.inputs[1]].shape[1:])
 
 
-def dag_program(graph: Graph, nodes: list[Node], streamed: str = "") -> DagProgram:
+def dag_program(graph: Graph, nodes: list[Node], streamed: str = "",
+                emitted: bool = False) -> DagProgram:
     """The pull-driven row program of ``nodes`` (a group found by ``find_segments``);
-    ``streamed``: the graph input X the group reads row by row through an input stage."""
+    ``streamed``: the graph input X the group reads row by row through an input stage;
+    ``emitted``: the group's output Y (a graph output) is handed out row by row by an
+    output stage instead of being written whole."""
     stages = [stage_of(graph, n) for n in nodes]
     macs_of = [macs_per_row(graph, n) for n in nodes]
     if streamed:
         stages.insert(0, Stage(INPUT_STAGE + streamed, (), streamed, None))
         macs_of.insert(0, 0)
+    if emitted:
+        y_name = stages[-1].output
+        stages.append(Stage(OUTPUT_STAGE + y_name, (y_name,), OUTPUT_STAGE + y_name, None))
+        macs_of.append(0)
     ops = {n.name: n.op for n in nodes}
     producer = {s.output: j for j, s in enumerate(stages)}
     readers: dict[str, list[int]] = {}
@@ -193,7 +329,9 @@ def dag_program(graph: Graph, nodes: list[Node], streamed: str = "") -> DagProgr
     sharing: list[list[str]] = [[] for _ in range(count)]
     for t in buffered:
         sharing[buffer_of[t]].append(t)
-    height = {s.output: graph.tensors[s.output].shape[2] for s in stages}
+    height = {s.output: graph.tensors[s.output].shape[2] for s in stages[:len(stages) - emitted]}
+    if emitted:  # the output stage's pseudo output: one row for each row of Y handed out
+        height[stages[-1].output] = height[stages[-1].inputs[0]]
     done = dict.fromkeys(height, 0)  # rows computed so far
     held: list[Span] = [(0, 0)] * count
     most = [0] * count
@@ -252,6 +390,17 @@ def stream_refusal(graph: Graph, nodes: list[Node]) -> str:
     return ""
 
 
+def emit_refusal(graph: Graph, nodes: list[Node]) -> str:
+    """Why a dag group of ``nodes`` cannot hand its output Y out row by row ("" if it
+    can)."""
+    y = nodes[-1].outputs[0]
+    if y not in graph.outputs:
+        return f"its output {y!r} is not a graph output"
+    if y in graph.inputs:
+        return f"the graph output {y!r} is also a graph input"
+    return ""
+
+
 def cuts(graph: Graph) -> list[tuple[int, str]]:
     """(position, tensor) where exactly one activation tensor is live between node
     ``position - 1`` and node ``position`` of the graph order."""
@@ -297,21 +446,36 @@ def dag_record(graph: Graph, program: DagProgram, buffers: list[str]) -> dict:
     each tensor's rows, bytes per row and buffer (None: whole in the arena), each stage's
     inputs, output and row window ([kernel, stride, pad, dilation] or None), and each
     firing as [stage, first row, end row, held before (lo, hi), held after (lo, hi)]
-    (-1s for the whole output)."""
+    (-1s for the whole output). An output stage records ``"output": null`` and
+    ``"emits": Y``; an input stage ``"streams": X``."""
     stages = program.stages
+    emitted = program.emitted
     buffer_of = {t: buffers[k] for t, k in zip(program.tensors, program.buffer_of, strict=True)}
-    names = dict.fromkeys(t for s in stages for t in (*s.inputs, s.output))
+    names = dict.fromkeys(t for s in stages for t in (*s.inputs, s.output)
+                          if t != OUTPUT_STAGE + emitted)
     return {
         "tensors": {t: {"rows": graph.tensors[t].shape[2], "row_bytes": row_bytes(graph, t),
                         "buffer": buffer_of.get(t)} for t in names},
-        "stages": [{"node": s.name, "inputs": list(s.inputs), "output": s.output,
-                    "window": None if s.window is None else
-                    [s.window.kernel, s.window.stride, s.window.pad, s.window.dil],
-                    **({"streams": s.output} if not s.inputs else {})}
+        "stages": [{"node": s.name, "inputs": list(s.inputs),
+                    "output": None if emitted and s is stages[-1] else s.output,
+                    "window": _window_record(graph, s),
+                    **({"streams": s.output} if not s.inputs else {}),
+                    **({"emits": emitted} if emitted and s is stages[-1] else {})}
                    for s in stages],
         "firings": [[f.stage, *f.rows, *(f.before or (-1, -1)), *(f.after or (-1, -1))]
                     for f in program.firings],
     }
+
+
+def _window_record(graph: Graph, s: Stage) -> list | None:
+    """[kernel, stride, pad, dilation]; a Resize's ["resize", scale] (half-pixel: the
+    checker computes its taps itself); None for row-for-row stages."""
+    if isinstance(s.window, RowTaps):
+        node = next(n for n in graph.nodes if n.name == s.name)
+        return ["resize", node.attrs["scales"][-2]]
+    if s.window is None:
+        return None
+    return [s.window.kernel, s.window.stride, s.window.pad, s.window.dil]
 
 
 def _footprint(size: int, alignment: int) -> int:
@@ -347,15 +511,16 @@ def step_live_bytes(graph: Graph, alignment: int = 16) -> list[int]:
 
 
 def group_live_bytes(graph: Graph, nodes: list[Node], program: DagProgram | None,
-                     alignment: int = 16, streamed: bool = False) -> int:
-    """Bytes live while a dag group of ``nodes`` runs: X (unless ``streamed``), Y and its
-    buffers (the group lies between two cuts, so nothing else is live); without a
-    program, X and Y only."""
+                     alignment: int = 16, streamed: bool = False, emitted: bool = False
+                     ) -> int:
+    """Bytes live while a dag group of ``nodes`` runs: X (unless ``streamed``), Y (unless
+    ``emitted``) and its buffers (the group lies between two cuts, so nothing else is
+    live); without a program, the whole X and Y only."""
     x = next(t for t in nodes[0].inputs if t and not graph.is_constant(t))
     y = nodes[-1].outputs[0]
     whole = sum(_footprint(math.prod(graph.tensors[t].shape) *
                            np.dtype(graph.tensors[t].dtype).itemsize, alignment)
-                for t in ((y,) if streamed else (x, y)))
+                for t, gone in ((x, streamed), (y, emitted)) if not gone)
     if program is None:
         return whole
     return whole + sum(_footprint(b, alignment) for b in program.buffer_bytes)

@@ -21,6 +21,12 @@ at the graph input and read it row by row (planner/dagstream.py), so the whole i
 never occupies the arena (fusion ``dag`` or ``auto`` only); ``whole`` never does;
 ``auto`` (the default) streams it only under fusion ``auto``, when nothing else fits.
 
+``planner: {output: ...}`` (``OUTPUT_MODES``): ``stream`` makes the last dag group end
+at the graph output and hand its rows to the caller as they are finished (an output
+stage, planner/dagstream.py), so the whole output never occupies the arena; ``whole``
+never does; ``auto`` (the default) only under fusion ``auto``, when nothing else fits
+(after the streamed input alone).
+
 A chain is a run of Conv / MaxPool / AveragePool nodes (batch 1, NCHW) where
 each intermediate is read only by the next node and is no graph output. A
 group is one node ``FusedGroup`` whose inputs are X and every member's
@@ -50,6 +56,7 @@ from dnn64build.planner.dagstream import (
     cuts,
     dag_program,
     dag_record,
+    emit_refusal,
     find_segments,
     group_live_bytes,
     macs_per_row,
@@ -69,6 +76,7 @@ from dnn64build.planner.schedule import Dag, Op
 
 FUSION_MODES = ("none", "stream", "patch", "dag", "auto")
 INPUT_MODES = ("whole", "stream", "auto")
+OUTPUT_MODES = ("whole", "stream", "auto")
 GROUP_OP = "FusedGroup"
 SPATIAL_OPS = ("Conv", "MaxPool", "AveragePool")
 MAX_EXTRA_MACS = 0.15  # patch groups may add at most this fraction of the model's MACs
@@ -87,6 +95,7 @@ class Group:
     grid: tuple[int, int] = (1, 1)  # patch: rows x columns of tiles of Y
     band_rows: int = 1  # stream: output rows per band
     streams: str = ""  # dag: the graph input it reads row by row ("" if it reads X whole)
+    emits: str = ""  # dag: the graph output it hands out row by row ("" if Y is whole)
 
     def record(self) -> dict[str, Any]:
         out: dict[str, Any] = {"nodes": list(self.nodes), "mode": self.mode}
@@ -96,12 +105,15 @@ class Group:
             out["band_rows"] = self.band_rows
         if self.streams:
             out["streams"] = self.streams
+        if self.emits:
+            out["emits"] = self.emits
         return out
 
     @classmethod
     def from_record(cls, rec: dict[str, Any]) -> Group:
         return cls(tuple(rec["nodes"]), rec["mode"], tuple(rec.get("grid", (1, 1))),
-                   int(rec.get("band_rows", 1)), str(rec.get("streams", "")))
+                   int(rec.get("band_rows", 1)), str(rec.get("streams", "")),
+                   str(rec.get("emits", "")))
 
 
 def ineligible(graph: Graph, node: Node) -> str:
@@ -202,7 +214,8 @@ def nodes_by_name(graph: Graph) -> dict[str, Node]:
 def program_of(graph: Graph, group: Group) -> Program | DagProgram:
     nodes = nodes_by_name(graph)
     if group.mode == "dag":
-        return dag_program(graph, [nodes[name] for name in group.nodes], group.streams)
+        return dag_program(graph, [nodes[name] for name in group.nodes], group.streams,
+                           bool(group.emits))
     members = [member_of(graph, nodes[name]) for name in group.nodes]
     if group.mode == "stream":
         return stream_program(members, group.band_rows)
@@ -327,6 +340,11 @@ def streamed_inputs(groups: list[Group]) -> list[str]:
     return [g.streams for g in groups if g.streams]
 
 
+def streamed_outputs(groups: list[Group]) -> list[str]:
+    """The graph outputs ``groups`` hand out row by row (never whole in the arena)."""
+    return [g.emits for g in groups if g.emits]
+
+
 def groups_from_plan(plan: dict[str, Any]) -> list[Group]:
     return [Group.from_record(rec) for rec in plan.get("fusion", {}).get("groups", [])]
 
@@ -379,7 +397,7 @@ def choose_groups(graph: Graph, mode: str, *, peak: Callable[[list[Group]], int]
                   bound: Callable[[list[Group]], int] | None = None,
                   fits: Callable[[list[Group]], bool] | None = None,
                   weight_cap: int = GROUP_WEIGHT_CAP, staging_bytes: int = 0,
-                  input_mode: str = "auto") -> Choice:
+                  input_mode: str = "auto", output_mode: str = "auto") -> Choice:
     """The groups for ``mode`` (see the module doc). ``peak(groups)`` measures the graph
     with those groups (live bytes, a fast estimate for searching); ``bound(groups)``
     (default: ``peak``) the bound its plan will have, for auto's final pick among a few
@@ -389,28 +407,38 @@ def choose_groups(graph: Graph, mode: str, *, peak: Callable[[list[Group]], int]
     ``stream`` or ``patch`` is asked for and no chain exists; ``patch`` that finds no
     patch group worth it keeps the streamed plan and says so in a note. ``input_mode``
     (INPUT_MODES): ``stream`` raises UserError, naming the node and why, when the graph
-    input cannot be streamed or ``mode`` is not dag or auto."""
+    input cannot be streamed or ``mode`` is not dag or auto; ``output_mode``
+    (OUTPUT_MODES) likewise for the graph output."""
     if mode not in FUSION_MODES:
         raise ValueError(f"unknown fusion mode {mode!r}; expected one of {FUSION_MODES}")
     if input_mode not in INPUT_MODES:
         raise ValueError(f"unknown input mode {input_mode!r}; expected one of {INPUT_MODES}")
-    if input_mode == "stream" and mode not in ("dag", "auto"):
-        raise UserError(f"planner input 'stream' needs fusion 'dag' or 'auto', not {mode!r}: "
-                        "the input is streamed into the first dag group",
-                        where=f"model {graph.name}",
-                        hint="use planner: {fusion: dag, input: stream}, or input: whole")
+    if output_mode not in OUTPUT_MODES:
+        raise ValueError(f"unknown output mode {output_mode!r}; expected one of {OUTPUT_MODES}")
+    asked = [(side, refusal) for side, how, refusal in
+             (("input", input_mode, input_refusal), ("output", output_mode, output_refusal))
+             if how == "stream"]
+    for side, _ in asked:
+        if mode not in ("dag", "auto"):
+            raise UserError(f"planner {side} 'stream' needs fusion 'dag' or 'auto', not "
+                            f"{mode!r}: the {side} is streamed through a dag group",
+                            where=f"model {graph.name}",
+                            hint=f"use planner: {{fusion: dag, {side}: stream}}, "
+                                 f"or {side}: whole")
     if mode == "none":
         return Choice([], [])
     chains, reasons = find_chains(graph)
     chains, heavy = split_by_weights(graph, chains, weight_cap)
     reasons += heavy
-    if input_mode == "stream":
-        why = input_refusal(graph)
-        if why:
-            raise UserError(f"planner input 'stream' cannot apply to this model: {why}",
-                            where=f"model {graph.name}",
-                            hint="use planner: {input: whole} (or auto)")
-        return _dag_choice(graph, chains, peak, bound or peak, stream=True)
+    if asked:
+        for side, refusal in asked:
+            why = refusal(graph)
+            if why:
+                raise UserError(f"planner {side} 'stream' cannot apply to this model: {why}",
+                                where=f"model {graph.name}",
+                                hint=f"use planner: {{{side}: whole}} (or auto)")
+        return _dag_choice(graph, chains, peak, bound or peak, stream=input_mode == "stream",
+                           emit=output_mode == "stream")
     fallback: list[str] = []  # why auto could not stream the input, when it tried
     if mode == "dag":
         return _dag_choice(graph, chains, peak, bound or peak)
@@ -431,6 +459,17 @@ def choose_groups(graph: Graph, mode: str, *, peak: Callable[[list[Group]], int]
                                                "is streamed into the first one"])
             elif input_mode == "auto":
                 fallback.append(f"the graph input cannot be streamed: {why}")
+            out_why = output_refusal(graph) if output_mode == "auto" else "output: whole"
+            if not out_why:
+                for stream in ([False, True] if not why else [False]):
+                    dag = _dag_choice(graph, chains, peak, bound or peak, stream=stream,
+                                      emit=True)
+                    if fits(dag.groups):
+                        return Choice(dag.groups, [
+                            "dag groups do not fit: the graph output is handed out row by "
+                            "row by the last one" + (", the input streamed" if stream else "")])
+            elif output_mode == "auto":
+                fallback.append(f"the graph output cannot be streamed: {out_why}")
     if not chains:
         if mode != "auto":
             raise refuse(mode, graph, reasons)
@@ -474,8 +513,27 @@ def input_refusal(graph: Graph) -> str:
     return stream_refusal(graph, first)
 
 
+def output_refusal(graph: Graph) -> str:
+    """Why the graph output cannot be handed out row by row by the last dag group (""
+    if it can): the model needs one graph output, made by its last node, a cut right
+    before it and row-wise nodes from that cut on (the last group's members)."""
+    if len(graph.outputs) != 1:
+        return f"the model has {len(graph.outputs)} graph outputs (streaming needs one)"
+    at = cuts(graph)
+    y = graph.outputs[0]
+    if len(at) < 2 or at[-1] != (len(graph.nodes), y):
+        return f"the graph output {y!r} is not the last tensor of the graph order"
+    last = graph.nodes[at[-2][0]:]
+    bad = [(n, row_refusal(graph, n)) for n in last]
+    bad = [(n, why) for n, why in bad if why]
+    if bad:
+        return f"node {bad[0][0].name!r} ({bad[0][0].op}): {bad[0][1]}"
+    return emit_refusal(graph, last)
+
+
 def _dag_choice(graph: Graph, chains: list[list[Node]], peak: Callable[[list[Group]], int],
-                bound: Callable[[list[Group]], int], stream: bool = False) -> Choice:
+                bound: Callable[[list[Group]], int], stream: bool = False,
+                emit: bool = False) -> Choice:
     """``dag`` groups: a dynamic programme over the cuts (dagstream.cuts) of the graph
     order. At a cut only one tensor is live, so the peak is the largest of the peaks
     between consecutive chosen cuts: of a dag group (X + Y + its buffers) over a run of
@@ -483,7 +541,8 @@ def _dag_choice(graph: Graph, chains: list[list[Node]], peak: Callable[[list[Gro
     programme minimises the peak, then the nodes fused; the result is the better (by
     ``bound``) of those groups alone and with every chain they leave out streamed.
     ``stream`` (``input_refusal`` says it can): the first group starts at the graph input
-    and streams it (even a group of one node)."""
+    and streams it (even a group of one node); ``emit`` (``output_refusal`` says it can):
+    the last group ends at the graph output and hands it out row by row."""
     found, why_not = find_segments(graph)
     segments = set(found)
     if not segments:
@@ -497,23 +556,28 @@ def _dag_choice(graph: Graph, chains: list[list[Node]], peak: Callable[[list[Gro
     streams = graph.inputs[0] if stream else ""
     if stream:  # the first segment lies in the group that streams the input
         segments.add((at[0], at[1]))
+    if emit:  # and the last one in the group that hands out the output
+        segments.add((at[-2], at[-1]))
     for i in range(1, len(at)):
-        options = [] if stream and i == 1 else [
+        options = [] if (stream and i == 1) or (emit and i == len(at) - 1) else [
             (max(best[i - 1][0], max(live[at[i - 1]:at[i]], default=0)),
              best[i - 1][1], best[i - 1][2])]
+        out = graph.outputs[0] if emit and i == len(at) - 1 else ""
         for j in range(i - 1, max(i - 1 - MAX_DAG_SEGMENTS, -1), -1):
             if (at[j], at[j + 1]) not in segments:
                 break
             members = nodes[at[j]:at[i]]
             here = streams if j == 0 else ""
-            if len(members) < 2 and not here:
+            if len(members) < 2 and not here and not out:
                 continue
-            floor = max(best[j][0], group_live_bytes(graph, members, None, streamed=bool(here)))
+            floor = max(best[j][0], group_live_bytes(graph, members, None, streamed=bool(here),
+                                                     emitted=bool(out)))
             if options and floor > min(o[0] for o in options):
                 continue  # X and Y alone already cost more than a known option
-            group = Group(tuple(n.name for n in members), "dag", streams=here)
-            cost = group_live_bytes(graph, members, dag_program(graph, members, here),
-                                    streamed=bool(here))
+            group = Group(tuple(n.name for n in members), "dag", streams=here, emits=out)
+            cost = group_live_bytes(graph, members,
+                                    dag_program(graph, members, here, bool(out)),
+                                    streamed=bool(here), emitted=bool(out))
             options.append((max(best[j][0], cost), best[j][1] + len(members),
                             [*best[j][2], group]))
         best.append(min(options, key=lambda o: o[:2]))
@@ -614,13 +678,14 @@ def fuse_dag(dag: Dag, graph: Graph, groups: list[Group],
             made = {t for n in group.nodes for t in ops[n].outputs}
             xs = tuple(dict.fromkeys(t for n in group.nodes for t in ops[n].inputs
                                      if t not in made and t in sizes and t != group.streams))
-            fused.append(Op(group_name(group), xs,
-                            (ops[group.nodes[-1]].outputs[0], *buffers)))
+            y = () if group.emits else (ops[group.nodes[-1]].outputs[0],)
+            fused.append(Op(group_name(group), xs, (*y, *buffers)))
     streamed = set(streamed_inputs(groups))
-    for t in streamed:
+    emitted = set(streamed_outputs(groups))
+    for t in streamed | emitted:
         del sizes[t]
     return Dag(tuple(fused), sizes, tuple(t for t in dag.inputs if t not in streamed),
-               dag.outputs)
+               tuple(t for t in dag.outputs if t not in emitted))
 
 
 def refuse(mode: str, graph: Graph, reasons: list[str]) -> UserError:

@@ -33,6 +33,7 @@ from dnn64build.planner.fusion import (
     fusion_record,
     groups_staging_bytes,
     streamed_inputs,
+    streamed_outputs,
 )
 from dnn64build.planner.problem import lower_bound
 from dnn64build.planner.schedule import Dag, Op, peak_bytes
@@ -72,21 +73,23 @@ def _inplace_inputs(node: Node, graph: Graph) -> tuple[str, ...] | None:
 
 def dag_from_graph(graph: Graph) -> Dag:
     """The op DAG of ``graph``; a graph input a fused group streams (``streams`` in its
-    record) is no arena tensor: its rows live in the group's buffers."""
-    streamed = {node.attrs["fusion"].get("streams") for node in graph.nodes
-                if node.op == GROUP_OP}
+    record) or a graph output it hands out (``emits``) is no arena tensor: its rows
+    live in the group's buffers."""
+    streamed = {node.attrs["fusion"].get(key) for node in graph.nodes
+                if node.op == GROUP_OP for key in ("streams", "emits")}
     sizes = {
         name: tensor_bytes(t.shape, t.dtype)
         for name, t in graph.tensors.items()
         if t.kind != "constant" and name not in streamed
     }
     ops = tuple(
-        Op(node.name, tuple(t for t in node.inputs if t), tuple(node.outputs),
+        Op(node.name, tuple(t for t in node.inputs if t),
+           tuple(t for t in node.outputs if t not in streamed),
            _alias_kind(node, graph), _inplace_inputs(node, graph))
         for node in graph.nodes
     )
     return Dag(ops, sizes, tuple(t for t in graph.inputs if t not in streamed),
-               tuple(graph.outputs))
+               tuple(t for t in graph.outputs if t not in streamed))
 
 
 def plan_graph(
@@ -99,6 +102,7 @@ def plan_graph(
     fusion_weight_cap: int = GROUP_WEIGHT_CAP,
     fusion_staging: int = 0,
     input_mode: str = "auto",
+    output_mode: str = "auto",
 ) -> dict[str, Any]:
     """plan.json content for ``graph`` (see dnn64build.planner.planfile), planned as
     ``params`` say (default PlanParams(); see plan_dag). Raises UserError when no plan
@@ -111,7 +115,8 @@ def plan_graph(
     of one group (one staging half); ``fusion_staging`` is the staging size without
     groups (what ``auto`` weighs a group's staging against); ``input_mode`` (whole |
     stream | auto, planner/fusion.py): whether the graph input may be streamed into the
-    first dag group. The plan then also holds
+    first dag group; ``output_mode`` (likewise) whether the graph output may be handed
+    out row by row by the last one. The plan then also holds
     ``op_bound_bytes`` (the lower bound of the unfused graph), ``extra_macs`` and ``fusion``
     (the mode, each group with its buffers and extra MACs, the model's MACs).
     """
@@ -137,7 +142,7 @@ def plan_graph(
     if groups is None:
         choice = choose_groups(graph, fusion, peak=peak, bound=bound, fits=fits,
                                weight_cap=fusion_weight_cap, staging_bytes=fusion_staging,
-                               input_mode=input_mode)
+                               input_mode=input_mode, output_mode=output_mode)
         groups, notes = choice.groups, choice.notes
     else:
         fusion = "given"
@@ -158,4 +163,6 @@ def plan_graph(
     plan["extra_macs"] = plan["fusion"]["extra_macs"]  # MACs the groups add (patch halos)
     # Graph inputs never whole in the arena: a dag group reads their rows (checker.py).
     plan["streamed_inputs"] = streamed_inputs(groups)
+    # Graph outputs never whole in the arena: a dag group hands out their rows.
+    plan["streamed_outputs"] = streamed_outputs(groups)
     return plan

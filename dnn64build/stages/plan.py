@@ -45,7 +45,7 @@ def plan_model(graph: Graph, config: dict) -> dict:
     (UserError when it does not fit)."""
     fusion = config.get("fusion", "auto")
     if fusion == "auto" and config.get("kernels", "cpu") != "cpu" and \
-            config.get("input") != "stream":
+            "stream" not in (config.get("input"), config.get("output")):
         # A fused Conv runs its CPU region kernel, never the RSP one: with RSP kernels,
         # `auto` fuses only when the model would not fit without it.
         plan, staging = _plan(graph, config, "none")
@@ -91,6 +91,7 @@ def _plan(graph: Graph, config: dict, fusion: str) -> tuple[dict, int]:
         fusion_budget=(activation_budget(config["memory"], estimate, program_guess(graph, config))
                        if fusion == "auto" else None),  # only auto weighs the memory
         input_mode=config.get("input", "auto"),
+        output_mode=config.get("output", "auto"),
     )
     violation = check_plan(plan)
     if violation is not None:  # the planner and the checker are separate code: a bug
@@ -234,6 +235,8 @@ def fusion_lines(plan: dict) -> list[str]:
              f"({share:.1%} of {fusion['model_macs']})"]
     lines += [f"input {name!r} streamed: read row by row into the first dag group, never "
               "whole in the arena" for name in plan.get("streamed_inputs", [])]
+    lines += [f"output {name!r} streamed: handed out row by row by the last dag group, "
+              "never whole in the arena" for name in plan.get("streamed_outputs", [])]
     for g in fusion["groups"]:
         how = f"grid {g['grid'][0]}x{g['grid'][1]}" if g["mode"] == "patch" else \
             f"bands of {g['band_rows']} rows"

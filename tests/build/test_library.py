@@ -236,3 +236,56 @@ def test_a_streamed_input_comes_from_the_games_rows_callback(
                   str(tmp_path / "cnn_in.npz"), "--output", str(tmp_path / "cnn_out.npz"))
     host_out = np.load(tmp_path / "cnn_out.npz")[name]
     assert np.abs(got - host_out).max() <= 1e-5 * np.abs(host_out).max()
+
+
+OUT_ROWS_PROBE = Path(__file__).parent / "programs" / "library_out_rows_probe.c"
+
+
+def test_a_streamed_output_goes_to_the_games_rows_callback(
+    workspace: Workspace, host: HostToolchain, tmp_path: Path,
+) -> None:
+    """planner: {output: stream} in a library: the model hands its output's rows to
+    outlib_fcn_set_output_rows's callback (in order, each row once); the streamed output
+    has no arena pointer and a run without the callback fails cleanly; what the game
+    collected matches onnxruntime and the model's host build."""
+    from tests.emulator.rom_workspace import tiny_fcn
+    from tools.zoo.compare import run_onnxruntime, scaled_error
+
+    model = tiny_fcn()
+    (workspace.root / "models").mkdir(exist_ok=True)
+    onnx.save(model, workspace.root / "models" / "fcn.onnx")
+    workspace.write("models/BUILD.yaml", """\
+        targets:
+          - {rule: n64_model, name: fcn, src: fcn.onnx, planner: {fusion: dag, output: stream}}
+          - {rule: n64_library, name: outlib, models: [':fcn'], toolchain: host,
+             archive: true}
+        """)
+    workspace.build("//models:outlib")
+    out = workspace.root / "dnn64-out" / "bin" / "models"
+    meta = json.loads((out / "fcn" / "codegen" / "meta.json").read_text())
+    (entry,) = meta["outputs"]
+    assert entry["streamed"] and entry["offset"] is None
+    _, c, h, w = entry["shape"]
+    (x_entry,) = meta["inputs"]
+    x = np.random.default_rng(4).standard_normal(x_entry["shape"]).astype(np.float32)
+    values = ", ".join(f"{v!r}f" for v in x.ravel().tolist())
+    (tmp_path / "library_out_rows_probe_input.h").write_text(
+        f"#define OUT0_CHANNELS {c}u\n#define OUT0_HEIGHT {h}u\n#define OUT0_WIDTH {w}u\n"
+        f"static const float IN0[{x.size}] = {{{values}}};\n")
+    lib = out / "outlib"
+    program = compile_and_link(host, [OUT_ROWS_PROBE], [lib / "include", tmp_path],
+                               tmp_path / "probe", libraries=[lib / "liboutlib.a"])
+    lines = subprocess.run([str(program)], capture_output=True, text=True,
+                           check=True).stdout.splitlines()
+    checks = dict(re.findall(r"^CHECK (\w+) (\d)$", "\n".join(lines), re.M))
+    assert len(checks) == 5 and set(checks.values()) == {"1"}, checks
+    assert f"ROWS {h}" in lines  # every output row handed out once
+    name = entry["name"]
+    got = parse_run_outputs(lines, meta)[0][name]
+    want = run_onnxruntime(model, {x_entry["name"]: x})[name]
+    assert scaled_error(want, got.reshape(want.shape)) <= 1e-4
+    np.savez(tmp_path / "fcn_in.npz", **{x_entry["name"]: x})
+    workspace.run("run", "//models:fcn", "--platform", "host", "--input",
+                  str(tmp_path / "fcn_in.npz"), "--output", str(tmp_path / "fcn_out.npz"))
+    host_out = np.load(tmp_path / "fcn_out.npz")[name]
+    assert np.abs(got - host_out).max() <= 1e-5 * np.abs(host_out).max()

@@ -188,3 +188,25 @@ def test_input_stream_that_cannot_apply_is_one_clear_error(workspace: Workspace)
                                                                   check=False)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert "needs fusion 'dag' or 'auto'" in proc.stderr
+
+
+def test_plan_says_the_output_is_streamed(workspace: Workspace) -> None:
+    ws = _cnn_workspace(workspace, "dag, output: stream", "unet")
+    plan = json.loads(ws.run("plan", "//models:m", "--json").stdout)
+    assert check_plan(plan) is None
+    [y] = plan["streamed_outputs"]
+    assert y not in {b["name"] for b in plan["buffers"]}
+    assert plan["fusion"]["groups"][-1]["emits"] == y
+    assert f"output {y!r} streamed" in ws.run("plan", "//models:m").stdout
+
+
+def test_output_stream_that_cannot_apply_is_one_clear_error(workspace: Workspace) -> None:
+    proc = _cnn_workspace(workspace, "dag, output: stream").run("plan", "//models:m",
+                                                                check=False)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "output 'stream' cannot apply" in proc.stderr and "//models:m" in proc.stderr
+    assert "(Gemm)" in proc.stderr  # small_cnn's classifier does not compute row by row
+    proc = _cnn_workspace(workspace, "patch, output: stream", "unet").run(
+        "plan", "//models:m", check=False)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "needs fusion 'dag' or 'auto'" in proc.stderr

@@ -45,3 +45,33 @@ def test_repeated_runs_must_agree() -> None:
 def test_broken_output_is_an_error(lines: list[str]) -> None:
     with pytest.raises(ProtocolError):
         parse_outputs(lines, META)
+
+
+# A streamed output's pieces (OUTN: exactly <count> values), out of index order as rows
+# of two channels come: q's values 2..3 and 0..1 (words padded), then 4..5.
+STREAMED = [
+    "TICKRATE 1000000000",
+    "OUTN m 1 2 2 7f800000",
+    "OUTN m 1 0 2 01ff0000",
+    "OUT m 0 0 3f800000 c0000000 3f000000 7f800000 80000000 40400000 40800000 40a00000",
+    "OUT m 0 8 40c00000 40e00000",
+    "OUTN m 1 4 2 00100000",
+    "TICKS m 1234",
+]
+
+
+def test_streamed_pieces_are_put_together_exactly() -> None:
+    out = parse_outputs(STREAMED, META)
+    np.testing.assert_array_equal(out["q"], np.array([1, -1, 127, -128, 0, 16], np.int8))
+
+
+@pytest.mark.parametrize("lines", [
+    [*STREAMED[:2], "OUTN m 1 2 2 7f800000", *STREAMED[2:]],  # a piece printed twice
+    [*STREAMED[:5], "OUTN m 1 3 3 80001000", "TICKS m 1234"],  # overlaps the one before
+    [*STREAMED[:2], *STREAMED[3:]],  # values 0..1 missing
+    [*STREAMED[:5], "OUTN m 1 4 7 00100000", "TICKS m 1234"],  # more announced than sent
+    [*STREAMED[:5], "OUTN m 1 4 2 00100000 00000000", "TICKS m 1234"],  # a word too many
+])
+def test_broken_streamed_output_is_an_error(lines: list[str]) -> None:
+    with pytest.raises(ProtocolError):
+        parse_outputs(lines, META)

@@ -1,5 +1,7 @@
 """Workspaces for the ROM tests: one ONNX model with seeded calibration data and input
-samples, built for `bare`; and a target's outputs on a platform through `dnn64build run`."""
+samples, built for `bare`; a target's outputs on a platform through `dnn64build run`;
+a tiny fully convolutional model and a tiny segmentation head (their outputs can be
+streamed row by row)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import numpy as np
 import onnx
 
 from tests.build.conftest import Workspace
+from tools.zoo.builder import NetBuilder
 
 
 def model_workspace(root: Path, name: str, model: onnx.ModelProto, *, onnx_name: str,
@@ -38,3 +41,22 @@ def run_outputs(ws: Workspace, target: str, platform: str) -> tuple[dict[str, np
                   str(out))
     with np.load(out) as data:
         return {k: data[k] for k in data.files}, proc.stdout
+
+
+def tiny_fcn() -> onnx.ModelProto:
+    """Conv-BN-ReLU, MaxPool, Conv-BN-ReLU, a 1x1 classifier: 3 classes at 8x6 (a width
+    whose int8 rows are no multiple of four values)."""
+    b = NetBuilder("tiny_fcn", seed=31)
+    x = b.input("input", [1, 2, 16, 12])
+    x = b.maxpool(b.conv_bn(x, 2, 6, 3), 2, 2)
+    x = b.conv(b.conv_bn(x, 6, 6, 3), 6, 3, 1, bias=True)
+    return b.build({x: [1, 3, 8, 6]})
+
+
+def tiny_seg_head() -> onnx.ModelProto:
+    """Conv-BN-ReLU, a 1x1 classifier, a bilinear x4 upsample (pytorch_half_pixel): the
+    tail of LR-ASPP and DeepLabV3 at 3 classes, 24x20."""
+    b = NetBuilder("tiny_seg_head", seed=32)
+    x = b.conv_bn(b.input("input", [1, 2, 6, 5]), 2, 4, 3)
+    x = b.conv(x, 4, 3, 1, bias=True)
+    return b.build({b.upsample(x, 4, "linear"): [1, 3, 24, 20]})

@@ -22,6 +22,7 @@ from dnn64build.ir.reference import run as run_reference
 from dnn64build.passes import optimize
 from dnn64build.planner.checker import check_plan, find_violations
 from dnn64build.planner.dagplan import PlanParams
+from dnn64build.planner.fusion import Group, output_refusal
 from dnn64build.planner.graph_plan import plan_graph
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "codegen"))
@@ -35,7 +36,8 @@ def _graph(model: onnx.ModelProto, tmp: Path):
 
 def _replay(graph, plan: dict, x: np.ndarray) -> dict[str, np.ndarray]:
     """Every tensor's values computed firing by firing, each input of a firing holding
-    only the rows its buffer holds at that moment, written by that tensor (others NaN)."""
+    only the rows its buffer holds at that moment, written by that tensor (others NaN).
+    An output stage's rows are what it reads of Y's buffer when it fires."""
     values = initial_values(graph, {"x": x})
     nodes = {n.name: n for n in graph.nodes}
     for n in graph.nodes:
@@ -48,9 +50,10 @@ def _replay(graph, plan: dict, x: np.ndarray) -> dict[str, np.ndarray]:
         buffer = {t: v["buffer"] for t, v in prog["tensors"].items()}
         owner: dict[str, dict[int, str]] = {b: {} for b in buffer.values() if b}
         out: dict[str, np.ndarray] = {}
+        handed: dict[str, np.ndarray] = {}
         for stage, lo, hi, _, _, a_lo, _ in prog["firings"]:
             s = prog["stages"][stage]
-            mine = buffer[s["output"]]
+            mine = buffer.get(s["output"])
             if mine:  # drop first, as the generated code does
                 owner[mine] = {r: t for r, t in owner[mine].items() if r >= a_lo}
             masked = dict(truth)
@@ -61,6 +64,11 @@ def _replay(graph, plan: dict, x: np.ndarray) -> dict[str, np.ndarray]:
                         if who == t:
                             part[:, :, r] = out[t][:, :, r]
                     masked[t] = part
+            if s["output"] is None:  # an output stage: the rows of Y it hands out
+                y = s["emits"]
+                got = handed.setdefault(y, np.full_like(truth[y], np.nan))
+                got[:, :, lo:hi] = masked[y][:, :, lo:hi]
+                continue
             # an input stage (a streamed graph input) brings the input's own rows
             result = (truth[s["streams"]] if "streams" in s
                       else run_node(graph, nodes[s["node"]], masked)[0])
@@ -68,8 +76,9 @@ def _replay(graph, plan: dict, x: np.ndarray) -> dict[str, np.ndarray]:
             buf[:, :, lo:hi] = result[:, :, lo:hi]
             if mine:
                 owner[mine].update(dict.fromkeys(range(lo, hi), s["output"]))
-        y = prog["stages"][-1]["output"]
-        values[y] = out[y]
+        last = prog["stages"][-1]
+        values[last["output"] or last["emits"]] = (out[last["output"]] if last["output"]
+                                                   else handed[last["emits"]])
     return values
 
 
@@ -86,8 +95,19 @@ def test_dag_groups_hold_every_row_they_read(case, tmp_path_factory) -> None:
     widest = plan_graph(graph, PlanParams(timings=False), groups=widest_dag_groups(graph))
     streamed = plan_graph(graph, PlanParams(timings=False), fusion="dag", input_mode="stream")
     assert streamed["streamed_inputs"] == ["x"]
+    plans = [chosen, widest, streamed]
+    if not output_refusal(graph):
+        emitted = plan_graph(graph, PlanParams(timings=False), fusion="dag",
+                             output_mode="stream")
+        both = plan_graph(graph, PlanParams(timings=False), fusion="dag",
+                          input_mode="stream", output_mode="stream")
+        for plan in (emitted, both):
+            assert plan["streamed_outputs"] == [y]
+            assert y not in {b["name"] for b in plan["buffers"]}
+        plans += [emitted, both]
+    event(f"output streamed: {not output_refusal(graph)}")
     event(f"dag groups: {len(widest['fusion']['groups'])}")
-    for plan in (chosen, widest, streamed):
+    for plan in plans:
         assert check_plan(plan) is None, check_plan(plan)
         assert plan["extra_macs"] == 0
         np.testing.assert_array_equal(_replay(graph, plan, x)[y], expected)
@@ -263,3 +283,121 @@ def test_input_stream_that_cannot_apply_names_the_node(tmp_path: Path) -> None:
     # auto, with input auto, falls back to the whole input
     assert plan_graph(graph, PlanParams(timings=False), fusion="auto",
                       fusion_budget=1)["streamed_inputs"] == []
+
+
+@pytest.mark.parametrize("breakage", ["small output buffer", "missing output firing",
+                                      "output firing twice", "output before its row",
+                                      "output also whole", "undeclared output stage",
+                                      "output not buffered"])
+def test_checker_catches_a_broken_streamed_output(breakage: str, tmp_path: Path) -> None:
+    graph = _resnetish(tmp_path)
+    plan = plan_graph(graph, PlanParams(timings=False), fusion="dag", output_mode="stream")
+    assert check_plan(plan) is None and plan["streamed_outputs"] == ["y"]
+    broken = copy.deepcopy(plan)
+    (group,) = [g for g in broken["fusion"]["groups"] if g.get("emits")]
+    program = group["program"]
+    last = len(program["stages"]) - 1
+    emits = [i for i, f in enumerate(program["firings"]) if f[0] == last]
+    if breakage == "small output buffer":
+        for b in broken["buffers"]:
+            if b["name"] == program["tensors"]["y"]["buffer"]:
+                b["size"] -= 1
+    elif breakage == "missing output firing":
+        del program["firings"][emits[-1]]
+    elif breakage == "output firing twice":
+        program["firings"].insert(emits[3] + 1, list(program["firings"][emits[3]]))
+    elif breakage == "output before its row":  # handed out before its producer wrote it
+        f = program["firings"].pop(emits[2])
+        program["firings"].insert(emits[1] + 1, f)
+    elif breakage == "output also whole":
+        broken["buffers"].append({**broken["buffers"][0], "name": "y"})
+    elif breakage == "undeclared output stage":
+        broken["streamed_outputs"] = []
+    else:
+        program["tensors"]["y"]["buffer"] = None
+    kinds = {v.kind for v in find_violations(broken)}
+    assert "rows" in kinds, find_violations(broken)
+
+
+def test_streamed_output_is_not_planned_whole(tmp_path: Path) -> None:
+    graph = _resnetish(tmp_path)
+    params = PlanParams(timings=False)
+    dag = plan_graph(graph, params, fusion="dag")
+    emitted = plan_graph(graph, params, fusion="dag", output_mode="stream")
+    assert "y" in {b["name"] for b in dag["buffers"]}
+    assert "y" not in {b["name"] for b in emitted["buffers"]}
+    rows = {b["name"]: b["size"] for b in emitted["buffers"]}
+    (group,) = emitted["fusion"]["groups"]
+    assert group["emits"] == "y" and group["program"]["stages"][-1]["emits"] == "y"
+    # y's producer (the Relu, in place over the Add) holds one row: 8 channels x 16 x 4
+    assert 0 < rows[group["program"]["tensors"]["y"]["buffer"]] <= 2 * 8 * 16 * 4
+    assert emitted["lower_bound_bytes"] < dag["lower_bound_bytes"]
+    assert emitted["extra_macs"] == 0
+
+
+def test_auto_streams_the_output_only_when_nothing_else_fits(tmp_path: Path) -> None:
+    graph = _resnetish(tmp_path)
+    params = PlanParams(timings=False)
+    instream = plan_graph(graph, params, fusion="dag", input_mode="stream")["lower_bound_bytes"]
+    both = plan_graph(graph, params, fusion="dag", input_mode="stream",
+                      output_mode="stream")["lower_bound_bytes"]
+    assert both < instream
+    roomy = plan_graph(graph, params, fusion="auto", fusion_budget=instream)
+    assert roomy["streamed_outputs"] == [] and roomy["streamed_inputs"] == ["x"]
+    tight = plan_graph(graph, params, fusion="auto", fusion_budget=both)
+    assert tight["streamed_outputs"] == ["y"]
+    assert tight["lower_bound_bytes"] <= both
+    assert "handed out row by row" in " ".join(tight["fusion"]["notes"])
+    whole = plan_graph(graph, params, fusion="auto", fusion_budget=both, output_mode="whole")
+    assert whole["streamed_outputs"] == []
+
+
+def test_output_stream_that_cannot_apply_names_the_node(tmp_path: Path) -> None:
+    model = onnx_model([node("Conv", ["x", "w", "b"], ["c"], kernel_shape=[3, 3]),
+                        node("Flatten", ["c"], ["y"])],
+                       {"x": [1, 2, 6, 6]}, ["y"], {"w": rand(3, 2, 3, 3, seed=1),
+                                                    "b": rand(3, seed=2)})
+    graph = _graph(model, tmp_path)
+    with pytest.raises(UserError) as err:
+        plan_graph(graph, PlanParams(timings=False), fusion="dag", output_mode="stream")
+    assert "output 'stream' cannot apply" in str(err.value)
+    assert "(Flatten)" in str(err.value)
+    with pytest.raises(UserError, match="output 'stream' needs fusion 'dag' or 'auto'"):
+        plan_graph(_resnetish(tmp_path), PlanParams(timings=False), fusion="patch",
+                   output_mode="stream")
+    assert plan_graph(graph, PlanParams(timings=False), fusion="auto",
+                      fusion_budget=1)["streamed_outputs"] == []
+
+
+@pytest.mark.parametrize("factor", [2, 8, 16])
+def test_a_handed_out_upsample_holds_every_row_it_reads(factor: int, tmp_path: Path) -> None:
+    """A bilinear upsample as the last group's row stage: replayed firing by firing with
+    only the held rows of its input (the others NaN), the rows handed out equal the numpy
+    reference; a firing whose input rows were dropped is caught by the checker."""
+    from tools.zoo.builder import NetBuilder
+
+    b = NetBuilder("seg_head", seed=factor)
+    x = b.act(b.conv(b.input("x", [1, 2, 5, 4]), 2, 3, 3, bias=True), "relu")
+    model = b.build({b.upsample(x, factor, "linear"): [1, 3, 5 * factor, 4 * factor]})
+    graph = _graph(model, tmp_path)
+    y = graph.outputs[0]
+    chosen = plan_graph(graph, PlanParams(timings=False), fusion="dag", input_mode="stream",
+                        output_mode="stream")
+    # the whole graph as one group: the Resize reads a row buffer
+    whole = plan_graph(graph, PlanParams(timings=False), groups=[
+        Group(tuple(n.name for n in graph.nodes), "dag", streams="x", emits=y)])
+    xv = rand(1, 2, 5, 4, seed=factor)
+    for plan in (chosen, whole):
+        assert check_plan(plan) is None, check_plan(plan)
+        np.testing.assert_array_equal(_replay(graph, plan, xv)[y],
+                                      run_reference(graph, {"x": xv})[y])
+    broken = copy.deepcopy(whole)
+    program = broken["fusion"]["groups"][-1]["program"]
+    (resize,) = [k for k, s in enumerate(program["stages"]) if s["window"]
+                 and s["window"][0] == "resize"]
+    r = program["tensors"][program["stages"][resize]["inputs"][0]]["buffer"]
+    for f in program["firings"]:  # the Resize's input buffer drops every row early
+        if program["stages"][f[0]]["output"] == program["stages"][resize]["inputs"][0]:
+            f[5] = f[1]
+    assert r is not None
+    assert "rows" in {v.kind for v in find_violations(broken)}, find_violations(broken)

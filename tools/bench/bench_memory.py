@@ -86,6 +86,9 @@ SETTINGS: dict[str, Callable[[], dict]] = {
     "dag": lambda: {**default_setting(), "fusion": "dag"},  # what auto picks when it must
     # the graph input read row by row into the first dag group (docs/planner.md)
     "dag stream input": lambda: {**default_setting(), "fusion": "dag", "input": "stream"},
+    # and the graph output handed out row by row by the last one
+    "dag stream io": lambda: {**default_setting(), "fusion": "dag", "input": "stream",
+                              "output": "stream"},
 }
 
 
