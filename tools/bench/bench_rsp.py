@@ -43,17 +43,15 @@ NOTES = """\
 - Targets plan with `fusion: none`: a Conv in a fused group runs its CPU region kernel.
   "nodes on the RSP" counts the nodes whose kernel call goes to the RSP (Gemm included
   with `rsp`).
-- On the RSP a layer's multiply-accumulates and its requantisation run there (docs/rsp.md);
-  the CPU packs the im2col block of k x k layers and of 1x1 layers on planes that are not
-  a multiple of 8 bytes, queues the jobs and copies the int8 outputs out. Depthwise layers
-  and Gemm stay on the CPU with `auto`: on the RSP (`rsp`) they are slower or no faster
-  (the packed inputs of a depthwise job serve one channel; a Gemm of one row has its
-  weight columns packed by the CPU every inference).
+- On the RSP a layer's multiply-accumulates and its requantisation run there (docs/rsp.md).
+  Depthwise 3x3/5x5 Convs, 1x1 Convs, squeeze-excite channel Muls and one-row Gemms run
+  kernels whose microcode fetches its own inputs, weights and outputs by SP DMA; for other
+  k x k layers the CPU packs the im2col block (an input block resident in DMEM serves every
+  output-channel group of a batch), queues the jobs and copies the int8 outputs out.
+  `auto` takes each RSP kernel where it measured faster than the CPU's.
 - The RSP's time is cen64's model of it (62.5 MHz beside the CPU's 93.75); how closely it
   follows the console's RSP (which can issue a vector and a scalar instruction together)
-  is not checked here. In these runs the CPU, not the RSP, is the bottleneck (an
-  instrumented development run: the CPU waited for the RSP under 1% of an RSP layer's
-  time).
+  is not checked here.
 - A change of code size alone moves CPU-only figures by up to ~10% (I-cache layout).
 """
 COLUMNS = ("model", "MACs", "kernels", "nodes on the RSP", "CPU cycles", "cycles/MAC",
