@@ -148,7 +148,7 @@ def test_own_dma_kernels_in_a_model_match_host_and_the_integer_reference(bare, m
     and `run` checks each against the integer reference executor."""
     import json
 
-    from tests.emulator.rom_workspace import model_workspace, run_outputs
+    from tests.emulator.rom_workspace import assert_rom_equals_host, model_workspace
 
     ws = model_workspace(tmp_path / "ws", "own_dma", _own_dma_model(), onnx_name="m.onnx",
                          seed=7, input_shape=(1, 8, 14, 13), samples=2)
@@ -161,12 +161,7 @@ def test_own_dma_kernels_in_a_model_match_host_and_the_integer_reference(bare, m
             kernels: auto
             planner: {fusion: none}
         """)
-    outputs = {}
-    for platform in ("emulator", "host"):
-        outputs[platform], stdout = run_outputs(ws, "//models:m", platform)
-        assert "vs the reference executor: match" in stdout
-    for name, value in outputs["emulator"].items():
-        assert value.tobytes() == outputs["host"][name].tobytes(), name
+    assert_rom_equals_host(ws, "//models:m")
     meta = json.loads((ws.root / "dnn64-out/bin/models/m/codegen/meta.json").read_text())
     c_file = next((ws.root / "dnn64-out/bin/models/m/codegen").glob("*.c")).read_text()
     assert {"dw3", "se", "pw1", "dw5s2", "pw2"} <= set(meta["rsp_nodes"])

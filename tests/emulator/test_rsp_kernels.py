@@ -186,7 +186,7 @@ def test_rsp_model_matches_host_and_the_integer_reference(bare, mupen64plus, tmp
     """small_cnn int8 with `kernels: rsp` (both Convs, K = 9 and K = 72, and the Gemm on the
     RSP), through the CLI: the ROM's outputs equal the host build's bit for bit, and `run`
     checks each against the integer reference executor."""
-    from tests.emulator.rom_workspace import model_workspace, run_outputs
+    from tests.emulator.rom_workspace import assert_rom_equals_host, model_workspace
     from tools.zoo import build as zoo_model
 
     ws = model_workspace(tmp_path / "ws", "rsp", zoo_model("small_cnn"), onnx_name="cnn.onnx",
@@ -200,12 +200,6 @@ def test_rsp_model_matches_host_and_the_integer_reference(bare, mupen64plus, tmp
             kernels: rsp
             planner: {fusion: none}  # a Conv in a fused group runs its CPU region kernel
         """)
-    outputs = {}
-    for platform in ("emulator", "host"):
-        outputs[platform], stdout = run_outputs(ws, "//models:cnn", platform)
-        assert "vs the reference executor: match" in stdout
-    assert outputs["emulator"].keys() == outputs["host"].keys()
-    for name, value in outputs["emulator"].items():
-        assert value.tobytes() == outputs["host"][name].tobytes(), name
+    assert_rom_equals_host(ws, "//models:cnn")
     meta = json.loads((ws.root / "dnn64-out/bin/models/cnn/codegen/meta.json").read_text())
     assert meta["kernels"] == "rsp" and len(meta["rsp_nodes"]) == 3
