@@ -68,6 +68,18 @@ static uint32_t align16(uint32_t v)
     return (v + 15u) & ~15u;
 }
 
+/* How many rows of `per_row` bytes fit in `room` bytes of DMEM, at most `rows_wanted`
+ * and ROWS_MAX (0 when none fits). */
+static int32_t rows_that_fit(int32_t room, int32_t per_row, int32_t rows_wanted)
+{
+    int32_t rows = room > 0 ? room / per_row : 0;
+    if (rows > rows_wanted)
+        rows = rows_wanted;
+    if (rows > ROWS_MAX)
+        rows = ROWS_MAX;
+    return rows;
+}
+
 /* A job of `rows` x `blocks` x `kgroups` (DMEM layout in matmul_s8.rsp), or rows 0 if
  * none fits. `state`: S holds V between jobs (several jobs along k, or channels whose
  * output stage the CPU runs). `own_b`: every row has its own B (one group a row). */
@@ -80,11 +92,7 @@ static job_shape shape_of(int32_t rows_wanted, int32_t blocks, int32_t kgroups, 
                             blocks * LANES + (own_b ? b_bytes : 0);
     const int32_t room =
         (int32_t)DNN64_RSP_DMEM_BYTES - HEADER_BYTES - 16 - (own_b ? 0 : b_bytes);
-    int32_t rows = room > 0 ? room / per_row : 0;
-    if (rows > rows_wanted)
-        rows = rows_wanted;
-    if (rows > ROWS_MAX)
-        rows = ROWS_MAX;
+    const int32_t rows = rows_that_fit(room, per_row, rows_wanted);
     s.rows = rows;
     s.blocks = blocks;
     s.kgroups = kgroups;
@@ -612,11 +620,7 @@ static job_shape resident_shape_of(int32_t rows_wanted, int32_t blocks, int32_t 
     const int32_t a = B_AT + blocks * kgroups * 64;
     /* each slot: its rows and up to 30 bytes of 16-byte alignment */
     const int32_t room = ((int32_t)DNN64_RSP_DMEM_BYTES - a) / 2 - 32;
-    int32_t rows = room > 0 ? room / per_row : 0;
-    if (rows > rows_wanted)
-        rows = rows_wanted;
-    if (rows > ROWS_MAX)
-        rows = ROWS_MAX;
+    const int32_t rows = rows_that_fit(room, per_row, rows_wanted);
     s.rows = rows;
     s.blocks = blocks;
     s.kgroups = kgroups;

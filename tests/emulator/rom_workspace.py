@@ -43,6 +43,18 @@ def run_outputs(ws: Workspace, target: str, platform: str) -> tuple[dict[str, np
         return {k: data[k] for k in data.files}, proc.stdout
 
 
+def assert_rom_equals_host(ws: Workspace, target: str) -> None:
+    """``target`` run on the emulator and on the host: `run` finds each matching the
+    reference executor, and the ROM's outputs equal the host build's bit for bit."""
+    outputs = {}
+    for platform in ("emulator", "host"):
+        outputs[platform], stdout = run_outputs(ws, target, platform)
+        assert "vs the reference executor: match" in stdout
+    assert outputs["emulator"].keys() == outputs["host"].keys()
+    for name, value in outputs["emulator"].items():
+        assert value.tobytes() == outputs["host"][name].tobytes(), name
+
+
 def tiny_fcn() -> onnx.ModelProto:
     """Conv-BN-ReLU, MaxPool, Conv-BN-ReLU, a 1x1 classifier: 3 classes at 8x6 (a width
     whose int8 rows are no multiple of four values)."""

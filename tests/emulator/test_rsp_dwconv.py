@@ -11,13 +11,10 @@ import struct
 import numpy as np
 import pytest
 
-from dnn64build.emulator import run_rom
 from dnn64build.quant.intmath import MulParams, mul_s8, quantize_multiplier
-from dnn64build.rom import Asset, build_asset_image, pack_rom
-from dnn64build.toolchains.base import KERNELS_DIR
-from tests.compile_program import compile_and_link
+from tests.emulator.cases_rom import run_cases_rom
 from tests.emulator.hex_dump import parse_hex_dump
-from tests.emulator.test_rsp_kernels import PROBE, case_data, expected_y, pack_case
+from tests.emulator.test_rsp_kernels import PROBE, assert_conv_cases, case_data, pack_case
 
 OWN_DMA_PROBE = PROBE.parent / "rsp_own_dma_probe.c"  # rsp_conv_probe.c through the kernel
 
@@ -62,21 +59,11 @@ def test_rsp_dwconv_bit_exact_in_mupen64plus(bare, boot_stub, mupen64plus, tmp_p
     datas = [rsp_data(case, rng, i in TABLE_CASES, i in CPU_CASES)
              for i, case in enumerate(CASES)]
     blob = struct.pack(">i", len(CASES)) + b"".join(map(pack_case, CASES, datas))
-    program = compile_and_link(
-        bare, [OWN_DMA_PROBE, *sorted(KERNELS_DIR.glob("*.c"))], [KERNELS_DIR],
-        tmp_path / "probe.bin",
-        defines={"RSP_KERNEL": "dnn64_rsp_dwconv_s8",
-                 "RSP_FITS(g, w)": "dnn64_rsp_dwconv_fits(g)"},
-    )
-    rom = tmp_path / "probe.z64"
-    rom.write_bytes(pack_rom(program.read_bytes(), build_asset_image([Asset("cases", blob)]).data,
-                             ipl3=boot_stub))
-    lines = run_rom(rom, timeout=60).lines
-    for i, (case, data) in enumerate(zip(CASES, datas, strict=True)):
-        want = expected_y(case, data)
-        got = parse_hex_dump(lines, f"rsp{i:02d}", "int8", want.size).reshape(want.shape)
-        np.testing.assert_array_equal(got, want, err_msg=f"case {i} {case}")
-        assert f"sam{i:02d} 1" in lines, f"case {i}: the CPU kernel disagrees on the N64"
+    lines = run_cases_rom(bare, boot_stub, OWN_DMA_PROBE, blob, tmp_path / "probe.z64",
+                          defines={"RSP_KERNEL": "dnn64_rsp_dwconv_s8",
+                                   "RSP_FITS(g, w)": "dnn64_rsp_dwconv_fits(g)"})
+    assert_conv_cases(lines, CASES, datas)
+    for i in range(len(CASES)):
         fits = "0" if i in CPU_CASES - {EDGE_CASE} else "1"  # the geometry alone
         assert f"fit{i:02d} {fits}" in lines, f"case {i}: geometry on the RSP: {fits}"
 
@@ -118,12 +105,7 @@ def test_rsp_channel_mul_bit_exact_in_mupen64plus(bare, boot_stub, mupen64plus, 
     rng = np.random.default_rng(13)
     cases = [mul_case(case, rng) for case in MUL_CASES]
     blob = struct.pack(">i", len(cases)) + b"".join(c[0] for c in cases)
-    program = compile_and_link(
-        bare, [MUL_PROBE, *sorted(KERNELS_DIR.glob("*.c"))], [KERNELS_DIR], tmp_path / "m.bin")
-    rom = tmp_path / "mul.z64"
-    rom.write_bytes(pack_rom(program.read_bytes(), build_asset_image([Asset("cases", blob)]).data,
-                             ipl3=boot_stub))
-    lines = run_rom(rom, timeout=60).lines
+    lines = run_cases_rom(bare, boot_stub, MUL_PROBE, blob, tmp_path / "mul.z64")
     for i, (case, (_, want)) in enumerate(zip(MUL_CASES, cases, strict=True)):
         got = parse_hex_dump(lines, f"mul{i:02d}", "int8", want.size).reshape(want.shape)
         np.testing.assert_array_equal(got, want, err_msg=f"case {i} {case}")
@@ -166,7 +148,7 @@ def test_own_dma_kernels_in_a_model_match_host_and_the_integer_reference(bare, m
     and `run` checks each against the integer reference executor."""
     import json
 
-    from tests.emulator.rom_workspace import model_workspace, run_outputs
+    from tests.emulator.rom_workspace import assert_rom_equals_host, model_workspace
 
     ws = model_workspace(tmp_path / "ws", "own_dma", _own_dma_model(), onnx_name="m.onnx",
                          seed=7, input_shape=(1, 8, 14, 13), samples=2)
@@ -179,12 +161,7 @@ def test_own_dma_kernels_in_a_model_match_host_and_the_integer_reference(bare, m
             kernels: auto
             planner: {fusion: none}
         """)
-    outputs = {}
-    for platform in ("emulator", "host"):
-        outputs[platform], stdout = run_outputs(ws, "//models:m", platform)
-        assert "vs the reference executor: match" in stdout
-    for name, value in outputs["emulator"].items():
-        assert value.tobytes() == outputs["host"][name].tobytes(), name
+    assert_rom_equals_host(ws, "//models:m")
     meta = json.loads((ws.root / "dnn64-out/bin/models/m/codegen/meta.json").read_text())
     c_file = next((ws.root / "dnn64-out/bin/models/m/codegen").glob("*.c")).read_text()
     assert {"dw3", "se", "pw1", "dw5s2", "pw2"} <= set(meta["rsp_nodes"])

@@ -11,11 +11,9 @@ import struct
 import numpy as np
 import pytest
 
-from dnn64build.emulator import run_rom
 from dnn64build.quant.intmath import quantize_multiplier
-from dnn64build.rom import Asset, build_asset_image, pack_rom
 from dnn64build.toolchains.base import KERNELS_DIR
-from tests.compile_program import compile_and_link
+from tests.emulator.cases_rom import run_cases_rom
 from tests.emulator.hex_dump import parse_hex_dump
 from tests.kernels.kernels_refs import output_stage, requant_params
 
@@ -62,12 +60,7 @@ def test_rsp_gemv_dma_bit_exact_in_mupen64plus(bare, boot_stub, mupen64plus, tmp
     rng = np.random.default_rng(15)
     cases = [case(spec, rng) for spec in CASES]
     blob = struct.pack(">i", len(cases)) + b"".join(c[0] for c in cases)
-    program = compile_and_link(
-        bare, [PROBE, *sorted(KERNELS_DIR.glob("*.c"))], [KERNELS_DIR], tmp_path / "g.bin")
-    rom = tmp_path / "gemv.z64"
-    rom.write_bytes(pack_rom(program.read_bytes(), build_asset_image([Asset("cases", blob)]).data,
-                             ipl3=boot_stub))
-    lines = run_rom(rom, timeout=60).lines
+    lines = run_cases_rom(bare, boot_stub, PROBE, blob, tmp_path / "gemv.z64")
     for i, (spec, (_, want)) in enumerate(zip(CASES, cases, strict=True)):
         got = parse_hex_dump(lines, f"gemv{i:02d}", "int8", want.size)
         np.testing.assert_array_equal(got, want, err_msg=f"case {i} {spec}")

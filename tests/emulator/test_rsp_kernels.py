@@ -18,9 +18,9 @@ import pytest
 from dnn64build.emulator import run_rom, run_rom_cen64
 from dnn64build.errors import UserError
 from dnn64build.quant.intmath import quantize_multiplier
-from dnn64build.rom import Asset, build_asset_image, pack_rom
-from dnn64build.toolchains.base import KERNELS_DIR
+from dnn64build.rom import build_asset_image, pack_rom
 from tests.compile_program import compile_and_link
+from tests.emulator.cases_rom import run_cases_rom
 from tests.emulator.hex_dump import parse_hex_dump
 from tests.kernels.kernels_refs import conv_acc_int, conv_out, output_stage, requant_params
 
@@ -118,23 +118,24 @@ def expected_y(case, data) -> np.ndarray:
     return y
 
 
+def assert_conv_cases(lines: list[str], cases: list[tuple], datas: list[tuple]) -> None:
+    """Each case's RSP output (``rsp<i>``) equals the integer reference, and the CPU
+    kernel agreed with it on the N64 (``sam<i> 1``)."""
+    for i, (case, data) in enumerate(zip(cases, datas, strict=True)):
+        want = expected_y(case, data)
+        got = parse_hex_dump(lines, f"rsp{i:02d}", "int8", want.size).reshape(want.shape)
+        np.testing.assert_array_equal(got, want, err_msg=f"case {i} {case}")
+        assert f"sam{i:02d} 1" in lines, f"case {i}: the CPU kernel disagrees on the N64"
+
+
 @pytest.mark.emulator
 def test_rsp_conv_bit_exact_in_mupen64plus(bare, boot_stub, mupen64plus, tmp_path):
     rng = np.random.default_rng(11)
     datas = [case_data(case, rng, i in TABLE_CASES) for i, case in enumerate(CASES)]
     blob = struct.pack(">i", len(CASES)) + b"".join(map(pack_case, CASES, datas))
-    program = compile_and_link(
-        bare, [PROBE, *sorted(KERNELS_DIR.glob("*.c"))], [KERNELS_DIR], tmp_path / "probe.bin"
-    )
-    rom = tmp_path / "probe.z64"
-    image = build_asset_image([Asset("cases", blob)]).data
-    rom.write_bytes(pack_rom(program.read_bytes(), image, ipl3=boot_stub))
-    lines = run_rom(rom, timeout=60).lines
-    for i, (case, data) in enumerate(zip(CASES, datas, strict=True)):
-        want = expected_y(case, data)
-        got = parse_hex_dump(lines, f"rsp{i:02d}", "int8", want.size).reshape(want.shape)
-        np.testing.assert_array_equal(got, want, err_msg=f"case {i} {case}")
-        assert f"sam{i:02d} 1" in lines, f"case {i}: the CPU kernel disagrees on the N64"
+    lines = run_cases_rom(bare, boot_stub, PROBE, blob, tmp_path / "probe.z64")
+    assert_conv_cases(lines, CASES, datas)
+    for i, case in enumerate(CASES):
         if case[2:4] == (1, 1) and case[0] == 1 and case[5] == 1 and case[9] == 1:
             assert f"gemv{i:02d} 1" in lines, f"case {i}: dnn64_rsp_gemv_s8 disagrees"
 
@@ -185,7 +186,7 @@ def test_rsp_model_matches_host_and_the_integer_reference(bare, mupen64plus, tmp
     """small_cnn int8 with `kernels: rsp` (both Convs, K = 9 and K = 72, and the Gemm on the
     RSP), through the CLI: the ROM's outputs equal the host build's bit for bit, and `run`
     checks each against the integer reference executor."""
-    from tests.emulator.rom_workspace import model_workspace, run_outputs
+    from tests.emulator.rom_workspace import assert_rom_equals_host, model_workspace
     from tools.zoo import build as zoo_model
 
     ws = model_workspace(tmp_path / "ws", "rsp", zoo_model("small_cnn"), onnx_name="cnn.onnx",
@@ -199,12 +200,6 @@ def test_rsp_model_matches_host_and_the_integer_reference(bare, mupen64plus, tmp
             kernels: rsp
             planner: {fusion: none}  # a Conv in a fused group runs its CPU region kernel
         """)
-    outputs = {}
-    for platform in ("emulator", "host"):
-        outputs[platform], stdout = run_outputs(ws, "//models:cnn", platform)
-        assert "vs the reference executor: match" in stdout
-    assert outputs["emulator"].keys() == outputs["host"].keys()
-    for name, value in outputs["emulator"].items():
-        assert value.tobytes() == outputs["host"][name].tobytes(), name
+    assert_rom_equals_host(ws, "//models:cnn")
     meta = json.loads((ws.root / "dnn64-out/bin/models/cnn/codegen/meta.json").read_text())
     assert meta["kernels"] == "rsp" and len(meta["rsp_nodes"]) == 3

@@ -11,13 +11,9 @@ import struct
 import numpy as np
 import pytest
 
-from dnn64build.emulator import run_rom
-from dnn64build.rom import Asset, build_asset_image, pack_rom
-from dnn64build.toolchains.base import KERNELS_DIR
-from tests.compile_program import compile_and_link
-from tests.emulator.hex_dump import parse_hex_dump
+from tests.emulator.cases_rom import run_cases_rom
 from tests.emulator.test_rsp_dwconv import OWN_DMA_PROBE, rsp_data
-from tests.emulator.test_rsp_kernels import expected_y, pack_case
+from tests.emulator.test_rsp_kernels import assert_conv_cases, pack_case
 
 # (n, c_in, h, w, c_out, k = 1, stride, pads, dil, group = 1, tile), on the RSP unless said
 CASES = [
@@ -44,20 +40,10 @@ def test_rsp_pwconv_bit_exact_in_mupen64plus(bare, boot_stub, mupen64plus, tmp_p
     datas = [rsp_data(case, rng, i in TABLE_CASES, i == EDGE_CASE)
              for i, case in enumerate(CASES)]
     blob = struct.pack(">i", len(CASES)) + b"".join(map(pack_case, CASES, datas))
-    program = compile_and_link(
-        bare, [OWN_DMA_PROBE, *sorted(KERNELS_DIR.glob("*.c"))], [KERNELS_DIR],
-        tmp_path / "probe.bin",
-        defines={"RSP_KERNEL": "dnn64_rsp_pwconv_s8",
-                 "RSP_FITS(g, w)": "dnn64_rsp_pwconv_fits(g, w)"},
-    )
-    rom = tmp_path / "probe.z64"
-    rom.write_bytes(pack_rom(program.read_bytes(), build_asset_image([Asset("cases", blob)]).data,
-                             ipl3=boot_stub))
-    lines = run_rom(rom, timeout=60).lines
-    for i, (case, data) in enumerate(zip(CASES, datas, strict=True)):
-        want = expected_y(case, data)
-        got = parse_hex_dump(lines, f"rsp{i:02d}", "int8", want.size).reshape(want.shape)
-        np.testing.assert_array_equal(got, want, err_msg=f"case {i} {case}")
-        assert f"sam{i:02d} 1" in lines, f"case {i}: the CPU kernel disagrees on the N64"
+    lines = run_cases_rom(bare, boot_stub, OWN_DMA_PROBE, blob, tmp_path / "probe.z64",
+                          defines={"RSP_KERNEL": "dnn64_rsp_pwconv_s8",
+                                   "RSP_FITS(g, w)": "dnn64_rsp_pwconv_fits(g, w)"})
+    assert_conv_cases(lines, CASES, datas)
+    for i in range(len(CASES)):
         fits = "0" if i in NOT_TAKEN else "1"  # the geometry alone
         assert f"fit{i:02d} {fits}" in lines, f"case {i}: geometry on the RSP: {fits}"

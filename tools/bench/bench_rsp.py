@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -64,21 +65,26 @@ def target(name: str, kernels: str) -> str:
     return f"{name[:15]}_{kernels}"
 
 
-def workspace(root: Path, names: list[str], staging: int | None = None) -> None:
+def workspace(root: Path, names: list[str], staging: int | None = None, *,
+              ws_name: str = "bench_rsp", model: Callable[[str], onnx.ModelProto] = build,
+              kernels_list: Sequence[str] = KERNELS, calib_samples: int = 8) -> None:
+    """A bare-toolchain workspace at ``root``: per model name ``model(name)`` as
+    models/<name>.onnx with ``calib_samples`` calibration inputs and one input, and an
+    int8 n64_model target per kernels choice."""
     (root / "models").mkdir(parents=True)
     (root / "BUILD.yaml").write_text(
-        "workspace:\n  name: bench_rsp\n  defaults: {toolchain: bare}\n")
+        f"workspace:\n  name: {ws_name}\n  defaults: {{toolchain: bare}}\n")
     targets = ["targets:"]
     staging_opt = f", staging_bytes: {staging}" if staging else ""
     rng = np.random.default_rng(20261123)
     for name in names:
-        model = build(name)
-        onnx.save(model, root / "models" / f"{name}.onnx")
-        shape = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
+        proto = model(name)
+        onnx.save(proto, root / "models" / f"{name}.onnx")
+        shape = [d.dim_value for d in proto.graph.input[0].type.tensor_type.shape.dim]
         np.savez(root / "models" / f"{name}_calib.npz",
-                 input=rng.standard_normal([8, *shape]).astype(np.float32))
+                 input=rng.standard_normal([calib_samples, *shape]).astype(np.float32))
         np.savez(root / f"{name}_in.npz", input=rng.standard_normal([1, *shape]).astype(np.float32))
-        for kernels in KERNELS:
+        for kernels in kernels_list:
             targets.append(
                 f"  - {{rule: n64_model, name: {target(name, kernels)}, src: {name}.onnx, "
                 f"kernels: {kernels}, memory: 8MiB, planner: {{fusion: none{staging_opt}}}, "

@@ -18,13 +18,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-import numpy as np
 import onnx
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 from tools.bench.bench_emulator import macs  # noqa: E402
-from tools.bench.bench_rsp import CPU_HZ, measure, target  # noqa: E402
+from tools.bench.bench_rsp import CPU_HZ, measure, workspace  # noqa: E402
 from tools.zoo.builder import NetBuilder  # noqa: E402
 
 # name -> (c_in, c_out, kernel, stride, input side, times in ResNet-18 224)
@@ -50,28 +49,6 @@ def layer_model(name: str) -> onnx.ModelProto:
     return b.build({y: [1, cout, out, out]})
 
 
-def workspace(root: Path, names: list[str], kernels: list[str], staging: int | None = None) -> None:
-    (root / "models").mkdir(parents=True)
-    (root / "BUILD.yaml").write_text(
-        "workspace:\n  name: bench_rsp_layers\n  defaults: {toolchain: bare}\n")
-    targets = ["targets:"]
-    staging_opt = f", staging_bytes: {staging}" if staging else ""
-    rng = np.random.default_rng(20261123)
-    for name in names:
-        model = layer_model(name)
-        onnx.save(model, root / "models" / f"{name}.onnx")
-        shape = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
-        np.savez(root / "models" / f"{name}_calib.npz",
-                 input=rng.standard_normal([4, *shape]).astype(np.float32))
-        np.savez(root / f"{name}_in.npz", input=rng.standard_normal([1, *shape]).astype(np.float32))
-        for k in kernels:
-            targets.append(
-                f"  - {{rule: n64_model, name: {target(name, k)}, src: {name}.onnx, "
-                f"kernels: {k}, memory: 8MiB, planner: {{fusion: none{staging_opt}}}, "
-                f"quantize: {{mode: int8, calibration: {name}_calib.npz}}}}")
-    (root / "models" / "BUILD.yaml").write_text("\n".join(targets) + "\n")
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--layers", default=",".join(LAYERS))
@@ -87,7 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory(prefix="bench_rsp_layers") as tmp:
         root = Path(tmp)
-        workspace(root, names, kernels, args.staging)
+        workspace(root, names, args.staging, ws_name="bench_rsp_layers", model=layer_model,
+                  kernels_list=kernels, calib_samples=4)
         for name in names:
             cin, cout, k, stride, side, times = LAYERS[name]
             count = macs(onnx.load(root / "models" / f"{name}.onnx"))

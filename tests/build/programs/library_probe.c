@@ -7,20 +7,12 @@
  * protocol ("OUT <symbol> <k> ...", dnn64build.codegen.protocol), b's output quantisation
  * as float bits, and "CHECK <name> <0|1>" for each refusal. */
 #include "dnn64_platform.h"
+#include "probe_check.h"
 #include "testlib.h"
 
 #include "library_probe_inputs.h"
 
 static uint8_t DNN64_ALIGNED(arena[TESTLIB_ARENA_BYTES + 16]);
-
-static void check(const char *name, int ok)
-{
-    dnn64_line line;
-    dnn64_line_begin(&line, "CHECK ");
-    dnn64_line_str(&line, name);
-    dnn64_line_i32(&line, ok);
-    dnn64_line_end(&line);
-}
 
 static void copy(void *dst, const void *src, uint32_t bytes)
 {

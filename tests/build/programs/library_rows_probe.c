@@ -5,6 +5,7 @@
  * rows it was asked for. Prints the output in the line protocol ("OUT <symbol> 0 ..."),
  * "CHECK <name> <0|1>" for each API check and "ROWS <rows served>". */
 #include "dnn64_platform.h"
+#include "probe_check.h"
 #include "rowlib.h"
 
 #include "library_rows_probe_input.h"
@@ -12,15 +13,6 @@
 static uint8_t DNN64_ALIGNED(arena[ROWLIB_ARENA_BYTES]);
 
 static uint32_t served, next_row, in_order = 1;
-
-static void check(const char *name, int ok)
-{
-    dnn64_line line;
-    dnn64_line_begin(&line, "CHECK ");
-    dnn64_line_str(&line, name);
-    dnn64_line_i32(&line, ok);
-    dnn64_line_end(&line);
-}
 
 /* Rows [row0, row0 + rows) of every channel of IN0 (float, NCHW). */
 static void read_rows(void *user, uint32_t input, uint32_t row0, uint32_t rows, uint8_t *dst,

@@ -15,39 +15,18 @@
 
 #define DATA_MAX 131072u
 #define N_MAX 2048u
+#include "probe_cases.h"
 
-static uint8_t DNN64_ALIGNED(data[DATA_MAX]);
 static int8_t DNN64_ALIGNED(w_aligned[DATA_MAX]); /* as the weight staging places them */
 static int8_t DNN64_ALIGNED(y_rsp[N_MAX]);
 static int8_t DNN64_ALIGNED(y_cpu[N_MAX]);
 static int32_t bias[N_MAX], mult[N_MAX], shift[N_MAX];
-static uint32_t pos;
-
-static int32_t word(void)
-{
-    const uint8_t *p = data + pos;
-    pos += 4u;
-    return (int32_t)(((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3]);
-}
-
-static const int8_t *bytes(int32_t count)
-{
-    const int8_t *p = (const int8_t *)data + pos;
-    pos += ((uint32_t)count + 3u) & ~3u;
-    return p;
-}
 
 int main(void)
 {
-    dnn64_asset cases;
     int32_t count, c;
     dnn64_platform_init();
-    cases = dnn64_asset_get("cases");
-    if (cases.size > DATA_MAX)
-        dnn64_fail("rsp_gemv_probe: cases asset too big");
-    dnn64_asset_read(data, cases.offset, cases.size);
-    pos = 0;
-    count = word();
+    count = read_cases("rsp_gemv_probe: cases asset too big");
     for (c = 0; c < count; c++) {
         dnn64_q8_out q;
         const int32_t k = word(), n = word(), oc_begin = word(), oc_count = word();

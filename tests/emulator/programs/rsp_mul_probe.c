@@ -15,37 +15,16 @@
 
 #define DATA_MAX 65536u
 #define Y_MAX 16384u
+#include "probe_cases.h"
 
-static uint8_t DNN64_ALIGNED(data[DATA_MAX]);
 static int8_t DNN64_ALIGNED(y_rsp[Y_MAX]);
 static int8_t DNN64_ALIGNED(y_cpu[Y_MAX]);
-static uint32_t pos;
-
-static int32_t word(void)
-{
-    const uint8_t *p = data + pos;
-    pos += 4u;
-    return (int32_t)(((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3]);
-}
-
-static const int8_t *bytes(int32_t count)
-{
-    const int8_t *p = (const int8_t *)data + pos;
-    pos += ((uint32_t)count + 3u) & ~3u;
-    return p;
-}
 
 int main(void)
 {
-    dnn64_asset cases;
     int32_t count, c;
     dnn64_platform_init();
-    cases = dnn64_asset_get("cases");
-    if (cases.size > DATA_MAX)
-        dnn64_fail("rsp_mul_probe: cases asset too big");
-    dnn64_asset_read(data, cases.offset, cases.size);
-    pos = 0;
-    count = word();
+    count = read_cases("rsp_mul_probe: cases asset too big");
     for (c = 0; c < count; c++) {
         dnn64_mul_s8_params p;
         dnn64_bcast bc;
