@@ -8,6 +8,7 @@
  * "ROWS <rows handed out>". */
 #include "dnn64_platform.h"
 #include "outlib.h"
+#include "probe_check.h"
 
 #include "library_out_rows_probe_input.h"
 
@@ -15,15 +16,6 @@ static uint8_t DNN64_ALIGNED(arena[OUTLIB_ARENA_BYTES]);
 static float y[OUT0_CHANNELS * OUT0_HEIGHT * OUT0_WIDTH];
 
 static uint32_t handed, next_row, in_order = 1;
-
-static void check(const char *name, int ok)
-{
-    dnn64_line line;
-    dnn64_line_begin(&line, "CHECK ");
-    dnn64_line_str(&line, name);
-    dnn64_line_i32(&line, ok);
-    dnn64_line_end(&line);
-}
 
 /* Rows [row0, row0 + rows) of every channel of OUT0 (float, NCHW) into `user`. */
 static void write_rows(void *user, uint32_t output, uint32_t row0, uint32_t rows,
