@@ -92,7 +92,9 @@ def dag_group(ctx: Ctx) -> Lowered:
                   for j in range(len(program.stages))]
     keeps = [_keep(layout, m.outputs[0]) for m in members]
     if program.streamed:
-        cases.append((0, 0, _input_stage(ctx, layout, program.streamed)))
+        cases.append((0, 0, _boundary_stage(
+            ctx, layout, program.streamed, callback="read_rows", user="user",
+            index=ctx.graph.inputs.index(program.streamed), pointer="uint8_t *")))
         keeps.insert(0, _keep(layout, program.streamed))
     for m in members:
         mctx = MemberCtx(ctx.graph, ctx.arena, m, ctx.index, member=len(cases))
@@ -101,7 +103,9 @@ def dag_group(ctx: Ctx) -> Lowered:
         cases.append((len(tiles), len(mine), text))
         tiles += mine
     if program.emitted:
-        cases.append((0, 0, _output_stage(ctx, layout, program.emitted)))
+        cases.append((0, 0, _boundary_stage(
+            ctx, layout, program.emitted, callback="write_rows", user="write_user",
+            index=ctx.graph.outputs.index(program.emitted), pointer="const uint8_t *")))
         keeps.append("")  # it writes no buffer
 
     def render(offsets: Sequence[int], stage: str) -> str:
@@ -147,23 +151,16 @@ class _Layout:
                       self.ctx.shape(t)[3])[:-1]
 
 
-def _input_stage(ctx: Ctx, layout: _Layout, x: str) -> StageText:
-    """Rows [f[1], f[2]) of the streamed graph input, from the caller's ``read_rows``."""
-    size = np.dtype(ctx.dtype(x)).itemsize
-    call = c_call("read_rows", "user", ctx.graph.inputs.index(x), "(uint32_t)f[1]",
-                  "(uint32_t)(f[2] - f[1])", f"(uint8_t *)({layout.ptr(x)} + yr.offset)",
+def _boundary_stage(ctx: Ctx, layout: _Layout, t: str, *, callback: str, user: str,
+                    index: int, pointer: str) -> StageText:
+    """Rows [f[1], f[2]) of a streamed graph input or output ``t``: one call of the
+    caller's rows callback on the rows ``t``'s buffer holds (read into it, or handed out
+    of it)."""
+    size = np.dtype(ctx.dtype(t)).itemsize
+    call = c_call(callback, user, index, "(uint32_t)f[1]", "(uint32_t)(f[2] - f[1])",
+                  f"({pointer})({layout.ptr(t)} + yr.offset)",
                   f"(uint32_t)yr.plane_stride * {size}u")
-    text = f"yr = {layout.region(x, 'f[1]', 'f[2]')};\n{call}\n"
-    return lambda offsets, stage: text
-
-
-def _output_stage(ctx: Ctx, layout: _Layout, y: str) -> StageText:
-    """Rows [f[1], f[2]) of the graph output, from its row buffer to ``write_rows``."""
-    size = np.dtype(ctx.dtype(y)).itemsize
-    call = c_call("write_rows", "write_user", ctx.graph.outputs.index(y), "(uint32_t)f[1]",
-                  "(uint32_t)(f[2] - f[1])", f"(const uint8_t *)({layout.ptr(y)} + yr.offset)",
-                  f"(uint32_t)yr.plane_stride * {size}u")
-    text = f"yr = {layout.region(y, 'f[1]', 'f[2]')};\n{call}\n"
+    text = f"yr = {layout.region(t, 'f[1]', 'f[2]')};\n{call}\n"
     return lambda offsets, stage: text
 
 
