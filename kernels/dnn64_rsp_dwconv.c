@@ -195,7 +195,7 @@ void dnn64_rsp_dwconv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_ze
     const int32_t plane_in = g->h_in * g->w_in, plane_out = g->h_out * g->w_out;
     const conv_call call = {g, x, w_tile, x_zero_point, oc_begin, oc_count,
                             bias_tile, mult_tile, shift_tile, y};
-    int32_t i, t, n;
+    int32_t t, n;
     int fits = dnn64_rsp_available && dnn64_rsp_start_dwconv && dnn64_rsp_available() &&
                dnn64_rsp_dwconv_fits(g);
     for (t = 0; fits && t < oc_count; ++t)
@@ -216,8 +216,7 @@ void dnn64_rsp_dwconv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_ze
     if (q->lut)
         for (n = 0; n < g->n; ++n) {
             int8_t *p = y + (n * g->c_out + oc_begin) * plane_out;
-            for (i = 0; i < oc_count * plane_out; ++i)
-                p[i] = q->lut[p[i] + 128];
+            dnn64_lut_s8(q->lut, p, p, oc_count * plane_out);
         }
 }
 

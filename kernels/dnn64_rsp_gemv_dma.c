@@ -9,6 +9,7 @@
  * microcode (|lane sum| < 2^23 for k <= K_MAX). */
 #include "dnn64_internal.h"
 #include "dnn64_rsp.h"
+#include "dnn64_rsp_internal.h"
 #include "platform/dnn64_platform.h"
 
 #pragma weak dnn64_rsp_available
@@ -27,12 +28,6 @@
 static int16_t DNN64_ALIGNED(a_values[K_MAX]);
 static int16_t DNN64_ALIGNED(lanes[2][ROWS * 2 * LANES]);
 static uint16_t DNN64_ALIGNED(header[HEADER_BYTES / 2]);
-
-static void put_u32(uint16_t *at, uint32_t v)
-{
-    at[0] = (uint16_t)(v >> 16);
-    at[1] = (uint16_t)v;
-}
 
 /* Pieces a row: the fewest whose size is a multiple of 8 and at most PIECE_MAX. */
 static int32_t pieces_of(int32_t k)
@@ -56,9 +51,9 @@ static void start(int32_t k, int32_t rows, const int8_t *b, int16_t *out)
     header[1] = (uint16_t)rows;
     header[2] = (uint16_t)(k / pieces);
     header[3] = (uint16_t)pieces;
-    put_u32(header + 4, dnn64_rsp_dram_address(a_values));
-    put_u32(header + 6, dnn64_rsp_dram_address(b));
-    put_u32(header + 8, dnn64_rsp_dram_address(out));
+    dnn64__rsp_put_u32(header + 4, dnn64_rsp_dram_address(a_values));
+    dnn64__rsp_put_u32(header + 6, dnn64_rsp_dram_address(b));
+    dnn64__rsp_put_u32(header + 8, dnn64_rsp_dram_address(out));
     dnn64_rsp_flush(out, (uint32_t)(rows * 2 * LANES * 2));
     dnn64_rsp_write(0, header, HEADER_BYTES);
     dnn64_rsp_start_gemv_dma();

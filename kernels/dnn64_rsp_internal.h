@@ -12,4 +12,11 @@ int dnn64__rsp_requant_on_rsp(int32_t mult, int32_t shift);
  * stage constants (layout in matmul_s8.rsp). */
 void dnn64__rsp_put_params(uint8_t *p, int32_t c, int32_t mult, int32_t shift, int on_rsp);
 
+/* A 32-bit value at two 16-bit words of a job header, high word first (big-endian). */
+static inline void dnn64__rsp_put_u32(uint16_t *at, uint32_t v)
+{
+    at[0] = (uint16_t)(v >> 16);
+    at[1] = (uint16_t)v;
+}
+
 #endif /* DNN64_RSP_INTERNAL_H */

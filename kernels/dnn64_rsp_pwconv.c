@@ -31,12 +31,6 @@
 static uint8_t DNN64_ALIGNED(params[2][LIST * PARAM_BYTES]);
 static uint16_t DNN64_ALIGNED(header[HEADER_BYTES / 2]);
 
-static void put_u32(uint16_t *at, uint32_t v)
-{
-    at[0] = (uint16_t)(v >> 16);
-    at[1] = (uint16_t)v;
-}
-
 int dnn64_rsp_pwconv_fits(const dnn64_conv_geom *g, const int8_t *w_tile)
 {
     const int32_t k = g->c_in;
@@ -69,7 +63,7 @@ void dnn64_rsp_pwconv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_ze
                          int32_t oc_begin, int32_t oc_count, const dnn64_q8_out *q, int8_t *y)
 {
     const int32_t k = g->c_in, positions = g->h_in * g->w_in;
-    int32_t n, t, t0, i, buf = 0, started = 0;
+    int32_t n, t, t0, buf = 0, started = 0;
     int fits = dnn64_rsp_available && dnn64_rsp_start_pwconv && dnn64_rsp_available() &&
                dnn64_rsp_pwconv_fits(g, w_tile);
     for (t = 0; fits && t < oc_count; ++t)
@@ -89,8 +83,8 @@ void dnn64_rsp_pwconv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_ze
     header[0] = (uint16_t)k;
     header[2] = (uint16_t)positions;
     header[3] = KC;
-    put_u32(header + 12, (uint32_t)(KC * positions));
-    put_u32(header + 14, (uint32_t)(ROWS * positions));
+    dnn64__rsp_put_u32(header + 12, (uint32_t)(KC * positions));
+    dnn64__rsp_put_u32(header + 14, (uint32_t)(ROWS * positions));
     header[16] = (uint16_t)q->out_zero_point;
     header[17] = (uint16_t)q->act_min;
     header[18] = (uint16_t)q->act_max;
@@ -108,11 +102,11 @@ void dnn64_rsp_pwconv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_ze
             if (started)
                 dnn64_rsp_wait();
             header[1] = (uint16_t)count;
-            put_u32(header + 4, dnn64_rsp_dram_address(x + n * k * positions));
-            put_u32(header + 6,
+            dnn64__rsp_put_u32(header + 4, dnn64_rsp_dram_address(x + n * k * positions));
+            dnn64__rsp_put_u32(header + 6,
                     dnn64_rsp_dram_address(y + (n * g->c_out + oc_begin + t0) * positions));
-            put_u32(header + 8, dnn64_rsp_dram_address(w_tile + t0 * k));
-            put_u32(header + 10, dnn64_rsp_dram_address(params[buf]));
+            dnn64__rsp_put_u32(header + 8, dnn64_rsp_dram_address(w_tile + t0 * k));
+            dnn64__rsp_put_u32(header + 10, dnn64_rsp_dram_address(params[buf]));
             /* one strided transfer of a chunk's input rows: its skip (P - 32) has 12 bits */
             header[24] = positions % 8 == 0 && positions - 32 <= SKIP_MAX &&
                          !(header[5] & 7u) && !(header[7] & 7u);
@@ -127,7 +121,6 @@ void dnn64_rsp_pwconv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_ze
     if (q->lut)
         for (n = 0; n < g->n; ++n) {
             int8_t *p = y + (n * g->c_out + oc_begin) * positions;
-            for (i = 0; i < oc_count * positions; ++i)
-                p[i] = q->lut[p[i] + 128];
+            dnn64_lut_s8(q->lut, p, p, oc_count * positions);
         }
 }

@@ -46,6 +46,7 @@ TOOL_FIXTURES = {
     "qemu_mips": "cross",
     "mupen64plus": "emulator",
     "cen64": "cen64",
+    "nginx_url": "nginx",
 }
 # Set while a unit-tier test runs: a missing tool is then the test's bug, not the machine's.
 UNIT_TIER_ENV = "DNN64_TEST_UNIT_TIER"

@@ -1,5 +1,5 @@
 /* rsp_gemv_probe.c - runs dnn64_rsp_gemv_dma_s8 and dnn64_gemm_s8 (m = 1) on the cases
- * of the "cases" asset (tests/emulator/test_rsp_pwconv.py writes it and checks every
+ * of the "cases" asset (tests/emulator/test_rsp_gemv_dma.py writes it and checks every
  * output against the numpy integer reference).
  *
  * Asset: big-endian int32 words: the case count, then per case k, n, oc_begin,
