@@ -44,7 +44,7 @@ once, in order, and no buffer holds more rows than its size allows.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -203,6 +203,15 @@ class DagProgram:
 
 INPUT_STAGE = "input "  # an input stage's name: this prefix and the input's name
 OUTPUT_STAGE = "output "  # an output stage's name (and pseudo output): this prefix and Y's
+
+
+def first_row_refusal(graph: Graph, nodes: Sequence[Node]) -> str:
+    """Why the first of ``nodes`` that cannot run row by row cannot ("" if all can)."""
+    for node in nodes:
+        why = row_refusal(graph, node)
+        if why:
+            return f"node {node.name!r} ({node.op}): {why}"
+    return ""
 
 
 def row_refusal(graph: Graph, node: Node) -> str:
@@ -432,10 +441,9 @@ def find_segments(graph: Graph) -> tuple[list[tuple[int, int]], list[str]]:
     for (a, _), (b, t) in zip(at, at[1:], strict=False):
         if b <= a or t in graph.inputs:
             continue
-        refusals = [(n, row_refusal(graph, n)) for n in graph.nodes[a:b]]
-        bad = [(n, why) for n, why in refusals if why]
-        if bad:
-            reasons.append(f"node {bad[0][0].name!r} ({bad[0][0].op}): {bad[0][1]}")
+        why = first_row_refusal(graph, graph.nodes[a:b])
+        if why:
+            reasons.append(why)
         else:
             out.append((a, b))
     return out, reasons

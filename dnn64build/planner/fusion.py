@@ -58,9 +58,9 @@ from dnn64build.planner.dagstream import (
     dag_record,
     emit_refusal,
     find_segments,
+    first_row_refusal,
     group_live_bytes,
     macs_per_row,
-    row_refusal,
     step_live_bytes,
     stream_refusal,
 )
@@ -506,11 +506,7 @@ def input_refusal(graph: Graph) -> str:
     if not at or at[0][0] != 0 or len(at) < 2:
         return f"the graph input {graph.inputs[0]!r} is read past the next single-tensor cut"
     first = graph.nodes[:at[1][0]]
-    bad = [(n, row_refusal(graph, n)) for n in first]
-    bad = [(n, why) for n, why in bad if why]
-    if bad:
-        return f"node {bad[0][0].name!r} ({bad[0][0].op}): {bad[0][1]}"
-    return stream_refusal(graph, first)
+    return first_row_refusal(graph, first) or stream_refusal(graph, first)
 
 
 def output_refusal(graph: Graph) -> str:
@@ -524,11 +520,7 @@ def output_refusal(graph: Graph) -> str:
     if len(at) < 2 or at[-1] != (len(graph.nodes), y):
         return f"the graph output {y!r} is not the last tensor of the graph order"
     last = graph.nodes[at[-2][0]:]
-    bad = [(n, row_refusal(graph, n)) for n in last]
-    bad = [(n, why) for n, why in bad if why]
-    if bad:
-        return f"node {bad[0][0].name!r} ({bad[0][0].op}): {bad[0][1]}"
-    return emit_refusal(graph, last)
+    return first_row_refusal(graph, last) or emit_refusal(graph, last)
 
 
 def _dag_choice(graph: Graph, chains: list[list[Node]], peak: Callable[[list[Group]], int],
