@@ -18,7 +18,7 @@ import sys
 import types
 from pathlib import Path
 
-from dnn64build import TOOL_ROOT
+from dnn64build import DATA_ROOT
 
 _TOP = "dnn64build_rules"
 
@@ -27,7 +27,7 @@ def rules_package(directory: Path) -> str:
     """The package name of the rule folder ``directory``, created on first use (with the
     built-in one, which any rule module may import from)."""
     directory = directory.resolve()
-    builtin = (TOOL_ROOT / "rules").resolve()
+    builtin = (DATA_ROOT / "rules").resolve()
     name = (f"{_TOP}.builtin" if directory == builtin
             else f"{_TOP}.r{hashlib.sha256(os.fsencode(directory)).hexdigest()[:16]}")
     for package, path in ((_TOP, None), (f"{_TOP}.builtin", builtin), (name, directory)):

@@ -15,7 +15,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from dnn64build import TOOL_ROOT
+from dnn64build import tool_path
 from dnn64build.errors import UserError
 from dnn64build.graph.actions import Action, BuildGraph, GraphBug
 from dnn64build.graph.ninja_escape import unwritable
@@ -48,7 +48,7 @@ def stage_sources(stage: str) -> tuple[str, ...]:
     """Absolute paths of the files a stage's code lives in (its implicit inputs)."""
     files: set[Path] = set()
     for rel in STAGES[stage].sources:
-        path = TOOL_ROOT / rel
+        path = tool_path(rel)
         if path.is_dir():
             files.update(
                 p for p in path.rglob("*")

@@ -20,7 +20,7 @@ from typing import Any
 
 from ninja.ninja_syntax import escape
 
-from dnn64build import TOOL_ROOT
+from dnn64build import tool_path
 from dnn64build.atomic_write import write_atomic, write_if_changed, write_text_if_changed
 from dnn64build.errors import UserError
 from dnn64build.graph.actions import Action, BuildGraph, CommandAction
@@ -38,7 +38,7 @@ _GENERATOR_SOURCES = ("dnn64build/graph", "dnn64build/workspace", "dnn64build/ru
                       "dnn64build/stages/registry.py", "dnn64build/atomic_write.py",
                       "dnn64build/toolchains", "dnn64build/worker/client.py",
                       "dnn64build/worker/action.py")
-CLIENT = TOOL_ROOT / "dnn64build" / "worker" / "action.py"
+CLIENT = tool_path("dnn64build/worker/action.py")
 
 
 def generate(root: Path) -> Workspace:
@@ -235,6 +235,6 @@ def _ninja_path(path: Path, output_base: Path) -> str:
 def _tool_files(paths: tuple[str, ...]) -> list[str]:
     files: list[str] = []
     for rel in paths:
-        p = TOOL_ROOT / rel
+        p = tool_path(rel)
         files += [str(f) for f in (sorted(p.glob("*.py")) if p.is_dir() else [p])]
     return files

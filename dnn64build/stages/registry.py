@@ -1,8 +1,8 @@
 """Which module runs each stage, and which source files it depends on.
 
 Plain data, so the manifest layer can name stages without importing the
-compiler. A stage's ``sources`` (paths relative to the tool root, files or
-directories) become implicit inputs of its actions: editing the compiler
+compiler. A stage's ``sources`` (files or directories, named as ``dnn64build.tool_path``
+resolves them) become implicit inputs of its actions: editing the compiler
 reruns exactly the stages that use the edited code.
 """
 
@@ -16,7 +16,7 @@ class StageSpec:
     name: str
     module: str  # "dnn64build.stages.<x>", run as a function main(args)
     mnemonic: str  # short word shown in progress lines
-    sources: tuple[str, ...]  # tool-root-relative files/dirs this stage's code lives in
+    sources: tuple[str, ...]  # tool_path names of the files/dirs its code lives in
     # "module:function" for a stage that reads files its inputs name (ONNX external data):
     # function(inputs) -> those paths, known before it runs. The stage then writes a
     # depfile naming every file it read, ninja tracks them, and a remote cache key covers

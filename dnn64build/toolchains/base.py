@@ -11,10 +11,10 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from dnn64build import TOOL_ROOT
+from dnn64build import DATA_ROOT
 from dnn64build.errors import UserError
 
-KERNELS_DIR = TOOL_ROOT / "kernels"  # the portable kernels (dnn64_kernels.h)
+KERNELS_DIR = DATA_ROOT / "kernels"  # the portable kernels (dnn64_kernels.h)
 PLATFORM_DIR = KERNELS_DIR / "platform"
 # Platform-free parts of the platform layer, built for every toolchain.
 COMMON_SOURCES = (PLATFORM_DIR / "dnn64_format.c", PLATFORM_DIR / "dnn64_assets.c")

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import yaml
 
-from dnn64build import TOOL_ROOT
+from dnn64build import DATA_ROOT
 from dnn64build.errors import UserError
 
-DESCRIPTOR_DIR = TOOL_ROOT / "third_party"
+DESCRIPTOR_DIR = DATA_ROOT / "third_party"
 
 
 @dataclass(frozen=True)

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dnn64build import TOOL_ROOT
+from dnn64build import DATA_ROOT
 from dnn64build.errors import UserError
 from dnn64build.rule_modules import import_rule_module
 from dnn64build.rules_api import Rule
 
 
 def rule_files(workspace_root: Path) -> list[Path]:
-    dirs = [TOOL_ROOT / "rules"]
+    dirs = [DATA_ROOT / "rules"]
     if (workspace_root / "rules").resolve() != dirs[0].resolve():
         dirs.append(workspace_root / "rules")
     # Helpers (``_*.py``) too: build.ninja regenerates when one changes.
