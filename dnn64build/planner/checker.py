@@ -21,7 +21,7 @@ order, while the buffer still holds it (the replay checks that too).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,8 +92,8 @@ def find_violations(plan: Mapping[str, Any]) -> list[Violation]:
     for group in groups:
         if isinstance(group, Mapping) and "program" in group:
             out += _row_program(str(group.get("name")), group["program"], by_name)
-    out += _streamed(plan.get("streamed_inputs", []), groups, by_name)
-    out += _emitted(plan.get("streamed_outputs", []), groups, by_name)
+    for side in (_INPUTS, _OUTPUTS):
+        out += _streamed(side, plan.get(side.key, []), groups, by_name)
     if "lower_bound_bytes" in plan:
         out += _bound(plan["lower_bound_bytes"], buffers, arena)
     return out
@@ -279,59 +279,56 @@ def _row_program(name: str, program: Mapping, by_name: Mapping[str, Mapping]
     return []
 
 
-def _streamed(streamed: object, groups: Sequence[Any], by_name: Mapping[str, Mapping]
-              ) -> list[Violation]:
-    """Each streamed input: no whole buffer, read by the input stage of exactly one dag
-    group; and every input stage streams a declared input."""
-    if not isinstance(streamed, list):
-        return [Violation("malformed", "'streamed_inputs' must be a list")]
-    readers: dict[str, int] = {}
-    for group in groups:
-        program = group.get("program") if isinstance(group, Mapping) else None
-        for stage in (program or {}).get("stages", []):
-            if not stage.get("inputs"):
-                name = stage.get("streams")
-                if name not in streamed:
-                    return [Violation("rows", f"group {group.get('name')}: stage "
-                                              f"{stage.get('node')!r} reads no tensor and "
-                                              f"streams no declared input ({name!r})")]
-                readers[name] = readers.get(name, 0) + 1
-    for name in streamed:
-        if name in by_name:
-            return [Violation("rows", f"streamed input {name!r} also has a whole buffer")]
-        if readers.get(name, 0) != 1:
-            return [Violation("rows", f"streamed input {name!r} is read by "
-                                      f"{readers.get(name, 0)} input stages, not one")]
-    return []
+@dataclass(frozen=True)
+class _Boundary:
+    """One side of the graph a dag group can stream: how its stages are told apart and
+    named, and the words of its messages."""
+
+    key: str  # the plan's list of the streamed tensors
+    noun: str  # "streamed input"
+    field: str  # the stage's field naming the tensor
+    is_stage: Callable[[Mapping], bool]
+    undeclared: str  # what a stage naming an undeclared tensor does
+    counted: str  # what {n} stages do with the tensor
+    row_buffer: bool  # the stage hands rows out of the tensor's row buffer, so it needs one
 
 
-def _emitted(emitted: object, groups: Sequence[Any], by_name: Mapping[str, Mapping]
-             ) -> list[Violation]:
-    """Each streamed output: no whole buffer, its rows in a row buffer of the one dag
-    group whose output stage hands it out; and every output stage emits a declared
-    output."""
-    if not isinstance(emitted, list):
-        return [Violation("malformed", "'streamed_outputs' must be a list")]
+_INPUTS = _Boundary("streamed_inputs", "streamed input", "streams",
+                    lambda stage: not stage.get("inputs"),
+                    "reads no tensor and streams no declared input", "is read by {n} input stages",
+                    row_buffer=False)
+_OUTPUTS = _Boundary("streamed_outputs", "streamed output", "emits",
+                     lambda stage: stage.get("output", "") is None,
+                     "writes no tensor and emits no declared output",
+                     "is handed out by {n} output stages", row_buffer=True)
+
+
+def _streamed(side: _Boundary, declared: object, groups: Sequence[Any],
+              by_name: Mapping[str, Mapping]) -> list[Violation]:
+    """Each streamed tensor of ``side``: no whole buffer, streamed by exactly one stage of
+    that side in one dag group; and every such stage streams a declared tensor."""
+    if not isinstance(declared, list):
+        return [Violation("malformed", f"{side.key!r} must be a list")]
     stages_of: dict[str, int] = {}
     for group in groups:
         program = group.get("program") if isinstance(group, Mapping) else None
         for stage in (program or {}).get("stages", []):
-            if stage.get("output", "") is None:
-                name = stage.get("emits")
-                if name not in emitted:
-                    return [Violation("rows", f"group {group.get('name')}: stage "
-                                              f"{stage.get('node')!r} writes no tensor and "
-                                              f"emits no declared output ({name!r})")]
-                if program["tensors"][name]["buffer"] is None:
-                    return [Violation("rows", f"group {group.get('name')}: output {name!r} "
-                                              "is handed out but has no row buffer")]
-                stages_of[name] = stages_of.get(name, 0) + 1
-    for name in emitted:
+            if not side.is_stage(stage):
+                continue
+            name = stage.get(side.field)
+            if name not in declared:
+                return [Violation("rows", f"group {group.get('name')}: stage "
+                                          f"{stage.get('node')!r} {side.undeclared} ({name!r})")]
+            if side.row_buffer and program["tensors"][name]["buffer"] is None:
+                return [Violation("rows", f"group {group.get('name')}: output {name!r} "
+                                          "is handed out but has no row buffer")]
+            stages_of[name] = stages_of.get(name, 0) + 1
+    for name in declared:
         if name in by_name:
-            return [Violation("rows", f"streamed output {name!r} also has a whole buffer")]
+            return [Violation("rows", f"{side.noun} {name!r} also has a whole buffer")]
         if stages_of.get(name, 0) != 1:
-            return [Violation("rows", f"streamed output {name!r} is handed out by "
-                                      f"{stages_of.get(name, 0)} output stages, not one")]
+            counted = side.counted.format(n=stages_of.get(name, 0))
+            return [Violation("rows", f"{side.noun} {name!r} {counted}, not one")]
     return []
 
 
