@@ -182,6 +182,16 @@ def write_library(args: StageArgs) -> None:
                                   if dragonfs else ""))
 
 
+# The rows callback of each side a model can stream (planner: {input: stream} and
+# {output: stream}): the words filling model_set_rows.{c,h}.in, besides the meta side.
+_ROWS_CALLBACKS = (
+    {"side": "inputs", "kind": "input", "KIND": "IN", "fn": "read_rows", "user": "rows_user",
+     "flow": "come from", "when": "during each run"},
+    {"side": "outputs", "kind": "output", "KIND": "OUT", "fn": "write_rows",
+     "user": "write_user", "flow": "go", "when": "with each band of finished rows"},
+)
+
+
 def _streams(meta: dict, side: str = "inputs") -> bool:
     """Whether the model reads an input (``side`` "inputs", planner: {input: stream}) or
     hands out an output ("outputs", planner: {output: stream}) row by row."""
@@ -198,15 +208,14 @@ def _model_source(templates: dict[str, str], values: dict[str, str], short: str,
     """The model's part of the glue: run, input and output pointers (and, for a streamed
     input or output, the rows callbacks it runs with)."""
     rows, args, checks = "", "", []
-    for side, kind, fn, user in (("inputs", "input", "read_rows", "rows_user"),
-                                 ("outputs", "output", "write_rows", "write_user")):
-        if _streams(meta, side):
-            rows += _fill(templates["model_rows.c" if kind == "input" else "model_out_rows.c"],
-                          values, model=short)
-            args += f", {short}_{fn}, {short}_{user}"
+    for words in _ROWS_CALLBACKS:
+        if _streams(meta, words["side"]):
+            rows += _fill(templates["model_set_rows.c"], values, model=short, **words)
+            fn = words["fn"]
+            args += f", {short}_{fn}, {short}_{words['user']}"
             checks.append(f"    if ({short}_{fn} == 0)\n        dnn64_fail(\"{values['name']}: "
-                          f"{values['name']}_{short}_set_{kind}_rows was not called before "
-                          "the run\");")
+                          f"{values['name']}_{short}_set_{words['kind']}_rows was not called "
+                          "before the run\");")
     if args:
         rows += _fill(templates["model_run_rows.c"], values, model=short,
                       symbol=meta["symbol"], checks="\n".join(checks), args=args)
@@ -238,10 +247,9 @@ def _model_header(templates: dict[str, str], values: dict[str, str], short: str,
                  graph=meta["graph"], num_inputs=str(len(meta["inputs"])),
                  num_outputs=str(len(meta["outputs"])), io_macros="\n".join(macros),
                  weights_stream="PI DMA from the DragonFS file" if dragonfs
-                 else "copies from the linked weights") + (
-        _fill(templates["model_rows.h"], values, model=short) if _streams(meta) else "") + (
-        _fill(templates["model_out_rows.h"], values, model=short)
-        if _streams(meta, "outputs") else "")
+                 else "copies from the linked weights") + "".join(
+        _fill(templates["model_set_rows.h"], values, model=short, **words)
+        for words in _ROWS_CALLBACKS if _streams(meta, words["side"]))
 
 
 def _renames(platform_header: str, name: str) -> str:
