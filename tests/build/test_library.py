@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+import pytest
 
 from dnn64build import TOOL_ROOT
 from dnn64build.codegen.protocol import parse_run_outputs
@@ -27,6 +28,9 @@ from dnn64build.toolchains import BareToolchain, HostToolchain
 from dnn64build.toolchains.base import run
 from tests.build.conftest import Workspace, tiny_mlp
 from tests.compile_program import compile_and_link
+from tests.emulator.rom_workspace import tiny_fcn
+from tools.zoo import build as zoo_model
+from tools.zoo.compare import run_onnxruntime, scaled_error
 
 PROBE = Path(__file__).parent / "programs" / "library_probe.c"
 PINNED = Path(__file__).parent.parent / "libdragon_api" / "libdragon.h"
@@ -186,106 +190,61 @@ def test_a_library_name_or_model_names_unfit_for_c_are_refused(two_models: Works
     assert "two models would be called 'a' in the C API" in proc.stderr
 
 
-ROWS_PROBE = Path(__file__).parent / "programs" / "library_rows_probe.c"
+# side -> (the model, its short name, the library's, the probe program, the probe's macro
+# prefix for the streamed tensor, the input's seed)
+ROWS_CASES = {
+    "input": (lambda: zoo_model("small_cnn"), "cnn", "rowlib", "library_rows_probe.c", "IN0", 3),
+    "output": (tiny_fcn, "fcn", "outlib", "library_out_rows_probe.c", "OUT0", 4),
+}
 
 
-def test_a_streamed_input_comes_from_the_games_rows_callback(
-    workspace: Workspace, host: HostToolchain, tmp_path: Path,
+@pytest.mark.parametrize("side", sorted(ROWS_CASES))
+def test_a_streamed_tensor_goes_through_the_games_rows_callback(
+    side: str, workspace: Workspace, host: HostToolchain, tmp_path: Path,
 ) -> None:
-    """planner: {input: stream} in a library: the game serves the input's rows through
-    rowlib_cnn_set_input_rows (in order, each row once); the streamed input has no arena
-    pointer and a run without the callback fails cleanly; the output matches onnxruntime
-    and the model's host build."""
-    from tools.zoo import build as zoo_model
-    from tools.zoo.compare import run_onnxruntime, scaled_error
-
-    model = zoo_model("small_cnn")
+    """planner: {input: stream} / {output: stream} in a library: the game serves the
+    input's rows through rowlib_cnn_set_input_rows, or collects the output's rows through
+    outlib_fcn_set_output_rows's callback (in order, each row once); the streamed tensor
+    has no arena pointer and a run without the callback fails cleanly; the output matches
+    onnxruntime and the model's host build."""
+    make_model, short, lib_name, probe, prefix, seed = ROWS_CASES[side]
+    model = make_model()
     (workspace.root / "models").mkdir(exist_ok=True)
-    onnx.save(model, workspace.root / "models" / "cnn.onnx")
-    workspace.write("models/BUILD.yaml", """\
+    onnx.save(model, workspace.root / "models" / f"{short}.onnx")
+    workspace.write("models/BUILD.yaml", f"""\
         targets:
-          - {rule: n64_model, name: cnn, src: cnn.onnx, planner: {fusion: dag, input: stream}}
-          - {rule: n64_library, name: rowlib, models: [':cnn'], toolchain: host,
-             archive: true}
+          - {{rule: n64_model, name: {short}, src: {short}.onnx,
+             planner: {{fusion: dag, {side}: stream}}}}
+          - {{rule: n64_library, name: {lib_name}, models: [':{short}'], toolchain: host,
+             archive: true}}
         """)
-    workspace.build("//models:rowlib")
+    workspace.build(f"//models:{lib_name}")
     out = workspace.root / "dnn64-out" / "bin" / "models"
-    meta = json.loads((out / "cnn" / "codegen" / "meta.json").read_text())
-    (entry,) = meta["inputs"]
-    assert entry["streamed"] and entry["offset"] is None
-    _, c, h, w = entry["shape"]
-    x = np.random.default_rng(3).standard_normal(entry["shape"]).astype(np.float32)
-    values = ", ".join(f"{v!r}f" for v in x.ravel().tolist())
-    (tmp_path / "library_rows_probe_input.h").write_text(
-        f"#define IN0_CHANNELS {c}u\n#define IN0_HEIGHT {h}u\n#define IN0_WIDTH {w}u\n"
-        f"static const float IN0[{x.size}] = {{{values}}};\n")
-    lib = out / "rowlib"
-    program = compile_and_link(host, [ROWS_PROBE], [lib / "include", tmp_path],
-                               tmp_path / "probe", libraries=[lib / "librowlib.a"])
-    lines = subprocess.run([str(program)], capture_output=True, text=True,
-                           check=True).stdout.splitlines()
-    checks = dict(re.findall(r"^CHECK (\w+) (\d)$", "\n".join(lines), re.M))
-    assert len(checks) == 5 and set(checks.values()) == {"1"}, checks
-    assert f"ROWS {h}" in lines  # every input row served once
-    name = meta["outputs"][0]["name"]
-    got = parse_run_outputs(lines, meta)[0][name]
-    want = run_onnxruntime(model, {entry["name"]: x})[name]
-    assert scaled_error(want, got.reshape(want.shape)) <= 1e-4
-    np.savez(tmp_path / "cnn_in.npz", **{entry["name"]: x})
-    workspace.run("run", "//models:cnn", "--platform", "host", "--input",
-                  str(tmp_path / "cnn_in.npz"), "--output", str(tmp_path / "cnn_out.npz"))
-    host_out = np.load(tmp_path / "cnn_out.npz")[name]
-    assert np.abs(got - host_out).max() <= 1e-5 * np.abs(host_out).max()
-
-
-OUT_ROWS_PROBE = Path(__file__).parent / "programs" / "library_out_rows_probe.c"
-
-
-def test_a_streamed_output_goes_to_the_games_rows_callback(
-    workspace: Workspace, host: HostToolchain, tmp_path: Path,
-) -> None:
-    """planner: {output: stream} in a library: the model hands its output's rows to
-    outlib_fcn_set_output_rows's callback (in order, each row once); the streamed output
-    has no arena pointer and a run without the callback fails cleanly; what the game
-    collected matches onnxruntime and the model's host build."""
-    from tests.emulator.rom_workspace import tiny_fcn
-    from tools.zoo.compare import run_onnxruntime, scaled_error
-
-    model = tiny_fcn()
-    (workspace.root / "models").mkdir(exist_ok=True)
-    onnx.save(model, workspace.root / "models" / "fcn.onnx")
-    workspace.write("models/BUILD.yaml", """\
-        targets:
-          - {rule: n64_model, name: fcn, src: fcn.onnx, planner: {fusion: dag, output: stream}}
-          - {rule: n64_library, name: outlib, models: [':fcn'], toolchain: host,
-             archive: true}
-        """)
-    workspace.build("//models:outlib")
-    out = workspace.root / "dnn64-out" / "bin" / "models"
-    meta = json.loads((out / "fcn" / "codegen" / "meta.json").read_text())
-    (entry,) = meta["outputs"]
+    meta = json.loads((out / short / "codegen" / "meta.json").read_text())
+    (entry,) = meta[f"{side}s"]
     assert entry["streamed"] and entry["offset"] is None
     _, c, h, w = entry["shape"]
     (x_entry,) = meta["inputs"]
-    x = np.random.default_rng(4).standard_normal(x_entry["shape"]).astype(np.float32)
+    x = np.random.default_rng(seed).standard_normal(x_entry["shape"]).astype(np.float32)
     values = ", ".join(f"{v!r}f" for v in x.ravel().tolist())
-    (tmp_path / "library_out_rows_probe_input.h").write_text(
-        f"#define OUT0_CHANNELS {c}u\n#define OUT0_HEIGHT {h}u\n#define OUT0_WIDTH {w}u\n"
-        f"static const float IN0[{x.size}] = {{{values}}};\n")
-    lib = out / "outlib"
-    program = compile_and_link(host, [OUT_ROWS_PROBE], [lib / "include", tmp_path],
-                               tmp_path / "probe", libraries=[lib / "liboutlib.a"])
+    (tmp_path / probe.replace(".c", "_input.h")).write_text(
+        f"#define {prefix}_CHANNELS {c}u\n#define {prefix}_HEIGHT {h}u\n"
+        f"#define {prefix}_WIDTH {w}u\nstatic const float IN0[{x.size}] = {{{values}}};\n")
+    lib = out / lib_name
+    program = compile_and_link(host, [Path(__file__).parent / "programs" / probe],
+                               [lib / "include", tmp_path], tmp_path / "probe",
+                               libraries=[lib / f"lib{lib_name}.a"])
     lines = subprocess.run([str(program)], capture_output=True, text=True,
                            check=True).stdout.splitlines()
     checks = dict(re.findall(r"^CHECK (\w+) (\d)$", "\n".join(lines), re.M))
     assert len(checks) == 5 and set(checks.values()) == {"1"}, checks
-    assert f"ROWS {h}" in lines  # every output row handed out once
-    name = entry["name"]
+    assert f"ROWS {h}" in lines  # every row of the streamed tensor passed once
+    name = meta["outputs"][0]["name"]
     got = parse_run_outputs(lines, meta)[0][name]
     want = run_onnxruntime(model, {x_entry["name"]: x})[name]
     assert scaled_error(want, got.reshape(want.shape)) <= 1e-4
-    np.savez(tmp_path / "fcn_in.npz", **{x_entry["name"]: x})
-    workspace.run("run", "//models:fcn", "--platform", "host", "--input",
-                  str(tmp_path / "fcn_in.npz"), "--output", str(tmp_path / "fcn_out.npz"))
-    host_out = np.load(tmp_path / "fcn_out.npz")[name]
+    np.savez(tmp_path / "in.npz", **{x_entry["name"]: x})
+    workspace.run("run", f"//models:{short}", "--platform", "host", "--input",
+                  str(tmp_path / "in.npz"), "--output", str(tmp_path / "out.npz"))
+    host_out = np.load(tmp_path / "out.npz")[name]
     assert np.abs(got - host_out).max() <= 1e-5 * np.abs(host_out).max()
