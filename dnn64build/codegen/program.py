@@ -93,35 +93,6 @@ typedef struct {
     uint32_t size; /* bytes of one element: 1 (int8) or 4 (float32) */
 } output_rows_sink;
 
-/* Print `count` elements (`size` bytes each, 4-byte aligned if 4) that sit at flat
- * index `first` of an output: "<prefix> <first index> <count> <words>", 32 bytes a line,
- * floats as their bit patterns, int8 four to a word (the last padded with 00). */
-static void print_piece(const char *prefix, uint32_t first, const uint8_t *data,
-                        uint32_t count, uint32_t size)
-{
-    const uint32_t per_line = 32u / size;
-    uint32_t start, i, b;
-    for (start = 0; start < count; start += per_line) {
-        const uint32_t n = count - start < per_line ? count - start : per_line;
-        dnn64_line line;
-        dnn64_line_begin(&line, prefix);
-        dnn64_line_u32(&line, first + start);
-        dnn64_line_u32(&line, n);
-        for (i = 0; i < n * size; i += 4u) {
-            const uint8_t *p = data + start * size + i;
-            uint32_t word = 0;
-            if (size == 4u) {
-                word = dnn64_f32_bits(*(const float *)p);
-            } else {
-                for (b = 0; b < 4u; b++)
-                    word = (word << 8) | (i + b < n ? p[b] : 0u);
-            }
-            dnn64_line_hex32(&line, word);
-        }
-        dnn64_line_end(&line);
-    }
-}
-
 /* dnn64_output_rows_fn printing each channel's rows as one piece: `user` points at one
  * sink per graph output. */
 static void print_output_rows(void *user, uint32_t output, uint32_t row0, uint32_t rows,
@@ -130,8 +101,8 @@ static void print_output_rows(void *user, uint32_t output, uint32_t row0, uint32
     const output_rows_sink *sink = (const output_rows_sink *)user + output;
     uint32_t c;
     for (c = 0; c < sink->channels; c++)
-        print_piece(sink->prefix, (c * sink->height + row0) * sink->width,
-                    src + c * plane_bytes, rows * sink->width, sink->size);
+        dnn64_print_hex_piece(sink->prefix, (c * sink->height + row0) * sink->width,
+                              src + c * plane_bytes, rows * sink->width, sink->size);
 }
 """
 

@@ -110,35 +110,48 @@ void dnn64_print_u64(const char *prefix, uint64_t value)
     dnn64_line_end(&line);
 }
 
-void dnn64_print_i8_hex(const char *prefix, const int8_t *data, uint32_t count)
+/* The hex lines of dnn64_print_i8_hex / _f32_hex / _hex_piece: `size` bytes an element
+ * (1: int8, 4: float32, 4-byte aligned), 32 bytes a line, "<prefix> <first + index>
+ * [<values on the line>] <words>"; int8 four to a word, the last padded with 00. */
+static void print_hex(const char *prefix, uint32_t first, const uint8_t *data,
+                      uint32_t count, uint32_t size, int with_count)
 {
-    uint32_t start;
-    for (start = 0; start < count; start += 32u) {
+    const uint32_t per_line = 32u / size;
+    uint32_t start, i, b;
+    for (start = 0; start < count; start += per_line) {
+        const uint32_t n = count - start < per_line ? count - start : per_line;
         dnn64_line line;
-        uint32_t i;
         dnn64_line_begin(&line, prefix);
-        dnn64_line_u32(&line, start);
-        for (i = start; i < start + 32u && i < count; i++) {
-            if ((i - start) % 4u == 0)
-                put_sep(&line);
-            put_hex_digits(&line, (uint8_t)data[i], 2);
+        dnn64_line_u32(&line, first + start);
+        if (with_count)
+            dnn64_line_u32(&line, n);
+        for (i = 0; i < n * size; i += 4u) {
+            const uint8_t *p = data + start * size + i;
+            uint32_t word = 0;
+            if (size == 4u) {
+                word = dnn64_f32_bits(*(const float *)p);
+            } else {
+                for (b = 0; b < 4u; b++)
+                    word = (word << 8) | (i + b < n ? p[b] : 0u);
+            }
+            dnn64_line_hex32(&line, word);
         }
-        for (; (i - start) % 4u != 0; i++)
-            put_hex_digits(&line, 0, 2);
         dnn64_line_end(&line);
     }
 }
 
+void dnn64_print_i8_hex(const char *prefix, const int8_t *data, uint32_t count)
+{
+    print_hex(prefix, 0, (const uint8_t *)data, count, 1u, 0);
+}
+
 void dnn64_print_f32_hex(const char *prefix, const float *data, uint32_t count)
 {
-    uint32_t start;
-    for (start = 0; start < count; start += 8u) {
-        dnn64_line line;
-        uint32_t i;
-        dnn64_line_begin(&line, prefix);
-        dnn64_line_u32(&line, start);
-        for (i = start; i < start + 8u && i < count; i++)
-            dnn64_line_f32(&line, data[i]);
-        dnn64_line_end(&line);
-    }
+    print_hex(prefix, 0, (const uint8_t *)data, count, 4u, 0);
+}
+
+void dnn64_print_hex_piece(const char *prefix, uint32_t first, const void *data,
+                           uint32_t count, uint32_t size)
+{
+    print_hex(prefix, first, (const uint8_t *)data, count, size, 1);
 }

@@ -253,6 +253,15 @@ void dnn64_print_i8_hex(const char *prefix, const int8_t *data, uint32_t count);
  */
 void dnn64_print_f32_hex(const char *prefix, const float *data, uint32_t count);
 
+/**
+ * Print `count` elements that sit at flat index `first` of an array, 32 bytes a line:
+ *     "<prefix> <index> <values on the line> <words>"
+ * the words as dnn64_print_i8_hex (`size` 1) or dnn64_print_f32_hex (`size` 4) write
+ * them. `data`: `count` x `size` bytes, 4-byte aligned if `size` is 4.
+ */
+void dnn64_print_hex_piece(const char *prefix, uint32_t first, const void *data,
+                           uint32_t count, uint32_t size);
+
 #ifdef __cplusplus
 }
 #endif
