@@ -43,16 +43,25 @@ def run_outputs(ws: Workspace, target: str, platform: str) -> tuple[dict[str, np
         return {k: data[k] for k in data.files}, proc.stdout
 
 
-def assert_rom_equals_host(ws: Workspace, target: str) -> None:
+def assert_rom_equals_host(ws: Workspace, target: str, *, tolerance: float = 0.0,
+                           shape: tuple[int, ...] | None = None) -> str:
     """``target`` run on the emulator and on the host: `run` finds each matching the
-    reference executor, and the ROM's outputs equal the host build's bit for bit."""
-    outputs = {}
+    reference executor, and the ROM's outputs (each of ``shape``, when given) equal the
+    host build's: bit for bit, or with ``tolerance`` (float32 code compiled for two CPUs)
+    within that share of the output's largest magnitude. Returns the ROM run's stdout."""
+    outputs, printed = {}, {}
     for platform in ("emulator", "host"):
-        outputs[platform], stdout = run_outputs(ws, target, platform)
-        assert "vs the reference executor: match" in stdout
-    assert outputs["emulator"].keys() == outputs["host"].keys()
-    for name, value in outputs["emulator"].items():
-        assert value.tobytes() == outputs["host"][name].tobytes(), name
+        outputs[platform], printed[platform] = run_outputs(ws, target, platform)
+        assert "vs the reference executor: match" in printed[platform]
+    rom, host = outputs["emulator"], outputs["host"]
+    assert rom.keys() == host.keys() and rom
+    for name, value in rom.items():
+        assert shape is None or value.shape == shape, name
+        if tolerance:
+            assert np.abs(value - host[name]).max() <= tolerance * np.abs(host[name]).max(), name
+        else:
+            assert value.tobytes() == host[name].tobytes(), name
+    return printed["emulator"]
 
 
 def tiny_fcn() -> onnx.ModelProto:

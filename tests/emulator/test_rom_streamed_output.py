@@ -13,27 +13,20 @@ import onnx
 import pytest
 
 from tests.build.conftest import Workspace
-from tests.emulator.rom_workspace import model_workspace, run_outputs, tiny_fcn, tiny_seg_head
+from tests.emulator.rom_workspace import (
+    assert_rom_equals_host,
+    model_workspace,
+    run_outputs,
+    tiny_fcn,
+    tiny_seg_head,
+)
 
 pytestmark = [pytest.mark.emulator, pytest.mark.usefixtures("bare", "mupen64plus")]
 
 
-def _assert_rom_equals_host(ws: Workspace, target: str, shape: tuple[int, ...]) -> str:
-    """The ROM's streamed outputs, every sample and value of them, equal the host build's
-    (int8 bit for bit, fp32 within 1e-5 of the output scale) and the run matches the
-    reference executor; returns the ROM run's stdout."""
-    rom, stdout = run_outputs(ws, target, "emulator")
-    host, _ = run_outputs(ws, target, "host")
-    assert rom.keys() == host.keys() and rom
-    for name in rom:
-        assert rom[name].shape == shape, name
-        if "int8" in target:
-            assert rom[name].tobytes() == host[name].tobytes(), name
-        else:
-            scale = np.abs(host[name]).max()
-            assert np.abs(rom[name] - host[name]).max() <= 1e-5 * scale, name
-    assert stdout.count("vs the reference executor: match") == 1
-    return stdout
+def _fp32_tolerance(target: str) -> float:
+    """int8 bit-exact, fp32 within 1e-5 of the output scale."""
+    return 0.0 if "int8" in target else 1e-5
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +55,8 @@ def fcn_workspace(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
                                     "//models:io_int8"])
 def test_streamed_output_rom_equals_the_host_build(fcn_workspace: Workspace,
                                                    target: str) -> None:
-    stdout = _assert_rom_equals_host(fcn_workspace, target, (2, 1, 3, 8, 6))
+    stdout = assert_rom_equals_host(fcn_workspace, target, tolerance=_fp32_tolerance(target),
+                                    shape=(2, 1, 3, 8, 6))
     assert "MISMATCH" not in stdout
     plan = json.loads(fcn_workspace.run("plan", target, "--json").stdout)
     (y,) = plan["streamed_outputs"]
@@ -96,7 +90,8 @@ def test_a_streamed_upsample_rom_equals_the_host_build(seg_workspace: Workspace,
                                                        target: str) -> None:
     """The bilinear upsample runs row by row in the last dag group and hands its rows out
     in the ROM as on the host, and as the reference executor computes the whole Resize."""
-    _assert_rom_equals_host(seg_workspace, target, (2, 1, 3, 24, 20))
+    assert_rom_equals_host(seg_workspace, target, tolerance=_fp32_tolerance(target),
+                           shape=(2, 1, 3, 24, 20))
     plan = json.loads(seg_workspace.run("plan", target, "--json").stdout)
     (group,) = [g for g in plan["fusion"]["groups"] if g.get("emits")]
     assert any(s["window"] and s["window"][0] == "resize" for s in group["program"]["stages"])
