@@ -74,9 +74,10 @@ def _implementation(ctx: RuleContext) -> ModelInfo:
         inputs={"graph": quantized["graph"], "weights": quantized["weights"]},
         outputs={"plan": "plan/plan.json", "report": "plan/report.txt",
                  "timeline": "plan/timeline.svg"},
-        # kernels: fused Convs run on the CPU, so RSP kernels change what `auto` fuses
+        # kernels: fused Convs run on the CPU, so RSP kernels change what `auto` fuses;
+        # toolchain: only the one running the RSP kernels grows the weight staging
         config={**attrs["planner"], "memory": memory, "label": label,
-                "kernels": attrs["kernels"]},
+                "kernels": attrs["kernels"], "toolchain": toolchain},
         progress=label,
     )
     ctx.offer_plan(plan=plan["plan"], report=plan["report"], timeline=plan["timeline"])

@@ -29,6 +29,11 @@ from dnn64build.planner.report import render_ascii, render_svg
 from dnn64build.planner.schedule import EXPANSION_BUDGET
 from dnn64build.stages.io import StageArgs
 
+# The toolchain whose platform layer runs the RSP kernels; host and libdragon run the CPU
+# kernel in their place (docs/rsp.md), so a grown staging gains them nothing. A config
+# without a toolchain (a plan made outside a build) is planned for it.
+RSP_TOOLCHAIN = "bare"
+
 
 def main(args: StageArgs) -> None:
     config = args.config
@@ -128,13 +133,19 @@ def configured_staging(config: dict) -> int | None:
 def grow_staging(graph: Graph, plan: dict, config: dict) -> int:
     """``staging_bytes: auto``: grow the planned (minimum) staging into the memory the plan
     leaves free, keeping STAGING_RESERVE_BYTES unused, up to what cuts the RSP layers into
-    the fewest tiles (code_shape's ``grow_limit``); records the choice and why in
-    ``plan["staging"]`` and the program estimate of the grown code. Returns the bytes."""
+    the fewest tiles (code_shape's ``grow_limit``), for the toolchain that runs the RSP
+    kernels only; records the choice and why in ``plan["staging"]`` and the program
+    estimate of the grown code. Returns the bytes."""
     record = plan["staging"]
     base = record["bytes"]
     # What the model needs at the minimum: what "fits" means (tools/bench/bench_memory.py).
     record["minimum_needs_bytes"] = needed_bytes(
         plan, program_bytes=plan["program"]["estimate_bytes"], staging_bytes=base)
+    toolchain = config.get("toolchain", RSP_TOOLCHAIN)
+    if toolchain != RSP_TOOLCHAIN:
+        record["why"] = (f"the minimum: toolchain {toolchain} runs the CPU kernels in place "
+                         "of the RSP ones, whatever the tile")
+        return base
     free = config["memory"] - STAGING_RESERVE_BYTES - record["minimum_needs_bytes"]
     if free < 16:
         record["why"] = (f"the minimum: the model leaves {max(free, 0)} bytes free past the "

@@ -3,6 +3,8 @@ models whose tiles the plan stage used to under-size build and match onnxruntime
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -77,3 +79,23 @@ def test_builds_and_matches_onnxruntime_on_the_host(workspace: Workspace, case: 
     (want,) = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})
     tolerance = 0.05 if mode == "int8" else 1e-4  # int8: quantisation error, not exactness
     assert np.abs(got - want).max() <= tolerance * max(np.abs(want).max(), 1.0)
+
+
+def test_only_the_bare_toolchain_grows_the_staging(workspace: Workspace) -> None:
+    """`staging_bytes: auto` grows the staging for the RSP kernels, which only the bare
+    platform runs: a libdragon target of the same model keeps the minimum."""
+    rng = np.random.default_rng(5)  # a 3x3 Conv of 147 KiB int8 weights: tiled at the minimum
+    model = _model([helper.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1])],
+                   [1, 128, 8, 8], [1, 128, 8, 8],
+                   {"w": (rng.standard_normal((128, 128, 3, 3)) / 30).astype(np.float32)})
+    (workspace.root / "models").mkdir()
+    onnx.save(model, workspace.root / "models" / "m.onnx")
+    workspace.write("models/BUILD.yaml", "targets:\n" + "".join(
+        f"  - {{rule: n64_model, name: {tc}, src: m.onnx, toolchain: {tc}, memory: 8MiB,\n"
+        "     kernels: rsp, quantize: {mode: int8, synthetic: true}}\n"
+        for tc in ("bare", "libdragon")))
+    staging = {tc: json.loads(workspace.run("plan", f"//models:{tc}", "--json").stdout)["staging"]
+               for tc in ("bare", "libdragon")}
+    assert staging["bare"]["chosen"] == "grown"
+    assert staging["libdragon"]["chosen"] == "minimum"
+    assert staging["libdragon"]["bytes"] == staging["bare"]["minimum_bytes"]

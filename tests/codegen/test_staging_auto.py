@@ -104,6 +104,16 @@ def test_cpu_kernels_keep_the_minimum(convs: Graph) -> None:
     assert cpu["staging"]["bytes"] == explicit_auto["staging"]["bytes"] == 65536
 
 
+@pytest.mark.parametrize("toolchain", ["libdragon", "host"])
+def test_toolchains_without_rsp_kernels_keep_the_minimum(convs: Graph, toolchain: str) -> None:
+    # their platform layers run the CPU kernel in place of the RSP one: the memory stays free
+    bare = plan_model(convs, _config(8 * MIB, toolchain="bare"))["staging"]
+    other = plan_model(convs, _config(8 * MIB, toolchain=toolchain))["staging"]
+    assert bare["chosen"] == "grown"
+    assert other["chosen"] == "minimum" and other["bytes"] == bare["minimum_bytes"]
+    assert toolchain in other["why"]
+
+
 def _tiled(rows: int, row_bytes: int) -> Tiled:
     return Tiled((np.zeros((rows, row_bytes), np.int8),), lambda b, n, p: "")
 
