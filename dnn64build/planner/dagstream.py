@@ -46,6 +46,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 
@@ -114,6 +115,8 @@ def _one_row_call(i0: int, f: np.float32, same: Callable[[np.float32], bool]
     return None
 
 
+# Cached: the fusion search asks again for every candidate group holding the Resize.
+@cache
 def resize_row_taps(scale: float, size_in: int, size_out: int, int8: bool
                     ) -> RowTaps | None:
     """Each output row's one-row kernel call, or None when some row has none. Row r of
