@@ -15,8 +15,9 @@ import pytest
 from codegen_cases import TOLERANCE, dags, model_graph, rand, widest_dag_groups
 from hypothesis import HealthCheck, assume, given, settings
 
-from dnn64build.codegen import generate_model
+from dnn64build.codegen import GeneratedModel, generate_model
 from dnn64build.errors import UserError
+from dnn64build.ir.graph import Graph
 from dnn64build.planner.checker import check_plan
 from dnn64build.planner.dagplan import PlanParams
 from dnn64build.planner.fusion import input_refusal, output_refusal
@@ -25,6 +26,29 @@ from dnn64build.quant import run_int8
 from tools.host_run import run_on_host
 from tools.zoo.builder import NetBuilder
 from tools.zoo.compare import run_onnxruntime, scaled_error
+
+
+def _assert_fused_equals_plain_and_references(
+        model: onnx.ModelProto, graph: Graph, plain: dict, fused: dict, x: np.ndarray,
+        int8: bool, workdir: Path, runtime_cache: Path, *, fp32_atol: float = 1e-5,
+        relative: bool = False) -> GeneratedModel:
+    """Runs the unfused and the fused plan's programs on the host: int8, the same bits, and
+    those of the integer reference executor; fp32, within ``fp32_atol`` (times the largest
+    unfused value if ``relative``) of each other and within TOLERANCE of onnxruntime.
+    Returns the fused program."""
+    models = [(generate_model(graph, plan, symbol=label), [x])
+              for label, plan in (("plain", plain), ("fused", fused))]
+    result = run_on_host(models, workdir, cache_dir=runtime_cache)
+    y = graph.outputs[0]
+    out = {m.symbol: result.outputs[m.symbol][y] for m, _ in models}
+    if int8:  # int8 io or a float32 output of the integer pipeline: the same bits
+        np.testing.assert_array_equal(out["fused"], out["plain"])
+        np.testing.assert_array_equal(out["plain"], run_int8(graph, {"x": x})[y])
+    else:
+        atol = fp32_atol * (np.abs(out["plain"]).max() if relative else 1.0)
+        np.testing.assert_allclose(out["fused"], out["plain"], rtol=0, atol=atol)
+        assert scaled_error(run_onnxruntime(model, {"x": x})[y], out["fused"]) <= TOLERANCE
+    return models[1][0]
 
 
 @pytest.mark.parametrize("int8", [False, True], ids=["fp32", "int8"])
@@ -39,20 +63,12 @@ def test_dag_group_equals_unfused(int8: bool, case, tmp_path_factory,
     groups = widest_dag_groups(graph)
     assume(groups)
     x = rand(1, c, h, w, seed=5)
-    models = []
-    for label, chosen in (("plain", []), ("dag", groups)):
-        plan = plan_graph(graph, PlanParams(timings=False), groups=chosen)
+    plans = [plan_graph(graph, PlanParams(timings=False), groups=chosen)
+             for chosen in ([], groups)]
+    for plan in plans:
         assert check_plan(plan) is None, check_plan(plan)
-        models.append((generate_model(graph, plan, symbol=label), [x]))
-    result = run_on_host(models, workdir, cache_dir=runtime_cache)
-    y = graph.outputs[0]
-    out = {m.symbol: result.outputs[m.symbol][y] for m, _ in models}
-    if int8:
-        np.testing.assert_array_equal(out["dag"], out["plain"])
-        np.testing.assert_array_equal(out["plain"], run_int8(graph, {"x": x})[y])
-    else:
-        np.testing.assert_allclose(out["dag"], out["plain"], rtol=0, atol=1e-5)
-        assert scaled_error(run_onnxruntime(model, {"x": x})[y], out["dag"]) <= TOLERANCE
+    _assert_fused_equals_plain_and_references(model, graph, *plans, x, int8, workdir,
+                                              runtime_cache)
 
 
 @pytest.mark.parametrize("mode", ["fp32", "int8", "int8 io"])
@@ -77,17 +93,8 @@ def test_streamed_input_equals_unfused(mode: str, case, tmp_path_factory,
     assert check_plan(streamed) is None, check_plan(streamed)
     assert streamed["streamed_inputs"] == ["x"]
     assert "x" not in {b["name"] for b in streamed["buffers"]}
-    models = [(generate_model(graph, plan, symbol=label), [x])
-              for label, plan in (("plain", plain), ("streamed", streamed))]
-    result = run_on_host(models, workdir, cache_dir=runtime_cache)
-    y = graph.outputs[0]
-    out = {m.symbol: result.outputs[m.symbol][y] for m, _ in models}
-    if int8:
-        np.testing.assert_array_equal(out["streamed"], out["plain"])
-        np.testing.assert_array_equal(out["plain"], run_int8(graph, {"x": x})[y])
-    else:
-        np.testing.assert_allclose(out["streamed"], out["plain"], rtol=0, atol=1e-5)
-        assert scaled_error(run_onnxruntime(model, {"x": x})[y], out["streamed"]) <= TOLERANCE
+    _assert_fused_equals_plain_and_references(model, graph, plain, streamed, x, int8, workdir,
+                                              runtime_cache)
 
 
 @pytest.mark.parametrize("mode", ["fp32", "int8", "int8 io"])
@@ -115,18 +122,10 @@ def test_streamed_output_equals_unfused(mode: str, inputs: str, case, tmp_path_f
     assert check_plan(emitted) is None, check_plan(emitted)
     assert emitted["streamed_outputs"] == [y]
     assert y not in {b["name"] for b in emitted["buffers"]}
-    models = [(generate_model(graph, plan, symbol=label), [x])
-              for label, plan in (("plain", plain), ("emitted", emitted))]
-    assert models[1][0].metadata["outputs"][0]["streamed"] is True
-    assert "write_rows" in models[1][0].c_source
-    result = run_on_host(models, workdir, cache_dir=runtime_cache)
-    out = {m.symbol: result.outputs[m.symbol][y] for m, _ in models}
-    if int8:  # int8 io or a float32 output of the integer pipeline: the same bits
-        np.testing.assert_array_equal(out["emitted"], out["plain"])
-        np.testing.assert_array_equal(out["plain"], run_int8(graph, {"x": x})[y])
-    else:
-        np.testing.assert_allclose(out["emitted"], out["plain"], rtol=0, atol=1e-5)
-        assert scaled_error(run_onnxruntime(model, {"x": x})[y], out["emitted"]) <= TOLERANCE
+    fused = _assert_fused_equals_plain_and_references(model, graph, plain, emitted, x, int8,
+                                                      workdir, runtime_cache)
+    assert fused.metadata["outputs"][0]["streamed"] is True
+    assert "write_rows" in fused.c_source
 
 
 def _seg_head(factor: int, h: int, w: int) -> onnx.ModelProto:
@@ -159,17 +158,8 @@ def test_a_streamed_bilinear_upsample_equals_the_whole_resize(
     resize = next(n.name for n in graph.nodes if n.op == "Resize")
     assert resize in emitted["fusion"]["groups"][-1]["nodes"]
     assert emitted["arena_bytes"] < plain["arena_bytes"]
-    models = [(generate_model(graph, plan, symbol=label), [x])
-              for label, plan in (("plain", plain), ("emitted", emitted))]
-    result = run_on_host(models, tmp_path, cache_dir=runtime_cache)
-    out = {m.symbol: result.outputs[m.symbol][y] for m, _ in models}
-    if int8:
-        np.testing.assert_array_equal(out["emitted"], out["plain"])
-        np.testing.assert_array_equal(out["plain"], run_int8(graph, {"x": x})[y])
-    else:
-        scale = np.abs(out["plain"]).max()
-        np.testing.assert_allclose(out["emitted"], out["plain"], rtol=0, atol=1e-6 * scale)
-        assert scaled_error(run_onnxruntime(model, {"x": x})[y], out["emitted"]) <= TOLERANCE
+    _assert_fused_equals_plain_and_references(model, graph, plain, emitted, x, int8, tmp_path,
+                                              runtime_cache, fp32_atol=1e-6, relative=True)
 
 
 def test_a_resize_that_cannot_run_row_by_row_says_why(tmp_path: Path) -> None:
