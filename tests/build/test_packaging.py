@@ -50,12 +50,12 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w",
                     str(tmp / "dist"), str(source)], check=True, env=env)
-    venv = tmp / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)],
-                   check=True)
+    venv = tmp / "venv"  # no pip of its own (seconds saved): this pip installs into it
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip",
+                    str(venv)], check=True)
     (wheel,) = (tmp / "dist").glob("dnn64build-*.whl")
-    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps",
-                    str(wheel)], check=True, env=env)
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"),
+                    "install", "-q", "--no-deps", str(wheel)], check=True, env=env)
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env['PATH']}"
     # The ninja package finds its executable beside the running interpreter, which in this
     # venv is not where the system's ninja package put it.
