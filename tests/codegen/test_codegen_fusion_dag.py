@@ -28,6 +28,18 @@ from tools.zoo.builder import NetBuilder
 from tools.zoo.compare import run_onnxruntime, scaled_error
 
 
+def _mode_graph(model: onnx.ModelProto, shape: tuple[int, ...], mode: str, workdir: Path,
+                seed: int) -> tuple[Graph, np.ndarray]:
+    """``model``'s graph in ``mode`` ("fp32", "int8", or "int8 io": int8 with int8 inputs
+    and outputs) and an input of ``shape`` drawn from ``seed``."""
+    graph = model_graph(model, workdir, mode != "fp32",
+                        io="int8" if mode == "int8 io" else "float32")
+    rng = np.random.default_rng(seed)
+    x = (rng.integers(-128, 128, shape, dtype=np.int8) if mode == "int8 io"
+         else rand(*shape, seed=seed))
+    return graph, x
+
+
 def _assert_fused_equals_plain_and_references(
         model: onnx.ModelProto, graph: Graph, plain: dict, fused: dict, x: np.ndarray,
         int8: bool, workdir: Path, runtime_cache: Path, *, fp32_atol: float = 1e-5,
@@ -83,18 +95,15 @@ def test_streamed_input_equals_unfused(mode: str, case, tmp_path_factory,
     streams it through its QuantizeLinear, int8 io streams the int8 input itself."""
     model, (c, h, w) = case
     workdir = tmp_path_factory.mktemp("stream")
-    int8 = mode != "fp32"
-    graph = model_graph(model, workdir, int8, io="int8" if mode == "int8 io" else "float32")
+    graph, x = _mode_graph(model, (1, c, h, w), mode, workdir, seed=7)
     assert not input_refusal(graph), input_refusal(graph)
-    x = (np.random.default_rng(7).integers(-128, 128, (1, c, h, w), dtype=np.int8)
-         if mode == "int8 io" else rand(1, c, h, w, seed=7))
     plain = plan_graph(graph, PlanParams(timings=False))
     streamed = plan_graph(graph, PlanParams(timings=False), fusion="dag", input_mode="stream")
     assert check_plan(streamed) is None, check_plan(streamed)
     assert streamed["streamed_inputs"] == ["x"]
     assert "x" not in {b["name"] for b in streamed["buffers"]}
-    _assert_fused_equals_plain_and_references(model, graph, plain, streamed, x, int8, workdir,
-                                              runtime_cache)
+    _assert_fused_equals_plain_and_references(model, graph, plain, streamed, x,
+                                              mode != "fp32", workdir, runtime_cache)
 
 
 @pytest.mark.parametrize("mode", ["fp32", "int8", "int8 io"])
@@ -110,11 +119,8 @@ def test_streamed_output_equals_unfused(mode: str, inputs: str, case, tmp_path_f
     references'. int8 with a float32 output hands it out through its DequantizeLinear."""
     model, (c, h, w) = case
     workdir = tmp_path_factory.mktemp("emit")
-    int8 = mode != "fp32"
-    graph = model_graph(model, workdir, int8, io="int8" if mode == "int8 io" else "float32")
+    graph, x = _mode_graph(model, (1, c, h, w), mode, workdir, seed=5)
     assert not output_refusal(graph), output_refusal(graph)
-    x = (np.random.default_rng(5).integers(-128, 128, (1, c, h, w), dtype=np.int8)
-         if mode == "int8 io" else rand(1, c, h, w, seed=5))
     y = graph.outputs[0]
     plain = plan_graph(graph, PlanParams(timings=False))
     emitted = plan_graph(graph, PlanParams(timings=False), fusion="dag", input_mode=inputs,
@@ -122,8 +128,8 @@ def test_streamed_output_equals_unfused(mode: str, inputs: str, case, tmp_path_f
     assert check_plan(emitted) is None, check_plan(emitted)
     assert emitted["streamed_outputs"] == [y]
     assert y not in {b["name"] for b in emitted["buffers"]}
-    fused = _assert_fused_equals_plain_and_references(model, graph, plain, emitted, x, int8,
-                                                      workdir, runtime_cache)
+    fused = _assert_fused_equals_plain_and_references(model, graph, plain, emitted, x,
+                                                      mode != "fp32", workdir, runtime_cache)
     assert fused.metadata["outputs"][0]["streamed"] is True
     assert "write_rows" in fused.c_source
 
@@ -146,11 +152,8 @@ def test_a_streamed_bilinear_upsample_equals_the_whole_resize(
     reference, fp32 within 1e-6 of the largest value of the whole Resize (a row near the
     top may blend with a fraction an ulp off) and within 1e-4 of onnxruntime."""
     model = _seg_head(factor, h, w)
-    int8 = mode != "fp32"
-    graph = model_graph(model, tmp_path, int8, io="int8" if mode == "int8 io" else "float32")
+    graph, x = _mode_graph(model, (1, 2, h, w), mode, tmp_path, seed=factor)
     y = graph.outputs[0]
-    x = (np.random.default_rng(factor).integers(-128, 128, (1, 2, h, w), dtype=np.int8)
-         if mode == "int8 io" else rand(1, 2, h, w, seed=factor))
     plain = plan_graph(graph, PlanParams(timings=False))
     emitted = plan_graph(graph, PlanParams(timings=False), fusion="dag", output_mode="stream")
     assert check_plan(emitted) is None, check_plan(emitted)
@@ -158,8 +161,9 @@ def test_a_streamed_bilinear_upsample_equals_the_whole_resize(
     resize = next(n.name for n in graph.nodes if n.op == "Resize")
     assert resize in emitted["fusion"]["groups"][-1]["nodes"]
     assert emitted["arena_bytes"] < plain["arena_bytes"]
-    _assert_fused_equals_plain_and_references(model, graph, plain, emitted, x, int8, tmp_path,
-                                              runtime_cache, fp32_atol=1e-6, relative=True)
+    _assert_fused_equals_plain_and_references(model, graph, plain, emitted, x, mode != "fp32",
+                                              tmp_path, runtime_cache, fp32_atol=1e-6,
+                                              relative=True)
 
 
 def test_a_resize_that_cannot_run_row_by_row_says_why(tmp_path: Path) -> None:
