@@ -72,7 +72,7 @@ def installed_run(installed: dict[str, str], ws: Workspace,
     return proc
 
 
-def model_workspace(tmp_path: Path, toolchain: str) -> tuple[Workspace, np.ndarray]:
+def mlp_workspace(tmp_path: Path, toolchain: str) -> tuple[Workspace, np.ndarray]:
     """A workspace with //models:a (tiny_mlp(1)) and one input sample in in.npz."""
     ws = Workspace(tmp_path / "ws")
     ws.write("BUILD.yaml", ROOT_MANIFEST)
@@ -94,7 +94,7 @@ def assert_matches_onnxruntime(ws: Workspace, x: np.ndarray) -> None:
 def test_the_installed_wheel_builds_and_runs_a_model_on_the_host(
     installed: dict[str, str], tmp_path: Path
 ) -> None:
-    ws, x = model_workspace(tmp_path, "host")
+    ws, x = mlp_workspace(tmp_path, "host")
     installed_run(installed, ws, "build", "//...")
     # Every tool file the build reads comes from the venv, none from the checkout.
     ninja_file = (ws.root / "dnn64-out" / "build.ninja").read_text()
@@ -110,7 +110,7 @@ def test_the_installed_wheel_builds_and_runs_a_model_on_the_host(
 def test_the_installed_wheel_builds_a_rom_that_runs(
     installed: dict[str, str], tmp_path: Path
 ) -> None:
-    ws, x = model_workspace(tmp_path, "bare")
+    ws, x = mlp_workspace(tmp_path, "bare")
     proc = installed_run(installed, ws, "run", "//models:a", "--platform", "emulator",
                          "--input", "in.npz", "--output", "out.npz")
     assert "ROM vs the host build: match" in proc.stdout
