@@ -21,6 +21,7 @@
 #pragma weak dnn64_rsp_dram_address
 
 #define LIST 64        /* channels a start */
+#define FIRST_LIST 16  /* channels of the first start */
 #define PARAM_BYTES 16
 #define ROWS 8         /* channels the RSP computes at a time */
 #define KC 32          /* taps a chunk along k */
@@ -63,7 +64,7 @@ void dnn64_rsp_pwconv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_ze
                          int32_t oc_begin, int32_t oc_count, const dnn64_q8_out *q, int8_t *y)
 {
     const int32_t k = g->c_in, positions = g->h_in * g->w_in;
-    int32_t n, t, t0, buf = 0, started = 0;
+    int32_t n, t, t0, count, buf = 0, started = 0;
     int fits = dnn64_rsp_available && dnn64_rsp_start_pwconv && dnn64_rsp_available() &&
                dnn64_rsp_pwconv_fits(g, w_tile);
     for (t = 0; fits && t < oc_count; ++t)
@@ -74,7 +75,6 @@ void dnn64_rsp_pwconv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_ze
                           oc_begin, oc_count, q, y);
         return;
     }
-    dnn64_rsp_flush(w_tile, (uint32_t)(oc_count * k));
     for (n = 0; n < g->n; ++n) {
         dnn64_rsp_flush(x + n * k * positions, (uint32_t)(k * positions));
         dnn64_rsp_flush(y + (n * g->c_out + oc_begin) * positions,
@@ -93,11 +93,15 @@ void dnn64_rsp_pwconv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_ze
     header[21] = 0xFFFFu;
     header[22] = 0u;
     header[23] = 0u;
-    for (t0 = 0; t0 < oc_count; t0 += LIST) {
-        const int32_t count = oc_count - t0 < LIST ? oc_count - t0 : LIST;
+    for (t0 = 0; t0 < oc_count; t0 += count) {
+        /* a short first list: the RSP starts sooner, and the CPU writes the P rows of
+           each later list (and writes back its weights) while it runs */
+        count = oc_count - t0 < (t0 ? LIST : FIRST_LIST) ? oc_count - t0
+                                                         : (t0 ? LIST : FIRST_LIST);
         put_params(params[buf], t0, count, k, x_zero_point, w_tile, bias_tile, mult_tile,
                    shift_tile);
         dnn64_rsp_flush(params[buf], (uint32_t)(count * PARAM_BYTES));
+        dnn64_rsp_flush(w_tile + t0 * k, (uint32_t)(count * k));
         for (n = 0; n < g->n; ++n) {
             if (started)
                 dnn64_rsp_wait();
