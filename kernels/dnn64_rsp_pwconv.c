@@ -29,6 +29,7 @@
 #define SKIP_MAX 4095 /* a strided transfer's skip field: K - (the last chunk's taps >= 8) */
 #define HEADER_BYTES 64
 #define BIAS_LIMIT (1 << 28)
+#define LINE 16u      /* the D-cache line */
 
 static uint8_t DNN64_ALIGNED(params[2][LIST * PARAM_BYTES]);
 static uint16_t DNN64_ALIGNED(header[HEADER_BYTES / 2]);
@@ -59,13 +60,41 @@ static void put_params(uint8_t *p, int32_t t0, int32_t count, int32_t k, int32_t
     }
 }
 
+/* Channels of the list from t0: a short first list, so the RSP starts sooner (the CPU
+   writes the P rows of each later list while the RSP runs the one before). */
+static int32_t list_count(int32_t t0, int32_t oc_count)
+{
+    const int32_t most = t0 ? LIST : FIRST_LIST;
+    return oc_count - t0 < most ? oc_count - t0 : most;
+}
+
+/* The table on y[0 .. count) but for the D-cache lines it shares with other bytes
+   (`edges` 0), or on those only (1). The CPU applies it to a start's outputs while the
+   RSP writes the next start's, which may share a line with them (edges wait for the end). */
+static void lut_part(const int8_t *lut, int8_t *y, int32_t count, int edges)
+{
+    const uintptr_t a = (uintptr_t)y, b = a + (uint32_t)count;
+    uintptr_t lo = (a + LINE - 1) & ~(uintptr_t)(LINE - 1), hi = b & ~(uintptr_t)(LINE - 1);
+    if (lo > b)
+        lo = b;
+    if (hi < lo)
+        hi = lo;
+    if (!edges) {
+        dnn64_lut_s8(lut, (int8_t *)lo, (int8_t *)lo, (int32_t)(hi - lo));
+        return;
+    }
+    dnn64_lut_s8(lut, y, y, (int32_t)(lo - a));
+    dnn64_lut_s8(lut, (int8_t *)hi, (int8_t *)hi, (int32_t)(b - hi));
+}
+
 void dnn64_rsp_pwconv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero_point,
                          const int8_t *w_tile, const int32_t *bias_tile,
                          const int32_t *mult_tile, const int32_t *shift_tile,
                          int32_t oc_begin, int32_t oc_count, const dnn64_q8_out *q, int8_t *y)
 {
     const int32_t k = g->c_in, positions = g->h_in * g->w_in;
-    int32_t n, t, t0, count, buf = 0, started = 0;
+    int32_t n, t, t0, count, buf = 0, started = 0, done_count = 0;
+    int8_t *done = 0; /* the outputs of the start before the running one */
     int fits = dnn64_rsp_available && dnn64_rsp_start_pwconv && dnn64_rsp_available() &&
                dnn64_rsp_pwconv_fits(g, w_tile);
     if (fits && positions == 1 && dnn64_rsp_gemv_dma_fits(k, w_tile)) {
@@ -104,10 +133,7 @@ void dnn64_rsp_pwconv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_ze
     header[22] = 0u;
     header[23] = 0u;
     for (t0 = 0; t0 < oc_count; t0 += count) {
-        /* a short first list: the RSP starts sooner, and the CPU writes the P rows of
-           each later list (and writes back its weights) while it runs */
-        count = oc_count - t0 < (t0 ? LIST : FIRST_LIST) ? oc_count - t0
-                                                         : (t0 ? LIST : FIRST_LIST);
+        count = list_count(t0, oc_count);
         put_params(params[buf], t0, count, k, x_zero_point, w_tile, bias_tile, mult_tile,
                    shift_tile);
         dnn64_rsp_flush(params[buf], (uint32_t)(count * PARAM_BYTES));
@@ -127,14 +153,22 @@ void dnn64_rsp_pwconv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_ze
             dnn64_rsp_write(0, header, HEADER_BYTES);
             dnn64_rsp_start_pwconv();
             started = 1;
+            if (q->lut && done)
+                lut_part(q->lut, done, done_count, 0);
+            done = y + (n * g->c_out + oc_begin + t0) * positions;
+            done_count = count * positions;
         }
         buf ^= 1;
     }
     if (started)
         dnn64_rsp_wait();
-    if (q->lut)
-        for (n = 0; n < g->n; ++n) {
-            int8_t *p = y + (n * g->c_out + oc_begin) * positions;
-            dnn64_lut_s8(q->lut, p, p, oc_count * positions);
-        }
+    if (!q->lut || !done)
+        return;
+    lut_part(q->lut, done, done_count, 0);
+    for (t0 = 0; t0 < oc_count; t0 += count) {
+        count = list_count(t0, oc_count);
+        for (n = 0; n < g->n; ++n)
+            lut_part(q->lut, y + (n * g->c_out + oc_begin + t0) * positions,
+                     count * positions, 1);
+    }
 }
