@@ -114,11 +114,8 @@ void dnn64_rsp_pwconv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_ze
                           oc_begin, oc_count, q, y);
         return;
     }
-    for (n = 0; n < g->n; ++n) {
+    for (n = 0; n < g->n; ++n)
         dnn64_rsp_flush(x + n * k * positions, (uint32_t)(k * positions));
-        dnn64_rsp_flush(y + (n * g->c_out + oc_begin) * positions,
-                        (uint32_t)(oc_count * positions));
-    }
     header[0] = (uint16_t)k;
     header[2] = (uint16_t)positions;
     header[3] = KC;
@@ -137,7 +134,12 @@ void dnn64_rsp_pwconv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_ze
         put_params(params[buf], t0, count, k, x_zero_point, w_tile, bias_tile, mult_tile,
                    shift_tile);
         dnn64_rsp_flush(params[buf], (uint32_t)(count * PARAM_BYTES));
+        /* the list's weights and outputs, while the RSP runs the list before (a line
+           they share with its outputs was written back and dropped before it started) */
         dnn64_rsp_flush(w_tile + t0 * k, (uint32_t)(count * k));
+        for (n = 0; n < g->n; ++n)
+            dnn64_rsp_flush(y + (n * g->c_out + oc_begin + t0) * positions,
+                            (uint32_t)(count * positions));
         for (n = 0; n < g->n; ++n) {
             if (started)
                 dnn64_rsp_wait();
