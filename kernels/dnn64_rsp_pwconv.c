@@ -6,7 +6,8 @@
  * writes a header and starts the RSP once per image and list of up to LIST channels
  * (the P rows of the next list are written while the RSP runs this one). The RSP fetches
  * the weight rows, the input rows and the output spans by SP DMA itself: the CPU packs
- * and copies nothing. Other shapes run dnn64_rsp_conv_s8. Exactness: matmul_s8.rsp's
+ * and copies nothing. One position runs dnn64_rsp_gemv_dma_s8; other shapes
+ * dnn64_rsp_conv_s8. Exactness: matmul_s8.rsp's
  * (docs/rsp.md). */
 #include "dnn64_internal.h"
 #include "dnn64_rsp.h"
@@ -21,12 +22,14 @@
 #pragma weak dnn64_rsp_dram_address
 
 #define LIST 64        /* channels a start */
+#define FIRST_LIST 16  /* channels of the first start */
 #define PARAM_BYTES 16
 #define ROWS 8         /* channels the RSP computes at a time */
 #define KC 32          /* taps a chunk along k */
 #define SKIP_MAX 4095 /* a strided transfer's skip field: K - (the last chunk's taps >= 8) */
 #define HEADER_BYTES 64
 #define BIAS_LIMIT (1 << 28)
+#define LINE 16u      /* the D-cache line */
 
 static uint8_t DNN64_ALIGNED(params[2][LIST * PARAM_BYTES]);
 static uint16_t DNN64_ALIGNED(header[HEADER_BYTES / 2]);
@@ -57,15 +60,52 @@ static void put_params(uint8_t *p, int32_t t0, int32_t count, int32_t k, int32_t
     }
 }
 
+/* Channels of the list from t0: a short first list, so the RSP starts sooner (the CPU
+   writes the P rows of each later list while the RSP runs the one before). */
+static int32_t list_count(int32_t t0, int32_t oc_count)
+{
+    const int32_t most = t0 ? LIST : FIRST_LIST;
+    return oc_count - t0 < most ? oc_count - t0 : most;
+}
+
+/* The table on y[0 .. count) but for the D-cache lines it shares with other bytes
+   (`edges` 0), or on those only (1). The CPU applies it to a start's outputs while the
+   RSP writes the next start's, which may share a line with them (edges wait for the end). */
+static void lut_part(const int8_t *lut, int8_t *y, int32_t count, int edges)
+{
+    const uintptr_t a = (uintptr_t)y, b = a + (uint32_t)count;
+    uintptr_t lo = (a + LINE - 1) & ~(uintptr_t)(LINE - 1), hi = b & ~(uintptr_t)(LINE - 1);
+    if (lo > b)
+        lo = b;
+    if (hi < lo)
+        hi = lo;
+    if (!edges) {
+        dnn64_lut_s8(lut, (int8_t *)lo, (int8_t *)lo, (int32_t)(hi - lo));
+        return;
+    }
+    dnn64_lut_s8(lut, y, y, (int32_t)(lo - a));
+    dnn64_lut_s8(lut, (int8_t *)hi, (int8_t *)hi, (int32_t)(b - hi));
+}
+
 void dnn64_rsp_pwconv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero_point,
                          const int8_t *w_tile, const int32_t *bias_tile,
                          const int32_t *mult_tile, const int32_t *shift_tile,
                          int32_t oc_begin, int32_t oc_count, const dnn64_q8_out *q, int8_t *y)
 {
     const int32_t k = g->c_in, positions = g->h_in * g->w_in;
-    int32_t n, t, t0, buf = 0, started = 0;
+    int32_t n, t, t0, count, buf = 0, started = 0, done_count = 0;
+    int8_t *done = 0; /* the outputs of the start before the running one */
     int fits = dnn64_rsp_available && dnn64_rsp_start_pwconv && dnn64_rsp_available() &&
                dnn64_rsp_pwconv_fits(g, w_tile);
+    if (fits && positions == 1 && dnn64_rsp_gemv_dma_fits(k, w_tile)) {
+        /* one position (a squeeze-excite's 1x1 Convs): a Gemm of one row an image, the
+           lanes along k; pwconv_s8 would fill one lane of eight and fetch a byte a tap */
+        for (n = 0; n < g->n; ++n)
+            dnn64_rsp_gemv_dma_s8(k, g->c_out, x + n * k, x_zero_point, w_tile, bias_tile,
+                                  mult_tile, shift_tile, oc_begin, oc_count, q,
+                                  y + n * g->c_out);
+        return;
+    }
     for (t = 0; fits && t < oc_count; ++t)
         fits = dnn64__rsp_requant_on_rsp(mult_tile[t], shift_tile[t]) &&
                (!bias_tile || (bias_tile[t] < BIAS_LIMIT && bias_tile[t] > -BIAS_LIMIT));
@@ -74,12 +114,8 @@ void dnn64_rsp_pwconv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_ze
                           oc_begin, oc_count, q, y);
         return;
     }
-    dnn64_rsp_flush(w_tile, (uint32_t)(oc_count * k));
-    for (n = 0; n < g->n; ++n) {
+    for (n = 0; n < g->n; ++n)
         dnn64_rsp_flush(x + n * k * positions, (uint32_t)(k * positions));
-        dnn64_rsp_flush(y + (n * g->c_out + oc_begin) * positions,
-                        (uint32_t)(oc_count * positions));
-    }
     header[0] = (uint16_t)k;
     header[2] = (uint16_t)positions;
     header[3] = KC;
@@ -93,11 +129,17 @@ void dnn64_rsp_pwconv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_ze
     header[21] = 0xFFFFu;
     header[22] = 0u;
     header[23] = 0u;
-    for (t0 = 0; t0 < oc_count; t0 += LIST) {
-        const int32_t count = oc_count - t0 < LIST ? oc_count - t0 : LIST;
+    for (t0 = 0; t0 < oc_count; t0 += count) {
+        count = list_count(t0, oc_count);
         put_params(params[buf], t0, count, k, x_zero_point, w_tile, bias_tile, mult_tile,
                    shift_tile);
         dnn64_rsp_flush(params[buf], (uint32_t)(count * PARAM_BYTES));
+        /* the list's weights and outputs, while the RSP runs the list before (a line
+           they share with its outputs was written back and dropped before it started) */
+        dnn64_rsp_flush(w_tile + t0 * k, (uint32_t)(count * k));
+        for (n = 0; n < g->n; ++n)
+            dnn64_rsp_flush(y + (n * g->c_out + oc_begin + t0) * positions,
+                            (uint32_t)(count * positions));
         for (n = 0; n < g->n; ++n) {
             if (started)
                 dnn64_rsp_wait();
@@ -113,14 +155,22 @@ void dnn64_rsp_pwconv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_ze
             dnn64_rsp_write(0, header, HEADER_BYTES);
             dnn64_rsp_start_pwconv();
             started = 1;
+            if (q->lut && done)
+                lut_part(q->lut, done, done_count, 0);
+            done = y + (n * g->c_out + oc_begin + t0) * positions;
+            done_count = count * positions;
         }
         buf ^= 1;
     }
     if (started)
         dnn64_rsp_wait();
-    if (q->lut)
-        for (n = 0; n < g->n; ++n) {
-            int8_t *p = y + (n * g->c_out + oc_begin) * positions;
-            dnn64_lut_s8(q->lut, p, p, oc_count * positions);
-        }
+    if (!q->lut || !done)
+        return;
+    lut_part(q->lut, done, done_count, 0);
+    for (t0 = 0; t0 < oc_count; t0 += count) {
+        count = list_count(t0, oc_count);
+        for (n = 0; n < g->n; ++n)
+            lut_part(q->lut, y + (n * g->c_out + oc_begin + t0) * positions,
+                     count * positions, 1);
+    }
 }

@@ -28,8 +28,19 @@ CASES = [
     (1, 12, 4, 4, 8, 1, 1, (0, 0, 0, 0), 1, 1, None),       # K = 12: dnn64_rsp_conv_s8
     (1, 16, 6, 6, 8, 1, 2, (0, 0, 0, 0), 1, 1, None),       # stride 2: dnn64_rsp_conv_s8
     (1, 16, 5, 5, 9, 1, 1, (0, 0, 0, 0), 1, 1, None),       # -shift 1 and 16: falls back
+    (1, 56, 8, 12, 13, 1, 1, (0, 0, 0, 0), 1, 1, None),    # K = 32 + 24 (16 + 8 taps), 96
+                                                            # aligned positions, 8 + 5 rows
+    (1, 24, 9, 9, 11, 1, 1, (0, 0, 0, 0), 1, 1, None),      # K = 16 + 8 in one chunk: the
+                                                            # weights kept over 3 columns
+    (1, 72, 7, 7, 17, 1, 1, (0, 0, 0, 0), 1, 1, (2, 15)),   # K = 32 + 32 + 8, a tile
+    (1, 40, 2, 2, 8, 1, 1, (0, 0, 0, 0), 1, 1, None),       # 4 positions, K = 32 + 8
+    (2, 144, 1, 1, 40, 1, 1, (0, 0, 0, 0), 1, 1, (3, 33)),  # one position, batch 2, a tile:
+                                                            # dnn64_rsp_gemv_dma_s8
+    (2, 16, 5, 5, 40, 1, 1, (0, 0, 0, 0), 1, 1, (1, 37)),   # a table over 16 + 21 channels,
+                                                            # batch 2: applied while the RSP
+                                                            # runs the next start
 ]
-TABLE_CASES = {6}
+TABLE_CASES = {6, 16}
 EDGE_CASE = 10
 NOT_TAKEN = {8, 9}
 

@@ -1,18 +1,21 @@
 """CPU cycles of single int8 layers per kernel, in cen64: the CPU kernel, the RSP kernel
 the CPU feeds (dnn64_rsp_conv_s8) and the RSP kernels that fetch their own data.
 
-    python -m tools.bench.bench_rsp_kernels [--timeout 900]
+    python -m tools.bench.bench_rsp_kernels [--timeout 900] [--kernels-at REV]
 
 Builds tools/bench/programs/rsp_kernel_shapes.c with every kernel source for the bare
-toolchain, runs it in cen64 (cycles = Count x 2, read around each call) and prints a
-markdown table: per shape, MACs (products for a Mul), cycles and cycles per MAC per
-kernel, and whether each RSP kernel's output equals the CPU kernel's on the console.
+toolchain (with --kernels-at, kernels/ as it was at git revision REV, microcode and
+platform layer included: the same shapes before and after a change), runs it in cen64
+(cycles = Count x 2, read around each call) and prints a markdown table: per shape, MACs
+(products for a Mul), cycles and cycles per MAC per kernel, and whether each RSP
+kernel's output equals the CPU kernel's on the console.
 """
 
 from __future__ import annotations
 
 import argparse
 import re
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -46,15 +49,37 @@ def macs(shape: str) -> int:
     return c * h * h
 
 
+class KernelsToolchain(BareToolchain):
+    """The bare toolchain with its platform layer taken from another kernels/ tree."""
+
+    def __init__(self, kernels: Path):
+        super().__init__()
+        self.kernels = kernels
+
+    def platform_sources(self) -> list[Path]:
+        return [self.kernels / p.relative_to(KERNELS_DIR) for p in super().platform_sources()]
+
+
+def kernels_at(rev: str, out: Path) -> Path:
+    """kernels/ as it was at git revision ``rev``, extracted under ``out``."""
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "kernels"],
+                             check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(out)], input=archive, check=True)
+    return out / "kernels"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--timeout", type=float, default=900.0)
+    parser.add_argument("--kernels-at", metavar="REV",
+                        help="build kernels/ as it was at this git revision")
     args = parser.parse_args(argv)
-    bare = BareToolchain()
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
-        program = compile_and_link(bare, [PROGRAM, *sorted(KERNELS_DIR.glob("*.c"))],
-                                   [KERNELS_DIR], out / "shapes.bin")
+        kernels = kernels_at(args.kernels_at, out) if args.kernels_at else KERNELS_DIR
+        bare = KernelsToolchain(kernels)
+        program = compile_and_link(bare, [PROGRAM, *sorted(kernels.glob("*.c"))],
+                                   [kernels, kernels / "platform"], out / "shapes.bin")
         rom = out / "shapes.z64"
         rom.write_bytes(pack_rom(program.read_bytes(), build_asset_image([]).data,
                                  ipl3=bare.build_boot_stub(out / "boot.bin")))

@@ -1,6 +1,7 @@
 /* rsp_kernel_shapes.c - CPU cycles of one int8 layer per kernel, for
  * tools/bench/bench_rsp_kernels.py: for each shape below (MobileNetV3-Small's depthwise,
- * 1x1 and squeeze-excite layer shapes at 224x224), dnn64_conv_s8 / dnn64_mul_s8 on the
+ * 1x1 (with the squeeze-excite's 1x1 Convs on one position) and squeeze-excite Mul
+ * layer shapes at 224x224), dnn64_conv_s8 / dnn64_mul_s8 on the
  * CPU, dnn64_rsp_conv_s8 (the CPU packing and queueing matmul_s8 jobs) and the kernel
  * whose RSP fetches its own data (dnn64_rsp_dwconv_s8, dnn64_rsp_pwconv_s8,
  * dnn64_rsp_mul_channels_s8), and for the classifier's Gemms of one row dnn64_gemm_s8,
@@ -125,6 +126,8 @@ int main(void)
     conv("pw240to40_14", 240, 40, 14, 1, 1, 1, dnn64_rsp_pwconv_s8, "rsp_pwconv");
     conv("pw96to576_7", 96, 576, 7, 1, 1, 1, dnn64_rsp_pwconv_s8, "rsp_pwconv");
     conv("pw576to96_7", 576, 96, 7, 1, 1, 1, dnn64_rsp_pwconv_s8, "rsp_pwconv");
+    conv("pw576to144_1", 576, 144, 1, 1, 1, 1, dnn64_rsp_pwconv_s8, "rsp_pwconv");
+    conv("pw144to576_1", 144, 576, 1, 1, 1, 1, dnn64_rsp_pwconv_s8, "rsp_pwconv");
     mul("mul_16x56", 16, 56);
     mul("mul_240x14", 240, 14);
     mul("mul_576x7", 576, 7);
