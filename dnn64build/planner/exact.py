@@ -53,6 +53,9 @@ tested against brute force):
 - ``alternate_windows``: each restart round runs every preorder twice,
   first without tight windows, then with them (windows refute some problems
   fast and only cost nodes on others; needs restarts);
+- ``distinct_orders``: a restart round skips a preorder that ranks the
+  buffers as one it already searched in that round (the same search again;
+  needs restarts);
 - ``heuristic_incumbent``: start from best_fit's plan.
 
 The search is bounded by *work*, so a given problem and budget give the same
@@ -114,7 +117,7 @@ SWITCHES = (
     "canonical_order", "section_bound", "symmetric_buffers", "dominance", "hatless",
     "decomposition", "unplaced_floor", "stacked_twins", "floor_profile", "failure_memo",
     "tight_windows",
-    "restarts", "alternate_windows", "heuristic_incumbent",
+    "restarts", "alternate_windows", "distinct_orders", "heuristic_incumbent",
 )
 
 
@@ -134,6 +137,7 @@ class ExactParams:
     restarts: bool = True
     alternate_windows: bool = True
     heuristic_incumbent: bool = True
+    distinct_orders: bool = True
     work_budget: int = WORK_BUDGET
     node_budget: int | None = None  # an extra cap on nodes, if set
     deadline_s: float | None = None  # opt-in: seconds from the start of the search
@@ -357,8 +361,9 @@ class _Search:
         """Whether every buffer fits under ``capacity`` (on True they stay
         placed). With ``restarts``, preorders take turns with node limits that
         double each round (a bad early choice costs one round, not the whole
-        budget): the plain ``PREORDERS``, and from the second round on also
-        shuffled ones (seeded by the round, so the search stays deterministic).
+        budget): the plain ``PREORDERS``, and from the second round on, before
+        them, shuffled ones (seeded by the round, so the search stays
+        deterministic).
         A round that ends without running out of nodes proves the answer."""
         self.memos.clear()  # failures under another capacity say nothing here
         self.window_verdicts: dict[tuple[int, int, int], bool] = {}
@@ -373,10 +378,21 @@ class _Search:
         # then with them (one memo: a refuted subtree is refuted either way).
         windows = (False, True) if self.params.alternate_windows else (True,)
         for round_ in itertools.count():
-            shuffles = [None] if round_ == 0 else [None, round_]
+            # A new shuffle first: the plain preorders already had half this
+            # limit in the round before (and keep what they learned there).
+            shuffles = [None] if round_ == 0 else [round_, None]
+            searched: set[tuple[tuple[int, ...], bool]] = set()
             for shuffle, letters, self.windows in itertools.product(shuffles, PREORDERS,
                                                                     windows):
                 self.use_preorder(letters, shuffle)
+                # Two preorders can rank alike (AWT and ATW when no two areas
+                # are equal; shuffled keys almost never tie, so a shuffle ranks
+                # by its first letter alone): it would search the same tree again.
+                if self.params.distinct_orders:
+                    run = (tuple(self.order), self.windows)
+                    if run in searched:
+                        continue
+                    searched.add(run)
                 self.reset()
                 # A subtree that failed in an earlier round under the same
                 # preorder fails again: the memo carries over.
@@ -467,14 +483,15 @@ class _Search:
         remaining, first, last = self.remaining, self.first, self.last
         bound = params.section_bound
         ceiling = capacity - max(remaining[lo:hi]) if bound and canonical else capacity
+        # A child's offset is in [low, high).
+        low = last_at if canonical else 0
+        high = ceiling + 1 if gap_bound is None else min(ceiling + 1, gap_bound)
         children = []
-        for i in todo:
+        for i in [i for i in todo if low <= floor[i] < high]:  # few: a fast first pass
             at = floor[i]
-            if at > ceiling or at + footprint[i] > capacity:
+            if at + footprint[i] > capacity:
                 continue
-            if canonical and (at < last_at or (at == last_at and rank[i] < last_rank)):
-                continue
-            if gap_bound is not None and at >= gap_bound:
+            if canonical and at == last_at and rank[i] < last_rank:
                 continue
             t = twin[i]
             if t is not None and offset[t] is None:
@@ -576,29 +593,35 @@ class _Search:
     def _floors_fit(self, i: int, lo: int, hi: int, capacity: int) -> bool:
         """Unplaced floor: the unplaced buffers of a section all go at or above
         the lowest of their floors. With ``floor_profile``, for every floor f
-        of a section, those whose floors are at or above f go above f; only
-        thresholds up to the highest floor i raised gained bytes, so only
-        sections where that floor plus their unplaced bytes exceed the capacity
-        are sorted. Only the sections of i (fewer bytes left) and of the
-        conflicts whose floors i raised can have changed."""
+        of a section, those whose floors are at or above f go above f. Placing
+        i leaves fewer bytes in its sections and raises the floors of some
+        conflicts: only the sections of those can have got tighter, and only
+        thresholds up to the highest floor raised gained bytes, so a section
+        is looked at only when that floor plus its unplaced bytes exceed the
+        capacity (when i raised none of its members and it still fits, it fit
+        before)."""
+        raised = self.history[-1][1]
+        if not raised:  # no floor rose: no section got tighter
+            return True
         floor_of, remaining, unplaced_in = self.floor.__getitem__, self.remaining, self.unplaced_in
         footprint_of = self.footprint.__getitem__
         first, last = self.first, self.last
-        raised = self.history[-1][1]
-        start, stop = first[i], last[i]
-        profile = self.params.floor_profile and raised
-        highest = max(map(floor_of, raised)) if profile else 0
-        if raised:  # their sections: a contiguous range around i's
-            start = min(start, *map(first.__getitem__, raised))
-            stop = max(stop, *map(last.__getitem__, raised))
+        profile = self.params.floor_profile
+        highest = max(map(floor_of, raised))
+        # their sections: a contiguous range (each meets i's)
+        start = min(map(first.__getitem__, raised))
+        stop = max(map(last.__getitem__, raised))
         for k in range(max(lo, start), min(hi, stop)):
+            left = remaining[k]
+            if highest + left <= capacity:
+                continue
             members = unplaced_in[k]
             if not members:
                 continue
             floors = list(map(floor_of, members))
-            if min(floors) + remaining[k] > capacity:
+            if min(floors) + left > capacity:
                 return False
-            if profile and highest + remaining[k] > capacity:
+            if profile:
                 order = sorted(range(len(floors)), key=floors.__getitem__, reverse=True)
                 above = accumulate(map(footprint_of, map(members.__getitem__, order)))
                 if max(map(add, map(floors.__getitem__, order), above)) > capacity:
