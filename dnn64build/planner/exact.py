@@ -261,6 +261,7 @@ class _Search:
         n = len(self.footprint)
         self.offset: list[Offset | None] = [None] * n
         self.floor = list(self.start_floor)
+        self.tops = list(map(add, self.floor, self.footprint))  # floor + footprint
         self.remaining = list(self.total)
         self.unplaced_in = [list(m) for m in self.members]
         self.cuts = [0] * max(self.sections - 1, 0)
@@ -269,7 +270,8 @@ class _Search:
                 self.cuts[k] += 1
         self.history: list[tuple[int, list[int], list[int], int]] = []
         self.twin_tops: list[dict[int, int]] = [{} for _ in range(self.classes)]
-        self.stacked_placed: list[int] = []  # placed buffers with a stacked twin
+        # (top, buffer) of the placed buffers with a stacked twin, in order
+        self.stacked_placed: list[tuple[int, int]] = []
         # unplaced j adds zobrist[j] * (floor[j] + 1)
         self.state_key = sum(z * (f + 1) for z, f in zip(self.zobrist, self.floor, strict=True))
 
@@ -309,6 +311,7 @@ class _Search:
         raised: list[int] = []  # the unplaced conflicts whose floors i raises
         olds: list[int] = []  # and their floors before
         key, zobrist, placed_at = self.state_key, self.zobrist, self.offset
+        tops, footprint = self.tops, self.footprint
         saved_key = key
         # Only unplaced conflicts change: a placed buffer's floor is not read,
         # and when it is unplaced (LIFO) it is again what it was at its placing.
@@ -318,6 +321,7 @@ class _Search:
                 raised.append(j)
                 olds.append(old)
                 floor[j] = new = -(-top // alignment[j]) * alignment[j]
+                tops[j] = new + footprint[j]
                 key += zobrist[j] * (new - old)
         self.state_key = key - zobrist[i] * (floor[i] + 1)
         start, stop = self.first[i], self.last[i]
@@ -331,7 +335,7 @@ class _Search:
         self.offset[i] = offset
         self.twin_tops[self.twin_class[i]][top] = i
         if self.stacked[i]:
-            self.stacked_placed.append(i)
+            bisect.insort(self.stacked_placed, (top, i))
         self.history.append((i, raised, olds, saved_key))
         return split
 
@@ -340,17 +344,20 @@ class _Search:
         size = self.footprint[i]
         floor, remaining, cuts, unplaced_in = (
             self.floor, self.remaining, self.cuts, self.unplaced_in)
+        tops, footprint = self.tops, self.footprint
         for j, old in zip(raised, olds, strict=True):
             floor[j] = old
+            tops[j] = old + footprint[j]
         start, stop = self.first[i], self.last[i]
         for k in range(start, stop):
             remaining[k] += size
             unplaced_in[k].append(i)
         for k in range(start, stop - 1):
             cuts[k] += 1
-        del self.twin_tops[self.twin_class[i]][self.offset[i] + size]
+        top = self.offset[i] + size
+        del self.twin_tops[self.twin_class[i]][top]
         if self.stacked[i]:
-            self.stacked_placed.pop()
+            del self.stacked_placed[bisect.bisect_left(self.stacked_placed, (top, i))]
         self.offset[i] = None
 
     def rollback(self, depth: int) -> None:
@@ -475,7 +482,7 @@ class _Search:
         twin_tops, twin_class = self.twin_tops, self.twin_class
         # Dominance: a buffer at or above this would leave room below it for
         # an unplaced buffer that the canonical listing can no longer put there.
-        gap_bound = (min(map(add, map(floor.__getitem__, todo), map(footprint.__getitem__, todo)))
+        gap_bound = (min(map(self.tops.__getitem__, todo))
                      if canonical and params.dominance else None)
         # Section bound: a new buffer's offset plus the unplaced bytes of each
         # of its sections must fit (each section's, under canonical order,
@@ -579,15 +586,13 @@ class _Search:
     def _state(self, lo: int, hi: int, last_at: int, last_rank: int) -> int:
         """The key of a node's state (see ``zobrist``). Two nodes with equal
         keys search identical subtrees."""
-        offset, footprint, top_key = self.offset, self.footprint, self.top_key
-        where = self.where_key
+        top_key, where = self.top_key, self.where_key
         key = (self.state_key + where[0] * lo + where[1] * hi + where[2] * last_at
                + where[3] * (last_rank + 1))
         if self.params.stacked_twins:
-            for j in self.stacked_placed:
-                top = offset[j] + footprint[j]
-                if top >= last_at:
-                    key += top_key[j] * (top + 1)
+            placed = self.stacked_placed
+            for top, j in placed[bisect.bisect_left(placed, (last_at, -1)):]:
+                key += top_key[j] * (top + 1)
         return key
 
     def _floors_fit(self, i: int, lo: int, hi: int, capacity: int) -> bool:
