@@ -107,7 +107,8 @@ PREORDERS = ("TWA", "AWT", "WAT", "ATW", "TAW", "WTA")
 # Tight windows: a section is tight when its free bytes are at most
 # 1/TIGHT_SLACK of the capacity; a window's relaxation may explore
 # WINDOW_NODES nodes per buffer in it before it is given up (no verdict);
-# relaxations are skipped while theirs exceed WINDOW_SHARE x the search's nodes.
+# relaxations are skipped while theirs exceed WINDOW_SHARE x the nodes the search
+# made with windows on (the runs without them, see ``alternate_windows``, do not count).
 TIGHT_SLACK = 64
 WINDOW_NODES = 32
 WINDOW_SHARE = 4
@@ -248,6 +249,7 @@ class _Search:
         self.use_preorder(PREORDERS[0])
         self.nodes = 0  # this search's own nodes (restart rounds count these)
         self.relaxed_nodes = 0  # the nodes of tight windows' relaxations
+        self.windowed_nodes = 0  # this search's own nodes with tight windows on
         self.max_units = params.work_budget
         self.max_nodes = params.node_budget
         self.units = 0
@@ -443,6 +445,7 @@ class _Search:
 
     def _tick(self, units: int) -> None:
         self.nodes += 1
+        self.windowed_nodes += self.windows
         self.units += units
         if self.units > self.max_units or (self.max_nodes is not None
                                            and self.nodes + self.relaxed_nodes > self.max_nodes):
@@ -469,9 +472,9 @@ class _Search:
             state = self._state(lo, hi, last_at, last_rank)
             if state in self.memo:
                 return False
-        # Relaxations may take at most WINDOW_SHARE x this search's own nodes.
+        # Relaxations may take at most WINDOW_SHARE x this search's own nodes with windows on.
         if (params.tight_windows and self.windows
-                and self.relaxed_nodes <= WINDOW_SHARE * self.nodes
+                and self.relaxed_nodes <= WINDOW_SHARE * self.windowed_nodes
                 and not self._windows_fit(lo, hi, capacity, last_at)):
             if params.failure_memo:
                 self.memo.add(state)
