@@ -53,6 +53,9 @@ tested against brute force):
 - ``alternate_windows``: each restart round runs every preorder twice,
   first without tight windows, then with them (windows refute some problems
   fast and only cost nodes on others; needs restarts);
+- ``distinct_orders``: a restart round skips a preorder that ranks the
+  buffers as one it already searched in that round (the same search again;
+  needs restarts);
 - ``heuristic_incumbent``: start from best_fit's plan.
 
 The search is bounded by *work*, so a given problem and budget give the same
@@ -104,7 +107,8 @@ PREORDERS = ("TWA", "AWT", "WAT", "ATW", "TAW", "WTA")
 # Tight windows: a section is tight when its free bytes are at most
 # 1/TIGHT_SLACK of the capacity; a window's relaxation may explore
 # WINDOW_NODES nodes per buffer in it before it is given up (no verdict);
-# relaxations are skipped while theirs exceed WINDOW_SHARE x the search's nodes.
+# relaxations are skipped while theirs exceed WINDOW_SHARE x the nodes the search
+# made with windows on (the runs without them, see ``alternate_windows``, do not count).
 TIGHT_SLACK = 64
 WINDOW_NODES = 32
 WINDOW_SHARE = 4
@@ -114,7 +118,7 @@ SWITCHES = (
     "canonical_order", "section_bound", "symmetric_buffers", "dominance", "hatless",
     "decomposition", "unplaced_floor", "stacked_twins", "floor_profile", "failure_memo",
     "tight_windows",
-    "restarts", "alternate_windows", "heuristic_incumbent",
+    "restarts", "alternate_windows", "distinct_orders", "heuristic_incumbent",
 )
 
 
@@ -134,6 +138,7 @@ class ExactParams:
     restarts: bool = True
     alternate_windows: bool = True
     heuristic_incumbent: bool = True
+    distinct_orders: bool = True
     work_budget: int = WORK_BUDGET
     node_budget: int | None = None  # an extra cap on nodes, if set
     deadline_s: float | None = None  # opt-in: seconds from the start of the search
@@ -244,6 +249,7 @@ class _Search:
         self.use_preorder(PREORDERS[0])
         self.nodes = 0  # this search's own nodes (restart rounds count these)
         self.relaxed_nodes = 0  # the nodes of tight windows' relaxations
+        self.windowed_nodes = 0  # this search's own nodes with tight windows on
         self.max_units = params.work_budget
         self.max_nodes = params.node_budget
         self.units = 0
@@ -257,6 +263,7 @@ class _Search:
         n = len(self.footprint)
         self.offset: list[Offset | None] = [None] * n
         self.floor = list(self.start_floor)
+        self.tops = list(map(add, self.floor, self.footprint))  # floor + footprint
         self.remaining = list(self.total)
         self.unplaced_in = [list(m) for m in self.members]
         self.cuts = [0] * max(self.sections - 1, 0)
@@ -265,7 +272,8 @@ class _Search:
                 self.cuts[k] += 1
         self.history: list[tuple[int, list[int], list[int], int]] = []
         self.twin_tops: list[dict[int, int]] = [{} for _ in range(self.classes)]
-        self.stacked_placed: list[int] = []  # placed buffers with a stacked twin
+        # (top, buffer) of the placed buffers with a stacked twin, in order
+        self.stacked_placed: list[tuple[int, int]] = []
         # unplaced j adds zobrist[j] * (floor[j] + 1)
         self.state_key = sum(z * (f + 1) for z, f in zip(self.zobrist, self.floor, strict=True))
 
@@ -305,6 +313,7 @@ class _Search:
         raised: list[int] = []  # the unplaced conflicts whose floors i raises
         olds: list[int] = []  # and their floors before
         key, zobrist, placed_at = self.state_key, self.zobrist, self.offset
+        tops, footprint = self.tops, self.footprint
         saved_key = key
         # Only unplaced conflicts change: a placed buffer's floor is not read,
         # and when it is unplaced (LIFO) it is again what it was at its placing.
@@ -314,6 +323,7 @@ class _Search:
                 raised.append(j)
                 olds.append(old)
                 floor[j] = new = -(-top // alignment[j]) * alignment[j]
+                tops[j] = new + footprint[j]
                 key += zobrist[j] * (new - old)
         self.state_key = key - zobrist[i] * (floor[i] + 1)
         start, stop = self.first[i], self.last[i]
@@ -327,7 +337,7 @@ class _Search:
         self.offset[i] = offset
         self.twin_tops[self.twin_class[i]][top] = i
         if self.stacked[i]:
-            self.stacked_placed.append(i)
+            bisect.insort(self.stacked_placed, (top, i))
         self.history.append((i, raised, olds, saved_key))
         return split
 
@@ -336,17 +346,20 @@ class _Search:
         size = self.footprint[i]
         floor, remaining, cuts, unplaced_in = (
             self.floor, self.remaining, self.cuts, self.unplaced_in)
+        tops, footprint = self.tops, self.footprint
         for j, old in zip(raised, olds, strict=True):
             floor[j] = old
+            tops[j] = old + footprint[j]
         start, stop = self.first[i], self.last[i]
         for k in range(start, stop):
             remaining[k] += size
             unplaced_in[k].append(i)
         for k in range(start, stop - 1):
             cuts[k] += 1
-        del self.twin_tops[self.twin_class[i]][self.offset[i] + size]
+        top = self.offset[i] + size
+        del self.twin_tops[self.twin_class[i]][top]
         if self.stacked[i]:
-            self.stacked_placed.pop()
+            del self.stacked_placed[bisect.bisect_left(self.stacked_placed, (top, i))]
         self.offset[i] = None
 
     def rollback(self, depth: int) -> None:
@@ -357,8 +370,9 @@ class _Search:
         """Whether every buffer fits under ``capacity`` (on True they stay
         placed). With ``restarts``, preorders take turns with node limits that
         double each round (a bad early choice costs one round, not the whole
-        budget): the plain ``PREORDERS``, and from the second round on also
-        shuffled ones (seeded by the round, so the search stays deterministic).
+        budget): the plain ``PREORDERS``, and from the second round on, before
+        them, shuffled ones (seeded by the round, so the search stays
+        deterministic).
         A round that ends without running out of nodes proves the answer."""
         self.memos.clear()  # failures under another capacity say nothing here
         self.window_verdicts: dict[tuple[int, int, int], bool] = {}
@@ -373,10 +387,21 @@ class _Search:
         # then with them (one memo: a refuted subtree is refuted either way).
         windows = (False, True) if self.params.alternate_windows else (True,)
         for round_ in itertools.count():
-            shuffles = [None] if round_ == 0 else [None, round_]
+            # A new shuffle first: the plain preorders already had half this
+            # limit in the round before (and keep what they learned there).
+            shuffles = [None] if round_ == 0 else [round_, None]
+            searched: set[tuple[tuple[int, ...], bool]] = set()
             for shuffle, letters, self.windows in itertools.product(shuffles, PREORDERS,
                                                                     windows):
                 self.use_preorder(letters, shuffle)
+                # Two preorders can rank alike (AWT and ATW when no two areas
+                # are equal; shuffled keys almost never tie, so a shuffle ranks
+                # by its first letter alone): it would search the same tree again.
+                if self.params.distinct_orders:
+                    run = (tuple(self.order), self.windows)
+                    if run in searched:
+                        continue
+                    searched.add(run)
                 self.reset()
                 # A subtree that failed in an earlier round under the same
                 # preorder fails again: the memo carries over.
@@ -420,6 +445,7 @@ class _Search:
 
     def _tick(self, units: int) -> None:
         self.nodes += 1
+        self.windowed_nodes += self.windows
         self.units += units
         if self.units > self.max_units or (self.max_nodes is not None
                                            and self.nodes + self.relaxed_nodes > self.max_nodes):
@@ -446,9 +472,9 @@ class _Search:
             state = self._state(lo, hi, last_at, last_rank)
             if state in self.memo:
                 return False
-        # Relaxations may take at most WINDOW_SHARE x this search's own nodes.
+        # Relaxations may take at most WINDOW_SHARE x this search's own nodes with windows on.
         if (params.tight_windows and self.windows
-                and self.relaxed_nodes <= WINDOW_SHARE * self.nodes
+                and self.relaxed_nodes <= WINDOW_SHARE * self.windowed_nodes
                 and not self._windows_fit(lo, hi, capacity, last_at)):
             if params.failure_memo:
                 self.memo.add(state)
@@ -459,7 +485,7 @@ class _Search:
         twin_tops, twin_class = self.twin_tops, self.twin_class
         # Dominance: a buffer at or above this would leave room below it for
         # an unplaced buffer that the canonical listing can no longer put there.
-        gap_bound = (min(map(add, map(floor.__getitem__, todo), map(footprint.__getitem__, todo)))
+        gap_bound = (min(map(self.tops.__getitem__, todo))
                      if canonical and params.dominance else None)
         # Section bound: a new buffer's offset plus the unplaced bytes of each
         # of its sections must fit (each section's, under canonical order,
@@ -467,14 +493,15 @@ class _Search:
         remaining, first, last = self.remaining, self.first, self.last
         bound = params.section_bound
         ceiling = capacity - max(remaining[lo:hi]) if bound and canonical else capacity
+        # A child's offset is in [low, high).
+        low = last_at if canonical else 0
+        high = ceiling + 1 if gap_bound is None else min(ceiling + 1, gap_bound)
         children = []
-        for i in todo:
+        for i in [i for i in todo if low <= floor[i] < high]:  # few: a fast first pass
             at = floor[i]
-            if at > ceiling or at + footprint[i] > capacity:
+            if at + footprint[i] > capacity:
                 continue
-            if canonical and (at < last_at or (at == last_at and rank[i] < last_rank)):
-                continue
-            if gap_bound is not None and at >= gap_bound:
+            if canonical and at == last_at and rank[i] < last_rank:
                 continue
             t = twin[i]
             if t is not None and offset[t] is None:
@@ -562,43 +589,47 @@ class _Search:
     def _state(self, lo: int, hi: int, last_at: int, last_rank: int) -> int:
         """The key of a node's state (see ``zobrist``). Two nodes with equal
         keys search identical subtrees."""
-        offset, footprint, top_key = self.offset, self.footprint, self.top_key
-        where = self.where_key
+        top_key, where = self.top_key, self.where_key
         key = (self.state_key + where[0] * lo + where[1] * hi + where[2] * last_at
                + where[3] * (last_rank + 1))
         if self.params.stacked_twins:
-            for j in self.stacked_placed:
-                top = offset[j] + footprint[j]
-                if top >= last_at:
-                    key += top_key[j] * (top + 1)
+            placed = self.stacked_placed
+            for top, j in placed[bisect.bisect_left(placed, (last_at, -1)):]:
+                key += top_key[j] * (top + 1)
         return key
 
     def _floors_fit(self, i: int, lo: int, hi: int, capacity: int) -> bool:
         """Unplaced floor: the unplaced buffers of a section all go at or above
         the lowest of their floors. With ``floor_profile``, for every floor f
-        of a section, those whose floors are at or above f go above f; only
-        thresholds up to the highest floor i raised gained bytes, so only
-        sections where that floor plus their unplaced bytes exceed the capacity
-        are sorted. Only the sections of i (fewer bytes left) and of the
-        conflicts whose floors i raised can have changed."""
+        of a section, those whose floors are at or above f go above f. Placing
+        i leaves fewer bytes in its sections and raises the floors of some
+        conflicts: only the sections of those can have got tighter, and only
+        thresholds up to the highest floor raised gained bytes, so a section
+        is looked at only when that floor plus its unplaced bytes exceed the
+        capacity (when i raised none of its members and it still fits, it fit
+        before)."""
+        raised = self.history[-1][1]
+        if not raised:  # no floor rose: no section got tighter
+            return True
         floor_of, remaining, unplaced_in = self.floor.__getitem__, self.remaining, self.unplaced_in
         footprint_of = self.footprint.__getitem__
         first, last = self.first, self.last
-        raised = self.history[-1][1]
-        start, stop = first[i], last[i]
-        profile = self.params.floor_profile and raised
-        highest = max(map(floor_of, raised)) if profile else 0
-        if raised:  # their sections: a contiguous range around i's
-            start = min(start, *map(first.__getitem__, raised))
-            stop = max(stop, *map(last.__getitem__, raised))
+        profile = self.params.floor_profile
+        highest = max(map(floor_of, raised))
+        # their sections: a contiguous range (each meets i's)
+        start = min(map(first.__getitem__, raised))
+        stop = max(map(last.__getitem__, raised))
         for k in range(max(lo, start), min(hi, stop)):
+            left = remaining[k]
+            if highest + left <= capacity:
+                continue
             members = unplaced_in[k]
             if not members:
                 continue
             floors = list(map(floor_of, members))
-            if min(floors) + remaining[k] > capacity:
+            if min(floors) + left > capacity:
                 return False
-            if profile and highest + remaining[k] > capacity:
+            if profile:
                 order = sorted(range(len(floors)), key=floors.__getitem__, reverse=True)
                 above = accumulate(map(footprint_of, map(members.__getitem__, order)))
                 if max(map(add, map(floors.__getitem__, order), above)) > capacity:

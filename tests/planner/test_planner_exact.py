@@ -25,9 +25,10 @@ from dnn64build.planner.problem import Buffer, Problem, lower_bound
 from tools.hard_problems import planted_random
 
 # The pruning rules and the incumbent: every combination must agree with brute
-# force. ``restarts`` and ``alternate_windows`` (which needs restarts) change
-# only the order of the search (tested below).
-PRUNING = tuple(s for s in SWITCHES if s not in ("restarts", "alternate_windows"))
+# force. ``restarts``, and ``alternate_windows`` and ``distinct_orders`` (which
+# need restarts), change only the order of the search (tested below).
+PRUNING = tuple(s for s in SWITCHES
+                if s not in ("restarts", "alternate_windows", "distinct_orders"))
 ALL_COMBINATIONS = [
     ExactParams(restarts=False, **dict(zip(PRUNING, values, strict=True)))
     for values in itertools.product((True, False), repeat=len(PRUNING))
@@ -65,7 +66,7 @@ def shared_lifetimes(draw) -> Problem:
 
 
 NEW_RULES = ("stacked_twins", "failure_memo", "tight_windows", "floor_profile",
-             "alternate_windows")
+             "alternate_windows", "distinct_orders")
 
 
 @settings(max_examples=40, deadline=None)
