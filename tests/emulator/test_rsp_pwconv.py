@@ -40,6 +40,10 @@ CASES = [
                                                             # batch 2: applied while the RSP
                                                             # runs the next start
 ]
+# Paths each case covers besides its note: whole aligned columns written by one strided SP
+# DMA of 8 rows and of fewer (3: 64 positions, 8 + ... + 4 rows; 11: 8 + 5 rows); the
+# unrolled first and middle halves of 8-row groups on aligned (11) and staged (1, 13)
+# inputs.
 TABLE_CASES = {6, 16}
 EDGE_CASE = 10
 NOT_TAKEN = {8, 9}
