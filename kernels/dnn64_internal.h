@@ -178,6 +178,10 @@ void dnn64__pointwise_s8(const int8_t *x, int32_t c_in, int32_t plane, int32_t x
                          const int32_t *shift, int32_t oc_count, const dnn64_q8_out *q,
                          int8_t *y);
 
+/* The sum of n int8 values (n >= 0, any alignment), four a word where x is
+ * word-aligned. Defined in dnn64_reduce.c. */
+int32_t dnn64__sum_s8(const int8_t *x, int32_t n);
+
 /* One fp32 activation; act may be NULL. Defined in dnn64_activation.c. */
 float dnn64__act_f32(const dnn64_act_f32 *act, float v);
 
