@@ -115,97 +115,64 @@ static int8_t dnn64__add_out(int32_t as, int32_t bs, int32_t sign, const dnn64_a
  * merge (floor((floor(X / m) + k) / n) = floor((X + k m) / (m n)) for integers), so with
  * W = floor((s M + 2^30 + 2^(30+e)) / 2^31) + zp 2^e the output is floor(W / 2^e) when
  * s >= 0 and floor((W - 1) / 2^e) when s < 0.
- * The tables hold ta[x] = floor((as(x) M + 2^30) / 2^31) + 2^(e-1) + (zp - lo) 2^e and
- * tb[x] = floor(bs(x) (sign M) / 2^31), so t = ta[a] + tb[b] is W - lo 2^e or one less
- * (a sum of floors loses at most one). When t mod 2^e is neither 0 nor 2^e - 1, t, W - 1
- * and W share their floor by 2^e, the output whatever the sign: lo + (t >> e). The other
- * sums (2 in 2^e of them) take the exact path. lo is the floor by 2^e of the least
- * table sum, so t >= 0 and t >> e indexes sat, which holds the clamped lo + i. Every
- * entry lies in [-2^30, 2^30) (t does not overflow); parameters that do not allow it
- * (out_shift >= 0, out_mult <= 0, entries out of range, more than DNN64__ADD_SAT outputs)
- * take the exact path for every element. */
-#define DNN64__ADD_SAT 1024
-
+ * The tables hold ta[x] = floor((as(x) M + 2^30) / 2^31) + 2^(e-1) + zp 2^e and
+ * tb[x] = floor(bs(x) (sign M) / 2^31), so t = ta[a] + tb[b] is W or W - 1 (a sum of
+ * floors loses at most one). When t mod 2^e is neither 0 nor 2^e - 1, t, W - 1 and W
+ * share their floor by 2^e, the output whatever the sign: t >> e. The other sums (2 in
+ * 2^e of them) take the exact path. Every table entry lies in [-2^30, 2^30), so t does
+ * not overflow; parameters that do not allow it (out_shift >= 0, out_mult <= 0, entries
+ * out of range) take the exact path for every element. */
 typedef struct {
     int32_t ta[256], tb[256]; /* indexed by the input + 128 */
     int32_t e;
     uint32_t mask; /* 2^e - 1 */
-    int8_t sat[DNN64__ADD_SAT];
 } dnn64__add_tables;
 
-static int dnn64__in_s30(int64_t v)
-{
-    return v >= -0x40000000 && v < 0x40000000;
-}
-
-/* Fills t; returns 0 when the parameters do not allow folding. 64-bit values only
- * in additions, comparisons and 32x32-bit products (no libgcc calls on MIPS). */
+/* Fills t; returns 0 when the parameters do not allow folding. */
 static int dnn64__add_tables_of(const dnn64_add_s8_params *p, int32_t sign, dnn64__add_tables *t)
 {
     const int32_t e = -p->out_shift, m = p->out_mult;
-    int32_t amin = 0, amax = 0, bmin = 0, bmax = 0, lo, step, v;
-    if (e < 1 || e > 23 || m <= 0) /* e <= 23: |zp 2^e| <= 2^30 */
+    int32_t v;
+    if (e < 1 || e > 30 || m <= 0)
         return 0;
-    step = (int32_t)1 << e;
     t->e = e;
-    t->mask = (uint32_t)step - 1u;
+    t->mask = ((uint32_t)1 << e) - 1u;
     for (v = -128; v < 128; ++v) {
         const int64_t a = (int64_t)dnn64__mul_floor31(
                               dnn64__add_side(v, p->a_zero_point, p->a_mult, p->a_shift, p), m,
                               0x40000000u) +
-                          step / 2 + p->out_zero_point * step;
+                          ((int64_t)1 << (e - 1)) + (int64_t)p->out_zero_point * ((int64_t)1 << e);
         const int32_t b = dnn64__mul_floor31(
             dnn64__add_side(v, p->b_zero_point, p->b_mult, p->b_shift, p), sign * m, 0u);
-        if (!dnn64__in_s30(a) || !dnn64__in_s30(b))
+        if (a < -0x40000000 || a >= 0x40000000 || b < -0x40000000 || b >= 0x40000000)
             return 0;
         t->ta[v + 128] = (int32_t)a;
         t->tb[v + 128] = b;
-        amin = v == -128 || a < amin ? (int32_t)a : amin;
-        amax = v == -128 || a > amax ? (int32_t)a : amax;
-        bmin = v == -128 || b < bmin ? b : bmin;
-        bmax = v == -128 || b > bmax ? b : bmax;
     }
-    /* the floors by 2^e of the least and the greatest sum (both within int32) */
-    lo = dnn64__floor_shift(amin + bmin, e);
-    if (dnn64__floor_shift(amax + bmax, e) - lo >= DNN64__ADD_SAT ||
-        !dnn64__in_s30(amin - (int64_t)lo * step) || !dnn64__in_s30(amax - (int64_t)lo * step))
-        return 0;
-    for (v = 0; v < 256; ++v)
-        t->ta[v] = (int32_t)(t->ta[v] - (int64_t)lo * step);
-    for (v = 0; v < DNN64__ADD_SAT; ++v)
-        t->sat[v] = (int8_t)dnn64__clamp(lo + v, p->act_min, p->act_max);
     return 1;
 }
 
-/* An element whose table sum lies next to a rounding edge: the exact path. */
-static DNN64__NOINLINE int8_t dnn64__add_exact_s8(int32_t av, int32_t bv, int32_t sign,
-                                                  const dnn64_add_s8_params *p)
+/* Rows through the folded tables: per element two table loads, an add, a test, a
+ * shift and the clamp. The params are copied so that stores through y (int8_t *, which
+ * may alias anything) do not make the compiler reload them for every element. */
+static void dnn64__row_add_tables_s8(const int8_t *a, int32_t sa, const int8_t *b, int32_t sb,
+                                     int8_t *y, int32_t len, int32_t sign,
+                                     const dnn64_add_s8_params *params,
+                                     const dnn64__add_tables *t)
 {
-    return dnn64__add_out(dnn64__add_side(av, p->a_zero_point, p->a_mult, p->a_shift, p),
-                          dnn64__add_side(bv, p->b_zero_point, p->b_mult, p->b_shift, p),
-                          sign, p);
-}
-
-/* Rows through the folded tables (ta, tb offset by 128): per element two table loads,
- * an add, a test, a shift and a load of the clamped output. The table fields are
- * copied so that stores through y (int8_t *, which may alias anything) do not make the
- * compiler reload them for every element. Inlined so that the dense call's unit
- * strides are constants. */
-static DNN64__ALWAYS_INLINE void dnn64__row_add_tables_s8(
-    const int8_t *a, int32_t sa, const int8_t *b, int32_t sb, int8_t *y, int32_t len,
-    int32_t sign, const dnn64_add_s8_params *params, const dnn64__add_tables *t)
-{
+    const dnn64_add_s8_params p = *params;
     const int32_t *ta = t->ta + 128, *tb = t->tb + 128, e = t->e;
-    const int8_t *sat = t->sat;
     const uint32_t mask = t->mask;
     int32_t i;
     for (i = 0; i < len; ++i) {
-        const int32_t av = a[i * sa], bv = b[i * sb];
-        const uint32_t s = (uint32_t)(ta[av] + tb[bv]);
-        if (DNN64__UNLIKELY(((s + 1u) & mask) <= 1u))
-            y[i] = dnn64__add_exact_s8(av, bv, sign, params);
+        const int32_t av = a[i * sa], bv = b[i * sb], s = ta[av] + tb[bv];
+        /* >> of a negative: arithmetic (dnn64__arithmetic_shift) */
+        if ((((uint32_t)s + 1u) & mask) > 1u)
+            y[i] = (int8_t)dnn64__clamp(s >> e, p.act_min, p.act_max);
         else
-            y[i] = sat[s >> e];
+            y[i] = dnn64__add_out(
+                dnn64__add_side(av, p.a_zero_point, p.a_mult, p.a_shift, &p),
+                dnn64__add_side(bv, p.b_zero_point, p.b_mult, p.b_shift, &p), sign, &p);
     }
 }
 

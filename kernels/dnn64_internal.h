@@ -22,16 +22,6 @@
 #define DNN64__ALWAYS_INLINE inline
 #endif
 
-/* For a rare path in a hot loop: inlined, its registers would crowd the loop's, and
- * laid out in line, its argument moves would run on every pass. Elsewhere nothing. */
-#if defined(__GNUC__)
-#define DNN64__NOINLINE __attribute__((noinline))
-#define DNN64__UNLIKELY(x) __builtin_expect(!!(x), 0)
-#else
-#define DNN64__NOINLINE
-#define DNN64__UNLIKELY(x) (x)
-#endif
-
 #define DNN64__INT32_MIN (-2147483647 - 1)
 #define DNN64__INT32_MAX 2147483647
 
