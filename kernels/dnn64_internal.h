@@ -179,7 +179,7 @@ void dnn64__pointwise_s8(const int8_t *x, int32_t c_in, int32_t plane, int32_t x
                          int8_t *y);
 
 /* The sum of n int8 values (n >= 0, any alignment), four a word where x is
- * word-aligned. Defined in dnn64_reduce.c. */
+ * word-aligned. Defined in dnn64_fixedpoint.c, the int8 primitives. */
 int32_t dnn64__sum_s8(const int8_t *x, int32_t n);
 
 /* One fp32 activation; act may be NULL. Defined in dnn64_activation.c. */

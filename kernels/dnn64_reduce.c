@@ -71,35 +71,6 @@ static int32_t dnn64__odo_step(int32_t n, const int32_t *dims, const int32_t *st
         }                                                                                  \
     } while (0)
 
-/* Words a 16-bit field of the sum below can take: two bytes of at most 255 each a word. */
-#define DNN64__SUM_WORDS 128
-
-int32_t dnn64__sum_s8(const int8_t *x, int32_t n)
-{
-    int32_t sum = 0, i = 0;
-    while (i < n && ((uintptr_t)(x + i) & 3u) != 0)
-        sum += x[i++];
-    while (n - i >= 8) {
-        /* x ^ 0x80 is x + 128 as an unsigned byte; the bytes of a word go pairwise into the
-         * two 16-bit fields of acc, each at most 2 * 255 a word: 128 words stay below 2^16. */
-        const int32_t pairs = (n - i) / 8 < DNN64__SUM_WORDS / 2 ? (n - i) / 8
-                                                                 : DNN64__SUM_WORDS / 2;
-        const uint32_t *w = (const uint32_t *)(x + i);
-        uint32_t acc = 0;
-        int32_t k;
-        for (k = 0; k < pairs; ++k, w += 2) {
-            const uint32_t u = w[0] ^ 0x80808080u, v = w[1] ^ 0x80808080u;
-            acc += (u & 0x00FF00FFu) + ((u >> 8) & 0x00FF00FFu) + (v & 0x00FF00FFu) +
-                   ((v >> 8) & 0x00FF00FFu);
-        }
-        sum += (int32_t)((acc & 0xFFFFu) + (acc >> 16)) - 1024 * pairs;
-        i += 8 * pairs;
-    }
-    while (i < n)
-        sum += x[i++];
-    return sum;
-}
-
 void dnn64_reduce_mean_f32(int32_t rank, const int32_t *in_dims, int32_t axes_mask,
                            const float *x, float *y)
 {
