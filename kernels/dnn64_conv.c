@@ -325,14 +325,6 @@ void dnn64_conv_f32(const dnn64_conv_geom *g, const float *x, const float *w_til
 
 /* ---- int8 ---- */
 
-static int32_t dnn64__sum_s8(const int8_t *w, int32_t count)
-{
-    int32_t i, sum = 0;
-    for (i = 0; i < count; ++i)
-        sum += w[i];
-    return sum;
-}
-
 /* bias + sum (x - zp) w over the taps of output (oy, ox) inside the input. */
 static int32_t dnn64__border_s8(const dnn64_conv_geom *g, const int8_t *xg, int32_t x_zp,
                                 const int8_t *wt, int32_t icpg, int32_t oy, int32_t ox,

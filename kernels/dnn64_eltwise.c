@@ -103,24 +103,80 @@ static int8_t dnn64__add_out(int32_t as, int32_t bs, int32_t sign, const dnn64_a
                                  p->act_max - p->out_zero_point) + p->out_zero_point);
 }
 
-/* Tables of both inputs' rescaled values (at[v + 128]) pay for themselves
- * (512 requantisations) from this many elements on. */
+/* From this many elements on, tables (512 requantisations to build) pay for themselves. */
 #define DNN64__ADD_TABLES_FROM 1024
 
-/* Rows: per element two table loads instead of two requantisations. The params
- * are copied so that stores through y (int8_t *, which may alias anything) do
- * not make the compiler reload them for every element. */
-static void dnn64__row_add_s8(const int8_t *a, int32_t sa, const int8_t *b, int32_t sb, int8_t *y,
-                              int32_t len, int32_t sign, const dnn64_add_s8_params *params,
-                              const int32_t *at, const int32_t *bt)
+/* The output stage folded into per-input tables. With as, bs the rescaled inputs
+ * (dnn64__add_side), s = as + sign bs, M = out_mult > 0 and e = -out_shift >= 1, the
+ * output before the clamp is zp + rdbp(srdhm(s, M), e), where srdhm(s, M) = S =
+ * floor((s M + 2^30) / 2^31) and rdbp rounds half away from zero: floor((S + 2^(e-1)) /
+ * 2^e) for S >= 0, floor((S + 2^(e-1) - 1) / 2^e) for S < 0 (S = 0 gives 0 either way,
+ * so the sign of s, which is S's sign or s < 0 = S, may stand for it). Nested floors
+ * merge (floor((floor(X / m) + k) / n) = floor((X + k m) / (m n)) for integers), so with
+ * W = floor((s M + 2^30 + 2^(30+e)) / 2^31) + zp 2^e the output is floor(W / 2^e) when
+ * s >= 0 and floor((W - 1) / 2^e) when s < 0.
+ * The tables hold ta[x] = floor((as(x) M + 2^30) / 2^31) + 2^(e-1) + zp 2^e and
+ * tb[x] = floor(bs(x) (sign M) / 2^31), so t = ta[a] + tb[b] is W or W - 1 (a sum of
+ * floors loses at most one). When t mod 2^e is neither 0 nor 2^e - 1, t, W - 1 and W
+ * share their floor by 2^e, the output whatever the sign: t >> e. The other sums (2 in
+ * 2^e of them) take the exact path. Every table entry lies in [-2^30, 2^30), so t does
+ * not overflow; parameters that do not allow it (out_shift >= 0, out_mult <= 0, entries
+ * out of range) take the exact path for every element. */
+typedef struct {
+    int32_t ta[256], tb[256]; /* indexed by the input + 128 */
+    int32_t e;
+    uint32_t mask; /* 2^e - 1 */
+} dnn64__add_tables;
+
+/* Fills t; returns 0 when the parameters do not allow folding. */
+static int dnn64__add_tables_of(const dnn64_add_s8_params *p, int32_t sign, dnn64__add_tables *t)
 {
-    const dnn64_add_s8_params p = *params;
-    int32_t i;
-    for (i = 0; i < len; ++i)
-        y[i] = dnn64__add_out(at[a[i * sa] + 128], bt[b[i * sb] + 128], sign, &p);
+    const int32_t e = -p->out_shift, m = p->out_mult;
+    int32_t v;
+    if (e < 1 || e > 30 || m <= 0)
+        return 0;
+    t->e = e;
+    t->mask = ((uint32_t)1 << e) - 1u;
+    for (v = -128; v < 128; ++v) {
+        const int64_t a = (int64_t)dnn64__mul_floor31(
+                              dnn64__add_side(v, p->a_zero_point, p->a_mult, p->a_shift, p), m,
+                              0x40000000u) +
+                          ((int64_t)1 << (e - 1)) + (int64_t)p->out_zero_point * ((int64_t)1 << e);
+        const int32_t b = dnn64__mul_floor31(
+            dnn64__add_side(v, p->b_zero_point, p->b_mult, p->b_shift, p), sign * m, 0u);
+        if (a < -0x40000000 || a >= 0x40000000 || b < -0x40000000 || b >= 0x40000000)
+            return 0;
+        t->ta[v + 128] = (int32_t)a;
+        t->tb[v + 128] = b;
+    }
+    return 1;
 }
 
-/* The same without tables, for small tensors. */
+/* Rows through the folded tables: per element two table loads, an add, a test, a
+ * shift and the clamp. The params are copied so that stores through y (int8_t *, which
+ * may alias anything) do not make the compiler reload them for every element. */
+static void dnn64__row_add_tables_s8(const int8_t *a, int32_t sa, const int8_t *b, int32_t sb,
+                                     int8_t *y, int32_t len, int32_t sign,
+                                     const dnn64_add_s8_params *params,
+                                     const dnn64__add_tables *t)
+{
+    const dnn64_add_s8_params p = *params;
+    const int32_t *ta = t->ta + 128, *tb = t->tb + 128, e = t->e;
+    const uint32_t mask = t->mask;
+    int32_t i;
+    for (i = 0; i < len; ++i) {
+        const int32_t av = a[i * sa], bv = b[i * sb], s = ta[av] + tb[bv];
+        /* >> of a negative: arithmetic (dnn64__arithmetic_shift) */
+        if ((((uint32_t)s + 1u) & mask) > 1u)
+            y[i] = (int8_t)dnn64__clamp(s >> e, p.act_min, p.act_max);
+        else
+            y[i] = dnn64__add_out(
+                dnn64__add_side(av, p.a_zero_point, p.a_mult, p.a_shift, &p),
+                dnn64__add_side(bv, p.b_zero_point, p.b_mult, p.b_shift, &p), sign, &p);
+    }
+}
+
+/* Without tables, for small tensors and parameters that do not fold. */
 static void dnn64__row_add_direct_s8(const int8_t *a, int32_t sa, const int8_t *b, int32_t sb,
                                      int8_t *y, int32_t len, int32_t sign,
                                      const dnn64_add_s8_params *p)
@@ -134,23 +190,36 @@ static void dnn64__row_add_direct_s8(const int8_t *a, int32_t sa, const int8_t *
                               sign, p);
 }
 
+/* Whether neither input is broadcast: then the op is one row of every element. */
+static int dnn64__bcast_dense(const dnn64_bcast *bc)
+{
+    int32_t d, stride = 1;
+    for (d = bc->rank - 1; d >= 0; --d) {
+        if (bc->dims[d] != 1 && (bc->a_strides[d] != stride || bc->b_strides[d] != stride))
+            return 0;
+        stride *= bc->dims[d];
+    }
+    return 1;
+}
+
 static void dnn64__add_or_sub_s8(const dnn64_bcast *bc, const int8_t *a, const int8_t *b,
                                  const dnn64_add_s8_params *p, int32_t sign, int8_t *y)
 {
-    int32_t at[256], bt[256], v;
-    if (dnn64__bcast_rows(bc) * bc->dims[bc->rank - 1] < DNN64__ADD_TABLES_FROM) {
+    const int32_t count = dnn64__bcast_rows(bc) * bc->dims[bc->rank - 1];
+    dnn64__add_tables t;
+    if (count < DNN64__ADD_TABLES_FROM || !dnn64__add_tables_of(p, sign, &t)) {
 #define DNN64__ROW_ADD(ar, sa, br, sb, yr, len) \
     dnn64__row_add_direct_s8(ar, sa, br, sb, yr, len, sign, p)
         DNN64__FOR_ROWS(bc, a, b, y, DNN64__ROW_ADD);
 #undef DNN64__ROW_ADD
         return;
     }
-    for (v = -128; v < 128; ++v) {
-        at[v + 128] = dnn64__add_side(v, p->a_zero_point, p->a_mult, p->a_shift, p);
-        bt[v + 128] = dnn64__add_side(v, p->b_zero_point, p->b_mult, p->b_shift, p);
+    if (dnn64__bcast_dense(bc)) {
+        dnn64__row_add_tables_s8(a, 1, b, 1, y, count, sign, p, &t);
+        return;
     }
 #define DNN64__ROW_ADD(ar, sa, br, sb, yr, len) \
-    dnn64__row_add_s8(ar, sa, br, sb, yr, len, sign, p, at, bt)
+    dnn64__row_add_tables_s8(ar, sa, br, sb, yr, len, sign, p, &t)
     DNN64__FOR_ROWS(bc, a, b, y, DNN64__ROW_ADD);
 #undef DNN64__ROW_ADD
 }

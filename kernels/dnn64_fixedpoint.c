@@ -1,4 +1,4 @@
-/* Public fixed-point primitives and the per-element int8 (re)quantization kernels. */
+/* Fixed-point primitives, the per-element int8 (re)quantization kernels, the int8 sum. */
 #include "dnn64_internal.h"
 
 int32_t dnn64_srdhm(int32_t a, int32_t b)
@@ -26,6 +26,35 @@ void dnn64_lut_s8(const int8_t *lut, const int8_t *x, int8_t *y, int32_t count)
     int32_t i;
     for (i = 0; i < count; ++i)
         y[i] = lut[x[i] + 128];
+}
+
+/* Words a 16-bit field of the sum below can take: two bytes of at most 255 each a word. */
+#define DNN64__SUM_WORDS 128
+
+int32_t dnn64__sum_s8(const int8_t *x, int32_t n)
+{
+    int32_t sum = 0, i = 0;
+    while (i < n && ((uintptr_t)(x + i) & 3u) != 0)
+        sum += x[i++];
+    while (n - i >= 8) {
+        /* x ^ 0x80 is x + 128 as an unsigned byte; the bytes of a word go pairwise into the
+         * two 16-bit fields of acc, each at most 2 * 255 a word: 128 words stay below 2^16. */
+        const int32_t pairs = (n - i) / 8 < DNN64__SUM_WORDS / 2 ? (n - i) / 8
+                                                                 : DNN64__SUM_WORDS / 2;
+        const uint32_t *w = (const uint32_t *)(x + i);
+        uint32_t acc = 0;
+        int32_t k;
+        for (k = 0; k < pairs; ++k, w += 2) {
+            const uint32_t u = w[0] ^ 0x80808080u, v = w[1] ^ 0x80808080u;
+            acc += (u & 0x00FF00FFu) + ((u >> 8) & 0x00FF00FFu) + (v & 0x00FF00FFu) +
+                   ((v >> 8) & 0x00FF00FFu);
+        }
+        sum += (int32_t)((acc & 0xFFFFu) + (acc >> 16)) - 1024 * pairs;
+        i += 8 * pairs;
+    }
+    while (i < n)
+        sum += x[i++];
+    return sum;
 }
 
 void dnn64_requantize_s8(const int8_t *x, int32_t count, int32_t x_zero_point, int32_t mult,
@@ -62,36 +91,70 @@ static int32_t dnn64__quantize_exact(float x, float scale)
     return dnn64__round_half_even(v);
 }
 
-/* A DIV.S takes 29 cycles, so each value is first tried without one, in
- * units of 2^-16 step: Q = fl(x * r16), r16 = fl(1 / scale) * 2^16 (exact
- * when normal). With u = 2^-24, t = x / scale and the reference's fl(t) =
- * t (1 + e3), Q = 2^16 t (1 + e1)(1 + e2), |ei| <= u, so for |Q| <= 255 * 2^16
- * |Q - 2^16 fl(t)| <= 2^16 * 3.001 u * 256 < 4 (tiny values err by far less),
- * and i = trunc(Q) is within 5 of 2^16 fl(t). The reference rounds at the
- * half steps, where 2^16 fl(t) + 2^15 is a multiple of 2^16: when z = i +
- * 2^15 lies at least 8 from every multiple, z and 2^16 fl(t) + 2^15 share
- * their floor by 2^16, which is rint(fl(t)) (no tie, and |fl(t)| < 256 so the
- * reference's clamp at 256 does not act). Otherwise (1 value in 4096 or so),
- * and for NaN, infinities and |Q| > 255 * 2^16, the value takes the division. */
+/* The bits of an fp32 value (C99 reads a union member other than the last written as
+ * the same bytes). */
+static uint32_t dnn64__f32_bits(float f)
+{
+    union {
+        float f;
+        uint32_t u;
+    } b;
+    b.f = f;
+    return b.u;
+}
+
+/* A DIV.S takes 29 cycles, so each value is first rounded without one, to 2^-12 step,
+ * by the FPU's own rounding: with r = fl(1 / scale) (normal), q = fl(x r) and C = 1.5 *
+ * 2^11, fl(q + C) lies in [2^11, 2^12), whose ulp is 2^-12, whenever |q| < 2^10, so its
+ * bits minus C's are z = 2^12 q rounded to the nearest integer (ties to even: the FPU's
+ * default mode, FCSR RM = 0 on the N64). With u = 2^-24, t = x / scale and the
+ * reference's fl(t) = t (1 + e3), q = t (1 + e1)(1 + e2), |ei| <= u, so for |z| <= 2^21
+ * (|t| < 513) |z - 2^12 fl(t)| <= 1/2 + 2^12 * 513 * 3.001 u < 0.88 (a q flushed to zero
+ * errs by less than 2^-126). The reference rounds at the half steps, where 2^12 fl(t) +
+ * 2^11 is a multiple of 2^12: when w = z + 2^11 is not a multiple, 2^12 fl(t) + 2^11,
+ * within 1 of w, lies strictly between the same two multiples, so w's floor by 2^12 is
+ * rint(fl(t)) (no tie); beyond 256 steps the reference's clamp at 256 and ours at the
+ * int8 range give the same saturated output. Otherwise (1 value in 4096),
+ * for NaN, infinities (whose bits lie far outside +-2^21 from C's, as do those of any
+ * negative sum) and for |z| > 2^21, the value takes the division. The result of the
+ * rounding step, w >> 12 in [-512, 512], picks its output (the zero point added,
+ * saturated) from a table. */
+#define DNN64__Q_MAGIC_BITS 0x45400000u /* 3072.0f = 1.5 * 2^11 */
+#define DNN64__Q_STEPS 512             /* |w >> 12| on the fast path */
+
+/* One value; out: the outputs of steps -DNN64__Q_STEPS .. DNN64__Q_STEPS. */
+static DNN64__ALWAYS_INLINE int8_t dnn64__quantize_one(float x, float r, float scale,
+                                                       int32_t zero_point, const int8_t *out)
+{
+    const uint32_t z = dnn64__f32_bits(x * r + 3072.0f) - DNN64__Q_MAGIC_BITS;
+    const uint32_t w = z + 0x800u;
+    /* >> of a negative: arithmetic (dnn64__arithmetic_shift) */
+    if (z + 0x200000u <= 0x400000u && (w & 0xFFFu) != 0)
+        return out[(dnn64__s32(w) >> 12) + DNN64__Q_STEPS];
+    return (int8_t)dnn64__clamp(dnn64__quantize_exact(x, scale) + zero_point, -128, 127);
+}
+
 void dnn64_quantize_f32_s8(const float *x, int32_t count, float scale, int32_t zero_point,
                            int8_t *y)
 {
-    const float r = 1.0f / scale, r16 = r * 65536.0f;
-    const int fast = (r > 1.0e-30f && r < 1.0e30f) || (r < -1.0e-30f && r > -1.0e30f);
+    const float r = 1.0f / scale;
+    int8_t out[2 * DNN64__Q_STEPS + 1];
     int32_t i;
-    for (i = 0; i < count; ++i) {
-        const float q = x[i] * r16;
-        int32_t v;
-        if (fast && q <= 16711680.0f && q >= -16711680.0f) { /* 255 * 2^16 */
-            const int32_t z = (int32_t)q + 0x8000;
-            /* >> of a negative: arithmetic (dnn64__arithmetic_shift) */
-            v = (uint32_t)((z & 0xFFFF) - 8) <= 65520u ? z >> 16
-                                                       : dnn64__quantize_exact(x[i], scale);
-        } else {
-            v = dnn64__quantize_exact(x[i], scale);
-        }
-        y[i] = (int8_t)dnn64__clamp(v + zero_point, -128, 127);
+    if (!((r > 1.0e-30f && r < 1.0e30f) || (r < -1.0e-30f && r > -1.0e30f))) {
+        for (i = 0; i < count; ++i)
+            y[i] = (int8_t)dnn64__clamp(dnn64__quantize_exact(x[i], scale) + zero_point, -128,
+                                        127);
+        return;
     }
+    for (i = -DNN64__Q_STEPS; i <= DNN64__Q_STEPS; ++i)
+        out[i + DNN64__Q_STEPS] = (int8_t)dnn64__clamp(i + zero_point, -128, 127);
+    for (i = 0; i + 1 < count; i += 2) { /* two a pass: less loop overhead a value */
+        const float x0 = x[i], x1 = x[i + 1];
+        y[i] = dnn64__quantize_one(x0, r, scale, zero_point, out);
+        y[i + 1] = dnn64__quantize_one(x1, r, scale, zero_point, out);
+    }
+    if (i < count)
+        y[i] = dnn64__quantize_one(x[i], r, scale, zero_point, out);
 }
 
 void dnn64_dequantize_s8_f32(const int8_t *x, int32_t count, float scale, int32_t zero_point,

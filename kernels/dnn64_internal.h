@@ -32,13 +32,11 @@ static inline int32_t dnn64__s32(uint32_t v)
     return v > (uint32_t)DNN64__INT32_MAX ? -(int32_t)(~v) - 1 : (int32_t)v;
 }
 
-/* dnn64__srdhm for all but a == b == INT32_MIN (where it saturates).
- * gemmlowp nudges a*b by +2^30 (>= 0) or 1 - 2^30 (< 0) and truncates toward
- * zero: for either sign that is floor((a*b + 2^30) / 2^31). Computed on the
- * product's two 32-bit words (the nudge carries from the low into the high
- * word): one MULT, no 64-bit additions or shifts, which cost several
- * instructions each on a 32-bit ABI. */
-static inline int32_t dnn64__srdhm_unsat(int32_t a, int32_t b)
+/* floor((a * b + nudge) / 2^31) for any int32 a, b whose result fits int32
+ * (all but a == b == INT32_MIN). Computed on the product's two 32-bit words
+ * (the nudge carries from the low into the high word): one MULT, no 64-bit
+ * additions or shifts, which cost several instructions each on a 32-bit ABI. */
+static inline int32_t dnn64__mul_floor31(int32_t a, int32_t b, uint32_t nudge)
 {
 #if defined(__mips__) && !defined(__mips16)
     /* One MULT: where a requantisation is unrolled, gcc builds the signed
@@ -51,9 +49,17 @@ static inline int32_t dnn64__srdhm_unsat(int32_t a, int32_t b)
     const int64_t p = (int64_t)a * (int64_t)b;
     const uint32_t p_lo = (uint32_t)p, p_hi = (uint32_t)((uint64_t)p >> 32);
 #endif
-    const uint32_t lo = p_lo + 0x40000000u;
+    const uint32_t lo = p_lo + nudge;
     const uint32_t hi = p_hi + (lo < p_lo ? 1u : 0u);
     return dnn64__s32((hi << 1) | (lo >> 31));
+}
+
+/* dnn64__srdhm for all but a == b == INT32_MIN (where it saturates).
+ * gemmlowp nudges a*b by +2^30 (>= 0) or 1 - 2^30 (< 0) and truncates toward
+ * zero: for either sign that is floor((a*b + 2^30) / 2^31). */
+static inline int32_t dnn64__srdhm_unsat(int32_t a, int32_t b)
+{
+    return dnn64__mul_floor31(a, b, 0x40000000u);
 }
 
 static inline int32_t dnn64__srdhm(int32_t a, int32_t b)
@@ -171,6 +177,10 @@ void dnn64__pointwise_s8(const int8_t *x, int32_t c_in, int32_t plane, int32_t x
                          const int8_t *w, const int32_t *bias, const int32_t *mult,
                          const int32_t *shift, int32_t oc_count, const dnn64_q8_out *q,
                          int8_t *y);
+
+/* The sum of n int8 values (n >= 0, any alignment), four a word where x is
+ * word-aligned. Defined in dnn64_fixedpoint.c, the int8 primitives. */
+int32_t dnn64__sum_s8(const int8_t *x, int32_t n);
 
 /* One fp32 activation; act may be NULL. Defined in dnn64_activation.c. */
 float dnn64__act_f32(const dnn64_act_f32 *act, float v);

@@ -151,12 +151,8 @@ void dnn64_global_avgpool_f32(int32_t planes, int32_t hw, const float *x, float 
 void dnn64_global_avgpool_s8(int32_t planes, int32_t hw, int32_t act_min, int32_t act_max,
                              const int8_t *x, int8_t *y)
 {
-    int32_t p, i;
-    for (p = 0; p < planes; ++p) {
-        const int8_t *xp = x + p * hw;
-        int32_t sum = 0;
-        for (i = 0; i < hw; ++i)
-            sum += xp[i];
-        y[p] = (int8_t)dnn64__clamp(dnn64__div_round(sum, hw), act_min, act_max);
-    }
+    int32_t p;
+    for (p = 0; p < planes; ++p)
+        y[p] = (int8_t)dnn64__clamp(dnn64__div_round(dnn64__sum_s8(x + p * hw, hw), hw),
+                                    act_min, act_max);
 }

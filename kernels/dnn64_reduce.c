@@ -30,6 +30,13 @@ static void dnn64__reduce_split(int32_t rank, const int32_t *in_dims, int32_t ax
     }
 }
 
+/* Whether the reduced dims are the last n_red: then output o sums the red_count
+ * contiguous elements from o * red_count. */
+static int dnn64__reduce_trailing(int32_t rank, int32_t axes_mask, const dnn64__reduce_plan *r)
+{
+    return axes_mask == (((1 << rank) - 1) & ~((1 << (rank - r->n_red)) - 1));
+}
+
 /* Advance an odometer (innermost first); returns the change of the input offset. */
 static int32_t dnn64__odo_step(int32_t n, const int32_t *dims, const int32_t *strides,
                                int32_t *idx)
@@ -81,12 +88,18 @@ void dnn64_reduce_mean_s8(int32_t rank, const int32_t *in_dims, int32_t axes_mas
                           int32_t out_zero_point, const int8_t *x, int8_t *y)
 {
     dnn64__reduce_plan r;
-    int32_t v;
+    int32_t v, o;
     dnn64__reduce_split(rank, in_dims, axes_mask, &r);
 #define DNN64__EMIT_S8(o, acc)                                                              \
     v = dnn64__mbqm((acc) - r.red_count * x_zero_point, mult, shift);                      \
     y[o] = (int8_t)(dnn64__clamp(v, -128 - out_zero_point, 127 - out_zero_point) +         \
                     out_zero_point)
+    if (dnn64__reduce_trailing(rank, axes_mask, &r)) {
+        for (o = 0; o < r.out_count; ++o) {
+            DNN64__EMIT_S8(o, dnn64__sum_s8(x + o * r.red_count, r.red_count));
+        }
+        return;
+    }
     DNN64__REDUCE_SUMS(r, x, int32_t, DNN64__EMIT_S8);
 #undef DNN64__EMIT_S8
 }

@@ -28,6 +28,8 @@ CASES = [
     (1280, 21, None),       # five pieces of 256; 16 + 5 rows written
     (1288, 5, None),        # CPU: k > 1280
     (12, 5, None),          # CPU: k not a multiple of 8
+    (56, 7, None),          # a four of 8-tap groups and three single groups
+    (200, 6, None),         # one piece: six fours and one group
 ]
 CPU_CASES = {6, 7}
 

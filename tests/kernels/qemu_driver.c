@@ -107,6 +107,62 @@ static void conv_paths_s8(void)
     conv_case_s8("conv_pairs_extreme_s8", &pairs, 0, VALUES_EXTREME);
 }
 
+/* The word-wise and table paths of the nodes around the Convs, on inputs that
+ * test_mips.py rebuilds without the LCG: int8 Add and Sub through the tables with the
+ * output stage folded in (every input pair; out_shift -1 sends half of them down the
+ * exact path), the int8 sums of GlobalAveragePool and ReduceMean (planes at odd
+ * offsets, runs past 128 words, all -128), and QuantizeLinear's rounding step (half
+ * steps up to past 512 steps, 3 ulps either side, special values). */
+static void node_paths(void)
+{
+    static const dnn64_add_s8_params small_e = {5, -7, 100, 2147483647, 0, 1073741825, -1,
+                                                2147483647, -1, 8, -100, 90};
+    static const dnn64_add_s8_params usual = {-3, 10, 5, 1073741824, 0, 1717986918, -2,
+                                              1789569707, -19, 20, -128, 127};
+    static const int32_t rdims[3] = {1, 5, 1029};
+    static const unsigned int specials[8] = {0x7fc00000u, 0x7f800000u, 0xff800000u,
+                                             0x00000001u, 0x80000001u, 0x007fffffu,
+                                             0x7f7fffffu, 0xff7fffffu};
+    static signed char a[65536], b[65536], y[65536], g[5 * 1029 + 1], m[3136];
+    static float q[2061 * 7 + 8];
+    dnn64_bcast dense = {1, {65536, 0, 0, 0, 0, 0}, {1, 0, 0, 0, 0, 0}, {1, 0, 0, 0, 0, 0}};
+    signed char gy[5];
+    int i, k, n = 0;
+
+    for (i = 0; i < 65536; ++i) {
+        a[i] = (signed char)((i & 255) - 128);
+        b[i] = (signed char)((i >> 8) - 128);
+    }
+    dnn64_add_s8(&dense, a, b, &small_e, y);
+    print_s8("add_folded_s8", y, 65536);
+    dnn64_sub_s8(&dense, a, b, &usual, y);
+    print_s8("sub_folded_s8", y, 65536);
+
+    for (i = 0; i < 5 * 1029 + 1; ++i)
+        g[i] = (signed char)(((i * 37 + 11) & 255) - 128);
+    dnn64_global_avgpool_s8(5, 1029, -128, 127, g + 1, gy);
+    print_s8("gap_s8", gy, 5);
+    dnn64_reduce_mean_s8(3, rdims, 4, 3, 1407374884, -9, -5, g + 1, gy);
+    print_s8("reduce_mean_s8", gy, 5);
+    memset(m, -128, sizeof m);
+    dnn64_global_avgpool_s8(1, 3136, -128, 127, m, gy);
+    print_s8("gap_min_s8", gy, 1);
+
+    for (k = -1030; k <= 1030; ++k) {
+        const float v = (float)k * 0.5f * 0.0385445058f;
+        unsigned int bits;
+        memcpy(&bits, &v, 4);
+        for (i = -3; i <= 3; ++i) {
+            const unsigned int u = bits + (unsigned int)i;
+            memcpy(&q[n++], &u, 4);
+        }
+    }
+    for (i = 0; i < 8; ++i)
+        memcpy(&q[n++], &specials[i], 4);
+    dnn64_quantize_f32_s8(q, n, 0.0385445058f, -8, y);
+    print_s8("quantize_s8", y, n);
+}
+
 int main(void)
 {
     static const dnn64_conv_geom cg = {1, 4, 6, 5, 6, 3, 5, 3, 3, 2, 1, 1, 1, 1, 1, 2};
@@ -151,5 +207,6 @@ int main(void)
     dnn64_resize_linear_s8(2, 3, 4, 5, 7, 5.0f / 3.0f, 7.0f / 4.0f, DNN64_COORD_HALF_PIXEL, rx, ry);
     print_s8("resize_linear_s8", ry, 70);
     conv_paths_s8();
+    node_paths();
     return 0;
 }

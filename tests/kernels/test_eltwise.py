@@ -92,6 +92,40 @@ def test_binary_s8_bit_exact(kernels, q, a_shape, b_shape, op) -> None:
     np.testing.assert_array_equal(y, want)
 
 
+# Parameters beyond what add_params gives, for the tables with the output stage folded
+# in: small out_shift (exact path for 2 sums in 2^-out_shift), zero or positive out_shift
+# and a zero multiplier (no folding at all), large zero points and multipliers.
+FOLDED = [
+    im.AddParams(-3, 10, 5, 1073741824, 0, 1717986918, -2, 1789569707, -19),
+    im.AddParams(127, -128, -20, 1649267442, -8, 1073741824, 0, 1342177280, -18),
+    im.AddParams(0, 0, 0, 1073741824, 0, 1073741824, 0, 1310720000, -5),
+    im.AddParams(5, -7, 100, 2147483647, 0, 1073741825, -1, 2147483647, -1, left_shift=8),
+    im.AddParams(-128, 127, -128, 1500000000, -1, 1900000000, 0, 1234567890, -2, left_shift=6),
+    im.AddParams(1, 2, 3, 1073741824, -3, 1073741824, -4, 1900000000, -3, left_shift=12),
+    im.AddParams(0, 0, 0, 1073741824, 0, 1073741824, 0, 1073741824, 1, left_shift=4),
+    im.AddParams(0, 0, 0, 1073741824, 0, 1073741824, 0, 0, 0),
+]
+
+
+@pytest.mark.parametrize("p", FOLDED)
+@pytest.mark.parametrize("op", ["add", "sub"])
+def test_add_s8_every_input_pair(kernels, p, op) -> None:
+    """All 65,536 pairs of int8 inputs, dense and with b broadcast along a row."""
+    a = np.repeat(np.arange(-128, 128, dtype=np.int8), 256).reshape(256, 256)
+    b = np.tile(np.arange(-128, 128, dtype=np.int8), 256).reshape(256, 256)
+    for act_min, act_max in ((-128, 127), (-100, 90)):
+        want = im.add_s8(a, b, p, act_min, act_max, subtract=op == "sub")
+        y = np.empty(a.shape, np.int8)
+        fn = getattr(kernels, f"dnn64_{op}_s8")
+        fn(bcast(a.shape, a.shape, b.shape), a, b, _add_struct(p, act_min, act_max), y)
+        np.testing.assert_array_equal(y, want)
+        row = b[:1].copy()
+        y = np.empty(a.shape, np.int8)
+        fn(bcast(a.shape, a.shape, row.shape), a, row, _add_struct(p, act_min, act_max), y)
+        np.testing.assert_array_equal(y, im.add_s8(a, row, p, act_min, act_max,
+                                                   subtract=op == "sub"))
+
+
 @pytest.mark.parametrize("into", ["a", "b"])
 @pytest.mark.parametrize("shape", [(2, 3, 4, 5), (2, 16, 8, 5)])
 def test_add_s8_in_place_over_either_input(kernels, into, shape) -> None:

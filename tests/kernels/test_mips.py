@@ -11,6 +11,7 @@ from kernels_ctypes import KERNEL_DIR, ConvGeom, act_f32, bcast, kernel_sources,
 from kernels_refs import conv_acc_int, output_stage, resize_linear_s8_ref
 
 from dnn64build.quant import intmath as im
+from dnn64build.quant.qparams import QParams, quantize_values
 
 # The bare-metal flags of the `bare` platform (see N64-NOTES.md), with warnings as errors.
 FREESTANDING = ("-std=c99", "-march=vr4300", "-mabi=32", "-mno-abicalls", "-fno-pic",
@@ -155,3 +156,34 @@ def test_big_endian_kernels_under_qemu(kernels, mips_objects: list[Path], cross_
         acc = conv_acc_int(x, x_zp, wt, b, (s, s), (pad,) * 4, (1, 1), group)
         want = output_stage(acc, mult9[:c_out], shift9[:c_out], -4, -128, 127, None)
         assert [int(v) for v in got[name]] == want.reshape(-1).tolist(), name
+
+    _check_node_paths(got)
+
+
+def _check_node_paths(got: dict[str, list[str]]) -> None:
+    """The driver's node_paths: bit-exact against intmath and the reference quantisation."""
+    a = np.tile(np.arange(-128, 128), 256)
+    b = np.repeat(np.arange(-128, 128), 256)
+    small_e = im.AddParams(5, -7, 100, 2147483647, 0, 1073741825, -1, 2147483647, -1,
+                           left_shift=8)
+    usual = im.AddParams(-3, 10, 5, 1073741824, 0, 1717986918, -2, 1789569707, -19)
+    assert [int(v) for v in got["add_folded_s8"]] == im.add_s8(a, b, small_e, -100, 90).tolist()
+    assert [int(v) for v in got["sub_folded_s8"]] == im.add_s8(a, b, usual,
+                                                               subtract=True).tolist()
+
+    g = (((np.arange(1, 5 * 1029 + 1) * 37 + 11) & 255) - 128).reshape(5, 1029)
+    assert [int(v) for v in got["gap_s8"]] == im.divide_round_half_away(
+        g.sum(axis=1), 1029).tolist()
+    mean = im.multiply_by_quantized_multiplier(g.sum(axis=1) - 3 * 1029, 1407374884, -9)
+    assert [int(v) for v in got["reduce_mean_s8"]] == np.clip(
+        np.asarray(mean, np.int64) - 5, -128, 127).tolist()
+    assert [int(v) for v in got["gap_min_s8"]] == [-128]
+
+    v = np.arange(-1030, 1031).astype(np.float32) * np.float32(0.5) * np.float32(0.0385445058)
+    bits = (v.view(np.uint32)[:, None].astype(np.int64) + np.arange(-3, 4)) & 0xFFFFFFFF
+    specials = [0x7FC00000, 0x7F800000, 0xFF800000, 0x00000001, 0x80000001, 0x007FFFFF,
+                0x7F7FFFFF, 0xFF7FFFFF]
+    x = np.concatenate([bits.reshape(-1), specials]).astype(np.uint32).view(np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):
+        want_q = quantize_values(x, QParams(0.0385445058, -8))
+    assert [int(v) for v in got["quantize_s8"]] == want_q.tolist()

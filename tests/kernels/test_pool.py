@@ -140,11 +140,20 @@ def test_avgpool_s8_bit_exact(kernels, case, include_pad) -> None:
     np.testing.assert_array_equal(y, want)
 
 
-def test_global_avgpool_s8_bit_exact(kernels) -> None:
-    x = np.random.default_rng(27).integers(-128, 128, (2, 4, 6, 6), dtype=np.int8)
-    want = np.clip(im.divide_round_half_away(x.astype(np.int64).sum(axis=(2, 3)), 36), -128, 100)
-    y = np.empty((2, 4), np.int8)
-    kernels.dnn64_global_avgpool_s8(8, 36, -128, 100, x, y)
+# (planes, hw): planes that start at every alignment (hw 7, 49), runs of more than the
+# 128 words a 16-bit field of the word-wise sum holds (1029, 3136)
+GAP_SHAPES = [(8, 36), (3, 1), (5, 7), (12, 49), (3, 1029), (2, 3136)]
+
+
+@pytest.mark.parametrize("planes,hw", GAP_SHAPES)
+@pytest.mark.parametrize("values", ["random", "max", "min"])
+def test_global_avgpool_s8_bit_exact(kernels, planes, hw, values) -> None:
+    x = np.random.default_rng(27).integers(-128, 128, (planes, hw), dtype=np.int8)
+    if values != "random":
+        x[:] = 127 if values == "max" else -128
+    want = np.clip(im.divide_round_half_away(x.astype(np.int64).sum(axis=1), hw), -128, 100)
+    y = np.empty(planes, np.int8)
+    kernels.dnn64_global_avgpool_s8(planes, hw, -128, 100, x, y)
     np.testing.assert_array_equal(y, want.astype(np.int8))
 
 

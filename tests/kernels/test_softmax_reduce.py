@@ -55,9 +55,16 @@ def test_reduce_mean_f32_matches_onnxruntime(kernels, shape, axes) -> None:
     assert_close_to_scale(y, want)
 
 
-@pytest.mark.parametrize("shape,axes", REDUCE_CASES)
-def test_reduce_mean_s8_bit_exact(kernels, shape, axes) -> None:
+# trailing axes (contiguous sums): a classifier's spatial mean, long runs, extreme values
+REDUCE_S8_CASES = [*REDUCE_CASES, ((1, 64, 7, 7), (2, 3)), ((2, 3, 1100), (2,))]
+
+
+@pytest.mark.parametrize("shape,axes", REDUCE_S8_CASES)
+@pytest.mark.parametrize("values", ["random", "max", "min"])
+def test_reduce_mean_s8_bit_exact(kernels, shape, axes, values) -> None:
     x = np.random.default_rng(64).integers(-128, 128, shape, dtype=np.int8)
+    if values != "random":
+        x[:] = 127 if values == "max" else -128
     count = math.prod(shape[a] for a in axes)
     mult, shift = im.quantize_multiplier(0.05 / (0.03 * count))
     total = (x.astype(np.int64) - 9).sum(axis=axes)

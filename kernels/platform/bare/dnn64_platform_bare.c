@@ -4,6 +4,7 @@
  * CP0 Count, failures reported by a catch-all exception vector.
  * Addresses and registers: /work/shared/N64-NOTES.md, docs/rom-format.md. */
 #include "dnn64_platform.h"
+#include "dnn64_dcache_bare.h"
 
 #include <stddef.h>
 
@@ -23,7 +24,6 @@
 #define ISV_LENGTH REG32(0xB3FF0014u)
 #define ISV_BUFFER 0xB3FF0020u
 
-#define DCACHE_LINE 16u
 #define BOUNCE_SIZE 1024u
 
 /* Asset table header fields (dnn64_platform.h). */
@@ -43,23 +43,6 @@ static void pi_wait(void)
 {
     while (PI_STATUS & PI_STATUS_BUSY) {
     }
-}
-
-static int is_cached(const void *p)
-{
-    uintptr_t a = (uintptr_t)p;
-    return a >= 0x80000000u && a < 0xA0000000u;
-}
-
-/* Write back and invalidate every D-cache line overlapping [p, p + len). */
-static void dcache_writeback_invalidate(const void *p, uint32_t len)
-{
-    uintptr_t a = (uintptr_t)p & ~(uintptr_t)(DCACHE_LINE - 1u);
-    uintptr_t end = (uintptr_t)p + len;
-    if (!is_cached(p))
-        return;
-    for (; a < end; a += DCACHE_LINE)
-        __asm__ volatile("cache 0x15, 0(%0)" : : "r"(a) : "memory");
 }
 
 /* Start one PI DMA (after any in flight): dst_phys 8-byte aligned, cart_phys and len
@@ -96,7 +79,7 @@ static void rom_read_unchecked(void *dst, uint32_t offset, uint32_t len)
     uint32_t cart = CART_PHYS + DNN64_ASSET_CART_OFFSET + offset;
 
     if (((uintptr_t)d & 7u) == 0 && (cart & 1u) == 0 && (len & 1u) == 0) {
-        dcache_writeback_invalidate(d, len);
+        dnn64__dcache_writeback_invalidate(d, len);
         while (len > 0) {
             uint32_t n = len < DMA_CHUNK ? len : DMA_CHUNK;
             pi_dma_read(physical(d), cart, n);
@@ -114,7 +97,7 @@ static void rom_read_unchecked(void *dst, uint32_t offset, uint32_t len)
         uint32_t n = len < BOUNCE_SIZE - 2u ? len : BOUNCE_SIZE - 2u;
         uint32_t span = (lead + n + 1u) & ~1u;
         uint32_t i;
-        dcache_writeback_invalidate(bounce, span);
+        dnn64__dcache_writeback_invalidate(bounce, span);
         pi_dma_read(physical(bounce), cart - lead, span);
         for (i = 0; i < n; i++)
             d[i] = bounce[lead + i];
@@ -148,7 +131,7 @@ void dnn64_asset_read_start(void *dst, uint32_t offset, uint32_t len)
         return;
     check_range(offset, len);
     if (((uintptr_t)dst & 7u) == 0 && (cart & 1u) == 0 && (len & 1u) == 0 && len <= DMA_CHUNK) {
-        dcache_writeback_invalidate(dst, len);
+        dnn64__dcache_writeback_invalidate(dst, len);
         pi_dma_start(physical(dst), cart, len);
         return;
     }
@@ -269,7 +252,7 @@ static void install_vectors(void)
         volatile uint32_t *slot = (volatile uint32_t *)(uintptr_t)vectors[v];
         for (i = 0; i < words; i++)
             slot[i] = dnn64_bare_vector[i];
-        for (i = 0; i < words * 4u; i += DCACHE_LINE) {
+        for (i = 0; i < words * 4u; i += DNN64__DCACHE_LINE) {
             uintptr_t a = vectors[v] + i;
             __asm__ volatile("cache 0x19, 0(%0)" : : "r"(a) : "memory"); /* D writeback */
             __asm__ volatile("cache 0x10, 0(%0)" : : "r"(a) : "memory"); /* I invalidate */

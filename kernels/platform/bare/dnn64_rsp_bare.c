@@ -6,6 +6,7 @@
  * a DNN64-FAIL line instead of a hang. Registers: /work/shared/N64-NOTES.md and
  * libdragon's include/rsp.inc (SP_STATUS bits). */
 #include "dnn64_platform.h"
+#include "dnn64_dcache_bare.h"
 #include "dnn64_rsp_bare.h"
 
 #define REG32(addr) (*(volatile uint32_t *)(uintptr_t)(addr))
@@ -30,7 +31,6 @@
 #define WSTATUS_CLEAR_SSTEP 0x20u
 #define WSTATUS_SET_INTR_BREAK 0x100u
 
-#define DCACHE_LINE 16u
 /* A job takes well under a millisecond; a quarter second means the kernel is stuck. */
 #define RSP_TIME_LIMIT_DIVISOR 4u
 
@@ -41,33 +41,20 @@ static uint32_t physical(const void *p)
     return (uint32_t)(uintptr_t)p & 0x1FFFFFFFu;
 }
 
-/* op 0x15: hit write-back invalidate; 0x11: hit invalidate (16-byte lines). */
-static void dcache_writeback_invalidate(const void *p, uint32_t len)
-{
-    uintptr_t a = (uintptr_t)p & ~(uintptr_t)(DCACHE_LINE - 1u);
-    for (; a < (uintptr_t)p + len; a += DCACHE_LINE)
-        __asm__ volatile("cache 0x15, 0(%0)" : : "r"(a) : "memory");
-}
-
 /* op 0x19: hit write-back (the lines stay valid: the CPU may read them again). */
 static void dcache_writeback(const void *p, uint32_t len)
 {
-    uintptr_t a = (uintptr_t)p & ~(uintptr_t)(DCACHE_LINE - 1u);
-    for (; a < (uintptr_t)p + len; a += DCACHE_LINE)
+    uintptr_t a = (uintptr_t)p & ~(uintptr_t)(DNN64__DCACHE_LINE - 1u);
+    for (; a < (uintptr_t)p + len; a += DNN64__DCACHE_LINE)
         __asm__ volatile("cache 0x19, 0(%0)" : : "r"(a) : "memory");
 }
 
+/* op 0x11: hit invalidate (16-byte lines). */
 static void dcache_invalidate(const void *p, uint32_t len)
 {
-    uintptr_t a = (uintptr_t)p & ~(uintptr_t)(DCACHE_LINE - 1u);
-    for (; a < (uintptr_t)p + len; a += DCACHE_LINE)
+    uintptr_t a = (uintptr_t)p & ~(uintptr_t)(DNN64__DCACHE_LINE - 1u);
+    for (; a < (uintptr_t)p + len; a += DNN64__DCACHE_LINE)
         __asm__ volatile("cache 0x11, 0(%0)" : : "r"(a) : "memory");
-}
-
-static int cached(const void *p)
-{
-    uintptr_t a = (uintptr_t)p;
-    return a >= 0x80000000u && a < 0xA0000000u;
 }
 
 static uint64_t deadline(void)
@@ -96,8 +83,8 @@ static void check_transfer(const void *rdram, uint32_t sp_offset, uint32_t len)
 static void dma_to_sp(uint32_t sp_addr, const void *src, uint32_t len)
 {
     check_transfer(src, sp_addr & ~SP_IMEM, len);
-    if (cached(src))
-        dcache_writeback_invalidate(src, len);
+    if (dnn64__is_cached(src))
+        dnn64__dcache_writeback_invalidate(src, len);
     dma_wait();
     SP_MEM_ADDR = sp_addr;
     SP_DRAM_ADDR = physical(src);
@@ -109,14 +96,14 @@ static void dma_to_sp(uint32_t sp_addr, const void *src, uint32_t len)
 static void dma_from_dmem(void *dst, uint32_t dmem_offset, uint32_t len)
 {
     check_transfer(dst, dmem_offset, len);
-    if (cached(dst))
-        dcache_writeback_invalidate(dst, len); /* no dirty line may land on the result */
+    if (dnn64__is_cached(dst))
+        dnn64__dcache_writeback_invalidate(dst, len); /* no dirty line may land on the result */
     dma_wait();
     SP_MEM_ADDR = dmem_offset;
     SP_DRAM_ADDR = physical(dst);
     SP_WR_LEN = len - 1u;
     dma_wait();
-    if (cached(dst))
+    if (dnn64__is_cached(dst))
         dcache_invalidate(dst, len);
 }
 
@@ -169,7 +156,7 @@ static void write_rows(uint32_t dmem_offset, const void *src, uint32_t row_bytes
     if ((src_stride & 7u) || (row_bytes & 7u) || src_stride < row_bytes || rows == 0)
         dnn64_fail("RSP: SP DMA rows: row or stride not a multiple of 8, or overlapping");
     check_transfer(src, dmem_offset, row_bytes * rows);
-    if (cached(src))
+    if (dnn64__is_cached(src))
         for (i = 0; i < rows; i++)
             dcache_writeback(row + i * src_stride, row_bytes);
     if (src_stride - row_bytes < 4096u && rows <= 256u) {
@@ -250,8 +237,8 @@ void dnn64_rsp_start_gemv_dma(void)
 /* Allowed while the kernel runs: the CPU prepares the next job's memory then. */
 void dnn64_rsp_flush(const void *p, uint32_t bytes)
 {
-    if (cached(p) && bytes > 0)
-        dcache_writeback_invalidate(p, bytes);
+    if (dnn64__is_cached(p) && bytes > 0)
+        dnn64__dcache_writeback_invalidate(p, bytes);
 }
 
 uint32_t dnn64_rsp_dram_address(const void *p)
