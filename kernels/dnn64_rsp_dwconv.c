@@ -30,6 +30,7 @@
 #define HEADER_BYTES 64
 #define FIXED_BYTES 0x100 /* header, descriptor, saved bytes (dwconv_s8.rsp) */
 #define SLOT_BYTES 128    /* one padded input row */
+#define HALF_SLOT 64      /* stride 2: its even columns, then its odd ones */
 #define BIAS_LIMIT (1 << 28)
 
 static uint8_t DNN64_ALIGNED(descs[2][DESCS * DESC_BYTES]);
@@ -99,11 +100,11 @@ static void put_header(const dnn64_conv_geom *g, int32_t x_zp, int32_t out_zp, i
     header[4] = (uint16_t)g->h_out;
     header[5] = (uint16_t)k;
     header[6] = (uint16_t)(s - 1);
-    header[7] = (uint16_t)(s == 1 ? (g->w_out + 7) / 8 : (g->w_out + 3) / 4);
+    header[7] = (uint16_t)((g->w_out + 7) / 8);
     header[8] = (uint16_t)g->pad_left;
     header[9] = (uint16_t)pad_right(g);
     header[10] = (uint16_t)band;
-    header[11] = (uint16_t)((g->pad_left + g->w_in + 7) / 8);
+    header[11] = (uint16_t)(s == 1 ? (g->pad_left + g->w_in + 7) / 8 : (g->w_in + 15) / 16);
     header[14] = (uint16_t)outbuf;
     header[15] = (uint16_t)stage;
     header[16] = (uint16_t)out_zp;
@@ -120,6 +121,10 @@ static void put_header(const dnn64_conv_geom *g, int32_t x_zp, int32_t out_zp, i
     header[27] = (uint16_t)(band * s * g->w_in);
     header[28] = (uint16_t)(band * g->w_out);
     header[29] = (uint16_t)g->pad_top;
+    /* stride 2: input column j is padded column j + pad_left, at byte (j + pad_left) / 2
+     * of the slot's even or odd half */
+    header[30] = (uint16_t)((g->pad_left & 1) * HALF_SLOT + (g->pad_left >> 1));
+    header[31] = (uint16_t)(((g->pad_left + 1) & 1) * HALF_SLOT + ((g->pad_left + 1) >> 1));
 }
 
 /* Starts the RSP on `count` descriptors at d. */
