@@ -243,12 +243,27 @@ static void put_mul_desc(uint8_t *d, int32_t i, const void *call)
     put_planes(d, c->g, c->planes + i * plane, c->y + i * plane);
 }
 
+/* The fewest rows of at most SLOT_BYTES a plane of h x w splits into (a Mul is elementwise:
+ * any split of a plane is the same Mul, and each row costs the RSP a slot copy and a
+ * pass), or h when no split has fewer. */
+static int32_t plane_rows(int32_t h, int32_t w)
+{
+    const int32_t positions = h * w;
+    int32_t r;
+    for (r = 1; r < h; ++r)
+        if (positions % r == 0 && positions / r <= SLOT_BYTES)
+            return r;
+    return h;
+}
+
 void dnn64_rsp_mul_channels_s8(const dnn64_bcast *bc, const int8_t *a, const int8_t *b,
                                const dnn64_mul_s8_params *p, int8_t *y, int32_t channels,
                                int32_t h, int32_t w, int b_per_channel)
 {
     dnn64_conv_geom g;
     mul_call call;
+    const int32_t rows = plane_rows(h, w);
+    w = h * w / rows, h = rows;
     g.n = 1, g.c_in = channels, g.c_out = channels, g.group = channels;
     g.h_in = h, g.w_in = w, g.h_out = h, g.w_out = w;
     g.k_h = 1, g.k_w = 1, g.stride_h = 1, g.stride_w = 1, g.dil_h = 1, g.dil_w = 1;

@@ -80,6 +80,9 @@ MUL_CASES = [
     (5, 3, 3, 1, 1, 0.01),       # in place (y is the planes' buffer)
     (3, 2, 56, 1, 0, 3e-5),      # 56-byte rows, -shift 15
     (3, 4, 4, 1, 0, 0.3),        # CPU: -shift 1
+    (4, 14, 14, 1, 0, 0.004),    # planes as 2 rows of 98
+    (3, 13, 11, 0, 0, 0.004),    # planes as 11 rows of 13
+    (2, 5, 127, 1, 0, 0.004),    # no split with fewer rows: 5 rows of 127
 ]
 MUL_CPU = {4}
 
