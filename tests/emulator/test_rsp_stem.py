@@ -28,6 +28,8 @@ CASES = [
     (1, 3, 5, 224, 16, 3, 2, (1, 1, 1, 1), 1, 1, None),     # 224-byte rows
     (1, 3, 10, 32, 9, 3, 2, (1, 1, 1, 1), 1, 1, None),      # a table, narrower clamp
     (1, 3, 6, 14, 8, 3, 2, (0, 1, 2, 2), 1, 1, None),       # right pads read by both parities
+    (1, 3, 40, 32, 20, 3, 2, (1, 1, 1, 1), 1, 1, None),     # a table: bands of 8 rows, 2 lists
+    (1, 3, 10, 16, 8, 3, 2, (1, 1, 1, 1), 1, 1, None),      # a table, 40-byte planes: one band
     (1, 3, 11, 16, 9, 3, 2, (1, 1, 1, 1), 1, 1, None),      # -shift 1 and 16: not stem_s8
     (1, 3, 9, 9, 8, 3, 2, (1, 1, 1, 1), 1, 1, None),        # not: W_out 5
     (1, 3, 1, 1, 8, 3, 2, (1, 1, 1, 1), 1, 1, None),        # not: one pixel
@@ -35,9 +37,9 @@ CASES = [
     (1, 4, 8, 16, 8, 3, 2, (1, 1, 1, 1), 1, 1, None),       # not: 4 input channels
     (1, 3, 4, 240, 8, 3, 2, (1, 1, 1, 1), 1, 1, None),      # not: 240-byte rows
 ]
-TABLE_CASES = {6}
-EDGE_CASE = 8  # channels whose output stage the RSP cannot take
-NOT_STEM = {9, 10, 11, 12, 13}
+TABLE_CASES = {6, 8, 9}
+EDGE_CASE = 10  # channels whose output stage the RSP cannot take
+NOT_STEM = {11, 12, 13, 14, 15}
 
 
 @pytest.mark.emulator
