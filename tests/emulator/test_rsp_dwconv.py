@@ -36,14 +36,16 @@ CASES = [
     (1, 5, 15, 23, 5, 5, 2, (2, 2, 2, 2), 1, 5, None),        # stride 2: odd sizes
     (1, 3, 9, 120, 3, 5, 2, (2, 2, 0, 2), 1, 3, None),        # 5x5 s2, 8 split steps
     (1, 4, 1, 1, 4, 3, 2, (1, 1, 1, 1), 1, 4, None),          # stride 2: one pixel
+    (1, 70, 6, 6, 70, 3, 1, (1, 1, 1, 1), 1, 70, None),       # a table behind the RSP
+    (1, 45, 5, 5, 45, 5, 1, (2, 2, 2, 2), 1, 45, (3, 40)),    # a table, planes off lines
     (1, 9, 5, 5, 9, 3, 1, (1, 1, 1, 1), 1, 9, None),          # CPU: -shift 1 and 16
     (1, 4, 6, 6, 4, 3, 1, (1, 1, 1, 1), 2, 4, None),          # CPU: dilation
     (1, 4, 6, 6, 4, 7, 1, (3, 3, 3, 3), 1, 4, None),          # CPU: 7x7
     (1, 2, 4, 130, 2, 3, 1, (1, 1, 1, 1), 1, 2, None),        # CPU: rows of 132 bytes
 ]
-TABLE_CASES = {10}
-EDGE_CASE = 15  # channels whose output stage the RSP cannot take: the CPU runs the call
-CPU_CASES = {EDGE_CASE, 16, 17, 18}
+TABLE_CASES = {10, 15, 16}
+EDGE_CASE = 17  # channels whose output stage the RSP cannot take: the CPU runs the call
+CPU_CASES = {EDGE_CASE, 18, 19, 20}
 
 
 def rsp_data(case, rng, with_table: bool, edge_multipliers: bool):
