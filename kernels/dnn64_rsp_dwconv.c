@@ -105,7 +105,7 @@ static void put_header(const dnn64_conv_geom *g, int32_t x_zp, int32_t out_zp, i
     header[8] = (uint16_t)g->pad_left;
     header[9] = (uint16_t)pad_right(g);
     header[10] = (uint16_t)band;
-    header[11] = (uint16_t)(s == 1 ? (g->pad_left + g->w_in + 7) / 8 : (g->w_in + 15) / 16);
+    header[11] = (uint16_t)(s == 1 ? (g->w_in + 7) / 8 : (g->w_in + 15) / 16);
     header[14] = (uint16_t)outbuf;
     header[15] = (uint16_t)stage;
     header[16] = (uint16_t)out_zp;
