@@ -64,6 +64,12 @@ void dnn64_rsp_pwconv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_ze
 /* 1: dnn64_rsp_pwconv_s8 runs this geometry and weight tile on the RSP. */
 int dnn64_rsp_pwconv_fits(const dnn64_conv_geom *g, const int8_t *w_tile);
 
+/* 1: dnn64_rsp_conv_s8 runs this geometry through stem_s8.rsp (the RSP fetching its own
+ * input rows): 3 input channels, one group, 3x3, stride 2, no dilation, pads of at most
+ * 2, W_out a multiple of 8, input rows of at most 232 bytes (given an 8-byte aligned
+ * output and every channel's output stage on the RSP with |bias| < 2^28). */
+int dnn64_rsp_stem_fits(const dnn64_conv_geom *g);
+
 /* int8 Gemm of one row (m = 1, trans_b = 1) on the RSP, which streams the weight rows
  * by SP DMA itself (gemv_dma_s8.rsp); arguments as dnn64_gemm_s8 with m = 1. Takes k a
  * multiple of 8 up to 1280 and 8-byte aligned weight rows; otherwise dnn64_gemm_s8. */

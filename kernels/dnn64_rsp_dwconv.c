@@ -30,7 +30,9 @@
 #define HEADER_BYTES 64
 #define FIXED_BYTES 0x100 /* header, descriptor, saved bytes (dwconv_s8.rsp) */
 #define SLOT_BYTES 128    /* one padded input row */
+#define HALF_SLOT 64      /* stride 2: its even columns, then its odd ones */
 #define BIAS_LIMIT (1 << 28)
+#define LINE_BYTES 16u /* the VR4300's D-cache line */
 
 static uint8_t DNN64_ALIGNED(descs[2][DESCS * DESC_BYTES]);
 static uint16_t DNN64_ALIGNED(header[HEADER_BYTES / 2]);
@@ -99,11 +101,11 @@ static void put_header(const dnn64_conv_geom *g, int32_t x_zp, int32_t out_zp, i
     header[4] = (uint16_t)g->h_out;
     header[5] = (uint16_t)k;
     header[6] = (uint16_t)(s - 1);
-    header[7] = (uint16_t)(s == 1 ? (g->w_out + 7) / 8 : (g->w_out + 3) / 4);
+    header[7] = (uint16_t)((g->w_out + 7) / 8);
     header[8] = (uint16_t)g->pad_left;
     header[9] = (uint16_t)pad_right(g);
     header[10] = (uint16_t)band;
-    header[11] = (uint16_t)((g->pad_left + g->w_in + 7) / 8);
+    header[11] = (uint16_t)(s == 1 ? (g->w_in + 7) / 8 : (g->w_in + 15) / 16);
     header[14] = (uint16_t)outbuf;
     header[15] = (uint16_t)stage;
     header[16] = (uint16_t)out_zp;
@@ -120,6 +122,10 @@ static void put_header(const dnn64_conv_geom *g, int32_t x_zp, int32_t out_zp, i
     header[27] = (uint16_t)(band * s * g->w_in);
     header[28] = (uint16_t)(band * g->w_out);
     header[29] = (uint16_t)g->pad_top;
+    /* stride 2: input column j is padded column j + pad_left, at byte (j + pad_left) / 2
+     * of the slot's even or odd half */
+    header[30] = (uint16_t)((g->pad_left & 1) * HALF_SLOT + (g->pad_left >> 1));
+    header[31] = (uint16_t)(((g->pad_left + 1) & 1) * HALF_SLOT + ((g->pad_left + 1) >> 1));
 }
 
 /* Starts the RSP on `count` descriptors at d. */
@@ -137,13 +143,20 @@ static void start(const uint8_t *d, int32_t count)
 /* Descriptor i of a call (image i / channels, channel i % channels of the tile). */
 typedef void (*put_desc_fn)(uint8_t *d, int32_t i, const void *call);
 
+/* The table (q->lut) over the outputs of channels [first, end) of a call, the RSP already
+ * past them; rsp_busy: the RSP is writing later channels, so only when no D-cache line the
+ * CPU dirties holds their bytes (else it returns 0, nothing done). */
+typedef int (*lookup_fn)(const void *call, int32_t first, int32_t end, int rsp_busy);
+
 /* Runs `total` channels in lists of DESCS (the header written): the CPU writes list
- * i + 1 while the RSP runs list i. in, out: what the RSP reads and writes by SP DMA
- * (`spans` spans of span_bytes, span_stride apart), out of the D-cache first. */
-static void run_lists(int32_t total, put_desc_fn put, const void *call, const int8_t *in,
-                      int8_t *out, int32_t spans, int32_t span_bytes, int32_t span_stride)
+ * i + 1 while the RSP runs list i, and (lookup, if any) looks up list i - 1's outputs.
+ * in, out: what the RSP reads and writes by SP DMA (`spans` spans of span_bytes,
+ * span_stride apart), out of the D-cache first. */
+static void run_lists(int32_t total, put_desc_fn put, const void *call, lookup_fn lookup,
+                      const int8_t *in, int8_t *out, int32_t spans, int32_t span_bytes,
+                      int32_t span_stride)
 {
-    int32_t i, filled, buf = 0;
+    int32_t i, filled, buf = 0, looked = 0, previous = 0;
     for (i = 0; i < spans; ++i) {
         dnn64_rsp_flush(in + i * span_stride, (uint32_t)span_bytes);
         dnn64_rsp_flush(out + i * span_stride, (uint32_t)span_bytes);
@@ -154,10 +167,15 @@ static void run_lists(int32_t total, put_desc_fn put, const void *call, const in
         if (i > 0)
             dnn64_rsp_wait();
         start(descs[buf], filled - i);
+        if (lookup && i > 0 && looked == previous && lookup(call, previous, i, 1))
+            looked = i;
+        previous = i;
         buf ^= 1;
     }
     if (total > 0)
         dnn64_rsp_wait();
+    if (lookup && looked < total)
+        lookup(call, looked, total, 0);
 }
 
 typedef struct {
@@ -166,7 +184,30 @@ typedef struct {
     int32_t x_zp, oc_begin, oc_count;
     const int32_t *bias_tile, *mult_tile, *shift_tile;
     int8_t *y;
+    const int8_t *lut;
 } conv_call;
+
+static int8_t *out_plane(const conv_call *c, int32_t i)
+{
+    return c->y + dnn64__conv_chan_at(c->g, i / c->oc_count, c->oc_begin, i % c->oc_count).y;
+}
+
+static int lookup_conv(const void *call, int32_t first, int32_t end, int rsp_busy)
+{
+    const conv_call *c = (const conv_call *)call;
+    const int32_t plane = c->g->h_out * c->g->w_out;
+    /* one image's planes are contiguous: then only the span's two ends can share a line
+     * with planes the RSP writes later */
+    if (rsp_busy && (first / c->oc_count != (end - 1) / c->oc_count ||
+                     ((uintptr_t)out_plane(c, first) & (LINE_BYTES - 1)) != 0 ||
+                     ((uintptr_t)(out_plane(c, end - 1) + plane) & (LINE_BYTES - 1)) != 0))
+        return 0;
+    for (; first < end; ++first) {
+        int8_t *p = out_plane(c, first);
+        dnn64_lut_s8(c->lut, p, p, plane);
+    }
+    return 1;
+}
 
 /* Descriptor of output channel oc_begin + i % oc_count of image i / oc_count. */
 static void put_conv_desc(uint8_t *d, int32_t i, const void *call)
@@ -194,7 +235,7 @@ void dnn64_rsp_dwconv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_ze
 {
     const int32_t plane_in = g->h_in * g->w_in, plane_out = g->h_out * g->w_out;
     const conv_call call = {g, x, w_tile, x_zero_point, oc_begin, oc_count,
-                            bias_tile, mult_tile, shift_tile, y};
+                            bias_tile, mult_tile, shift_tile, y, q->lut};
     int32_t t, n;
     int fits = dnn64_rsp_available && dnn64_rsp_start_dwconv && dnn64_rsp_available() &&
                dnn64_rsp_dwconv_fits(g);
@@ -212,12 +253,7 @@ void dnn64_rsp_dwconv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_ze
         dnn64_rsp_flush(y + (n * g->c_out + oc_begin) * plane_out,
                         (uint32_t)(oc_count * plane_out));
     }
-    run_lists(g->n * oc_count, put_conv_desc, &call, x, y, 0, 0, 0);
-    if (q->lut)
-        for (n = 0; n < g->n; ++n) {
-            int8_t *p = y + (n * g->c_out + oc_begin) * plane_out;
-            dnn64_lut_s8(q->lut, p, p, oc_count * plane_out);
-        }
+    run_lists(g->n * oc_count, put_conv_desc, &call, q->lut ? lookup_conv : 0, x, y, 0, 0, 0);
 }
 
 typedef struct {
@@ -238,12 +274,27 @@ static void put_mul_desc(uint8_t *d, int32_t i, const void *call)
     put_planes(d, c->g, c->planes + i * plane, c->y + i * plane);
 }
 
+/* The fewest rows of at most SLOT_BYTES a plane of h x w splits into (a Mul is elementwise:
+ * any split of a plane is the same Mul, and each row costs the RSP a slot copy and a
+ * pass), or h when no split has fewer. */
+static int32_t plane_rows(int32_t h, int32_t w)
+{
+    const int32_t positions = h * w;
+    int32_t r;
+    for (r = 1; r < h; ++r)
+        if (positions % r == 0 && positions / r <= SLOT_BYTES)
+            return r;
+    return h;
+}
+
 void dnn64_rsp_mul_channels_s8(const dnn64_bcast *bc, const int8_t *a, const int8_t *b,
                                const dnn64_mul_s8_params *p, int8_t *y, int32_t channels,
                                int32_t h, int32_t w, int b_per_channel)
 {
     dnn64_conv_geom g;
     mul_call call;
+    const int32_t rows = plane_rows(h, w);
+    w = h * w / rows, h = rows;
     g.n = 1, g.c_in = channels, g.c_out = channels, g.group = channels;
     g.h_in = h, g.w_in = w, g.h_out = h, g.w_out = w;
     g.k_h = 1, g.k_w = 1, g.stride_h = 1, g.stride_w = 1, g.dil_h = 1, g.dil_w = 1;
@@ -260,5 +311,5 @@ void dnn64_rsp_mul_channels_s8(const dnn64_bcast *bc, const int8_t *a, const int
     call.scales_zp = b_per_channel ? p->b_zero_point : p->a_zero_point;
     call.mult = p->mult, call.shift = p->shift, call.y = y;
     put_header(&g, call.planes_zp, p->out_zero_point, p->act_min, p->act_max);
-    run_lists(channels, put_mul_desc, &call, call.planes, y, 1, channels * h * w, 0);
+    run_lists(channels, put_mul_desc, &call, 0, call.planes, y, 1, channels * h * w, 0);
 }

@@ -4,6 +4,8 @@
 
 #include <stdint.h>
 
+#include "dnn64_kernels.h"
+
 /* Whether matmul_s8.rsp's output stage (also dwconv_s8.rsp's) takes a channel:
  * 2 <= -shift <= 15 and a multiplier above 2^30 (dnn64_rsp_conv.c). */
 int dnn64__rsp_requant_on_rsp(int32_t mult, int32_t shift);
@@ -18,5 +20,14 @@ static inline void dnn64__rsp_put_u32(uint16_t *at, uint32_t v)
     at[0] = (uint16_t)(v >> 16);
     at[1] = (uint16_t)v;
 }
+
+/* dnn64_rsp_conv_s8's contract for a Conv of 3 input channels, 3x3, stride 2 (an RGB
+ * stem) through stem_s8.rsp (dnn64_rsp_stem.c): 1 when it ran the call on the RSP, 0
+ * (nothing done) when the shape (dnn64_rsp_stem_fits), the output's alignment or a
+ * channel's output stage or bias keeps it off. */
+int dnn64__rsp_stem_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero_point,
+                       const int8_t *w_tile, const int32_t *bias_tile, const int32_t *mult_tile,
+                       const int32_t *shift_tile, int32_t oc_begin, int32_t oc_count,
+                       const dnn64_q8_out *q, int8_t *y);
 
 #endif /* DNN64_RSP_INTERNAL_H */

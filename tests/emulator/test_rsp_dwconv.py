@@ -32,14 +32,20 @@ CASES = [
     (1, 6, 11, 9, 6, 5, 2, (1, 0, 2, 1), 1, 6, None),         # uneven pads
     (1, 37, 5, 6, 37, 3, 1, (2, 2, 0, 0), 1, 37, (1, 35)),    # 2 lists of 32, pads 2
     (1, 8, 6, 6, 8, 5, 1, (2, 2, 2, 2), 1, 8, None),          # a table, narrower clamp
+    (1, 7, 13, 124, 7, 3, 2, (1, 2, 1, 2), 1, 7, None),      # stride 2: 127-byte rows
+    (1, 5, 15, 23, 5, 5, 2, (2, 2, 2, 2), 1, 5, None),        # stride 2: odd sizes
+    (1, 3, 9, 120, 3, 5, 2, (2, 2, 0, 2), 1, 3, None),        # 5x5 s2, 8 split steps
+    (1, 4, 1, 1, 4, 3, 2, (1, 1, 1, 1), 1, 4, None),          # stride 2: one pixel
+    (1, 70, 6, 6, 70, 3, 1, (1, 1, 1, 1), 1, 70, None),       # a table behind the RSP
+    (1, 45, 5, 5, 45, 5, 1, (2, 2, 2, 2), 1, 45, (3, 40)),    # a table, planes off lines
     (1, 9, 5, 5, 9, 3, 1, (1, 1, 1, 1), 1, 9, None),          # CPU: -shift 1 and 16
     (1, 4, 6, 6, 4, 3, 1, (1, 1, 1, 1), 2, 4, None),          # CPU: dilation
     (1, 4, 6, 6, 4, 7, 1, (3, 3, 3, 3), 1, 4, None),          # CPU: 7x7
     (1, 2, 4, 130, 2, 3, 1, (1, 1, 1, 1), 1, 2, None),        # CPU: rows of 132 bytes
 ]
-TABLE_CASES = {10}
-EDGE_CASE = 11  # channels whose output stage the RSP cannot take: the CPU runs the call
-CPU_CASES = {EDGE_CASE, 12, 13, 14}
+TABLE_CASES = {10, 15, 16}
+EDGE_CASE = 17  # channels whose output stage the RSP cannot take: the CPU runs the call
+CPU_CASES = {EDGE_CASE, 18, 19, 20}
 
 
 def rsp_data(case, rng, with_table: bool, edge_multipliers: bool):
@@ -76,6 +82,9 @@ MUL_CASES = [
     (5, 3, 3, 1, 1, 0.01),       # in place (y is the planes' buffer)
     (3, 2, 56, 1, 0, 3e-5),      # 56-byte rows, -shift 15
     (3, 4, 4, 1, 0, 0.3),        # CPU: -shift 1
+    (4, 14, 14, 1, 0, 0.004),    # planes as 2 rows of 98
+    (3, 13, 11, 0, 0, 0.004),    # planes as 11 rows of 13
+    (2, 5, 127, 1, 0, 0.004),    # no split with fewer rows: 5 rows of 127
 ]
 MUL_CPU = {4}
 

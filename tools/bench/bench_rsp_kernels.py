@@ -34,7 +34,7 @@ LINE = re.compile(r"^(\S+) (\S+) +(\d+) +([01])$")
 
 def macs(shape: str) -> int:
     """Multiply-accumulates of a shape name (dw<k>x<k>s<s>_<c>x<h>, pw<cin>to<cout>_<h>,
-    mul_<c>x<h>, fc<k>to<n>)."""
+    stem<cin>to<cout>_<h> (3x3 stride 2), mul_<c>x<h>, fc<k>to<n>)."""
     if shape.startswith("dw"):
         k, s, c, h = map(int, re.match(r"dw(\d)x\d+s(\d)_(\d+)x(\d+)", shape).groups())
         out = (h + 2 * (k // 2) - k) // s + 1
@@ -42,6 +42,9 @@ def macs(shape: str) -> int:
     if shape.startswith("pw"):
         cin, cout, h = map(int, re.match(r"pw(\d+)to(\d+)_(\d+)", shape).groups())
         return cin * cout * h * h
+    if shape.startswith("stem"):
+        cin, cout, h = map(int, re.match(r"stem(\d+)to(\d+)_(\d+)", shape).groups())
+        return cin * cout * 9 * ((h - 1) // 2 + 1) ** 2
     if shape.startswith("fc"):
         k, n = map(int, re.match(r"fc(\d+)to(\d+)", shape).groups())
         return k * n

@@ -15,5 +15,7 @@ extern const uint32_t dnn64_rsp_pwconv_s8_code[];
 extern const uint32_t dnn64_rsp_pwconv_s8_code_bytes;
 extern const uint32_t dnn64_rsp_gemv_dma_s8_code[];
 extern const uint32_t dnn64_rsp_gemv_dma_s8_code_bytes;
+extern const uint32_t dnn64_rsp_stem_s8_code[];
+extern const uint32_t dnn64_rsp_stem_s8_code_bytes;
 
 #endif /* DNN64_RSP_BARE_H */

@@ -1,8 +1,9 @@
 /* rsp_kernel_shapes.c - CPU cycles of one int8 layer per kernel, for
  * tools/bench/bench_rsp_kernels.py: for each shape below (MobileNetV3-Small's depthwise,
- * 1x1 (with the squeeze-excite's 1x1 Convs on one position) and squeeze-excite Mul
- * layer shapes at 224x224), dnn64_conv_s8 / dnn64_mul_s8 on the
- * CPU, dnn64_rsp_conv_s8 (the CPU packing and queueing matmul_s8 jobs) and the kernel
+ * 1x1 (with the squeeze-excite's 1x1 Convs on one position), squeeze-excite Mul and
+ * stem layer shapes at 224x224), dnn64_conv_s8 / dnn64_mul_s8 on the CPU,
+ * dnn64_rsp_conv_s8 (the CPU packing and queueing matmul_s8 jobs; for the stem
+ * stem_s8.rsp, whose RSP fetches its own data) and the kernel
  * whose RSP fetches its own data (dnn64_rsp_dwconv_s8, dnn64_rsp_pwconv_s8,
  * dnn64_rsp_mul_channels_s8), and for the classifier's Gemms of one row dnn64_gemm_s8,
  * dnn64_rsp_gemv_s8 and dnn64_rsp_gemv_dma_s8. Prints per shape and kernel
@@ -47,7 +48,7 @@ static void report(const char *shape, const char *kernel, uint64_t cycles, int32
 }
 
 static void conv(const char *shape, int32_t c_in, int32_t c_out, int32_t h, int32_t k,
-                 int32_t s, int32_t group, conv_fn own, const char *own_name)
+                 int32_t s, int32_t group, conv_fn own, const char *own_name) /* own: or 0 */
 {
     dnn64_conv_geom g;
     dnn64_q8_out q;
@@ -64,6 +65,8 @@ static void conv(const char *shape, int32_t c_in, int32_t c_out, int32_t h, int3
     t0 = dnn64_ticks();
     dnn64_rsp_conv_s8(&g, x, 5, w, bias, mult, shift, 0, c_out, &q, y_rsp);
     report(shape, "rsp_conv", cycles_since(t0), count);
+    if (!own)
+        return;
     t0 = dnn64_ticks();
     own(&g, x, 5, w, bias, mult, shift, 0, c_out, &q, y_rsp);
     report(shape, own_name, cycles_since(t0), count);
@@ -113,6 +116,7 @@ int main(void)
         x[i] = (int8_t)(i * 13 + (i >> 7));
     for (i = 0; i < W_MAX; i++)
         w[i] = (int8_t)(i * 7 + (i >> 5));
+    conv("stem3to16_224", 3, 16, 224, 3, 2, 1, 0, 0);
     conv("dw3x3s2_16x112", 16, 16, 112, 3, 2, 16, dnn64_rsp_dwconv_s8, "rsp_dwconv");
     conv("dw3x3s2_72x56", 72, 72, 56, 3, 2, 72, dnn64_rsp_dwconv_s8, "rsp_dwconv");
     conv("dw3x3s1_88x28", 88, 88, 28, 3, 1, 88, dnn64_rsp_dwconv_s8, "rsp_dwconv");

@@ -1,0 +1,57 @@
+"""The RGB stem Conv (3 input channels, 3x3, stride 2) through stem_s8.rsp: the RSP
+fetches its own input rows, splits them into even and odd columns and writes its
+outputs by SP DMA. dnn64_rsp_conv_s8 takes that path for the shapes dnn64_rsp_stem_fits
+accepts; in mupen64plus with the low-level RSP plugin, bit-exact against the numpy
+integer reference and against dnn64_conv_s8 on the same ROM. Shapes it refuses run
+dnn64_rsp_conv_s8's other paths, with the same results.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pytest
+
+from tests.emulator.cases_rom import run_cases_rom
+from tests.emulator.test_rsp_dwconv import OWN_DMA_PROBE, rsp_data
+from tests.emulator.test_rsp_kernels import assert_conv_cases, pack_case
+
+# (n, c_in, h, w, c_out, k, stride, pads (top, left, bottom, right), dil, group, tile),
+# through stem_s8 unless said
+CASES = [
+    (1, 3, 30, 64, 16, 3, 2, (1, 1, 1, 1), 1, 1, None),     # a stem: 16 channels
+    (1, 3, 17, 33, 20, 3, 2, (0, 0, 0, 0), 1, 1, None),     # odd rows, 2 lists, no pads
+    (1, 3, 9, 31, 5, 3, 2, (2, 2, 1, 0), 1, 1, None),       # uneven pads, pads of 2
+    (1, 3, 1, 15, 8, 3, 2, (1, 1, 1, 1), 1, 1, None),       # a plane of one row
+    (2, 3, 12, 16, 12, 3, 2, (1, 1, 0, 0), 1, 1, (3, 8)),   # batch 2, a tile
+    (1, 3, 5, 224, 16, 3, 2, (1, 1, 1, 1), 1, 1, None),     # 224-byte rows
+    (1, 3, 10, 32, 9, 3, 2, (1, 1, 1, 1), 1, 1, None),      # a table, narrower clamp
+    (1, 3, 6, 14, 8, 3, 2, (0, 1, 2, 2), 1, 1, None),       # right pads read by both parities
+    (1, 3, 40, 32, 20, 3, 2, (1, 1, 1, 1), 1, 1, None),     # a table: bands of 8 rows, 2 lists
+    (1, 3, 10, 16, 8, 3, 2, (1, 1, 1, 1), 1, 1, None),      # a table, 40-byte planes: one band
+    (1, 3, 11, 16, 9, 3, 2, (1, 1, 1, 1), 1, 1, None),      # -shift 1 and 16: not stem_s8
+    (1, 3, 9, 9, 8, 3, 2, (1, 1, 1, 1), 1, 1, None),        # not: W_out 5
+    (1, 3, 1, 1, 8, 3, 2, (1, 1, 1, 1), 1, 1, None),        # not: one pixel
+    (1, 3, 8, 8, 8, 3, 1, (1, 1, 1, 1), 1, 1, None),        # not: stride 1
+    (1, 4, 8, 16, 8, 3, 2, (1, 1, 1, 1), 1, 1, None),       # not: 4 input channels
+    (1, 3, 4, 240, 8, 3, 2, (1, 1, 1, 1), 1, 1, None),      # not: 240-byte rows
+]
+TABLE_CASES = {6, 8, 9}
+EDGE_CASE = 10  # channels whose output stage the RSP cannot take
+NOT_STEM = {11, 12, 13, 14, 15}
+
+
+@pytest.mark.emulator
+def test_rsp_stem_bit_exact_in_mupen64plus(bare, boot_stub, mupen64plus, tmp_path):
+    rng = np.random.default_rng(13)
+    datas = [rsp_data(case, rng, i in TABLE_CASES, i == EDGE_CASE)
+             for i, case in enumerate(CASES)]
+    blob = struct.pack(">i", len(CASES)) + b"".join(map(pack_case, CASES, datas))
+    lines = run_cases_rom(bare, boot_stub, OWN_DMA_PROBE, blob, tmp_path / "probe.z64",
+                          defines={"RSP_KERNEL": "dnn64_rsp_conv_s8",
+                                   "RSP_FITS(g, w)": "dnn64_rsp_stem_fits(g)"})
+    assert_conv_cases(lines, CASES, datas)
+    for i in range(len(CASES)):
+        fits = "0" if i in NOT_STEM else "1"  # the geometry alone
+        assert f"fit{i:02d} {fits}" in lines, f"case {i}: geometry through stem_s8: {fits}"
