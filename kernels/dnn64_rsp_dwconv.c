@@ -108,12 +108,7 @@ static void put_header(const dnn64_conv_geom *g, int32_t x_zp, int32_t out_zp, i
     header[11] = (uint16_t)(s == 1 ? (g->w_in + 7) / 8 : (g->w_in + 15) / 16);
     header[14] = (uint16_t)outbuf;
     header[15] = (uint16_t)stage;
-    header[16] = (uint16_t)out_zp;
-    header[17] = (uint16_t)act_min;
-    header[18] = (uint16_t)act_max;
-    header[19] = 256u;
-    header[20] = 1u;
-    header[21] = 0xFFFFu;
+    dnn64__rsp_put_output_consts(header, out_zp, act_min, act_max);
     header[22] = (uint16_t)x_zp;
     header[23] = (uint16_t)((uint32_t)(x_zp & 0xFF) * 0x101u);
     header[24] = (uint16_t)slots;

@@ -21,6 +21,19 @@ static inline void dnn64__rsp_put_u32(uint16_t *at, uint32_t v)
     at[1] = (uint16_t)v;
 }
 
+/* Header words 16..21 of dwconv_s8, pwconv_s8 and stem_s8 (the constants their
+ * output_stage.inc loads): out zero point, act_min, act_max, 256, 1, -1. */
+static inline void dnn64__rsp_put_output_consts(uint16_t *header, int32_t out_zero_point,
+                                               int32_t act_min, int32_t act_max)
+{
+    header[16] = (uint16_t)out_zero_point;
+    header[17] = (uint16_t)act_min;
+    header[18] = (uint16_t)act_max;
+    header[19] = 256u;
+    header[20] = 1u;
+    header[21] = 0xFFFFu;
+}
+
 /* dnn64_rsp_conv_s8's contract for a Conv of 3 input channels, 3x3, stride 2 (an RGB
  * stem) through stem_s8.rsp (dnn64_rsp_stem.c): 1 when it ran the call on the RSP, 0
  * (nothing done) when the shape (dnn64_rsp_stem_fits), the output's alignment or a

@@ -121,12 +121,7 @@ void dnn64_rsp_pwconv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_ze
     header[3] = KC;
     dnn64__rsp_put_u32(header + 12, (uint32_t)(KC * positions));
     dnn64__rsp_put_u32(header + 14, (uint32_t)(ROWS * positions));
-    header[16] = (uint16_t)q->out_zero_point;
-    header[17] = (uint16_t)q->act_min;
-    header[18] = (uint16_t)q->act_max;
-    header[19] = 256u;
-    header[20] = 1u;
-    header[21] = 0xFFFFu;
+    dnn64__rsp_put_output_consts(header, q->out_zero_point, q->act_min, q->act_max);
     header[22] = 0u;
     header[23] = 0u;
     for (t0 = 0; t0 < oc_count; t0 += count) {

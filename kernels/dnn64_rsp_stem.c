@@ -67,12 +67,7 @@ static void put_header(const dnn64_conv_geom *g, int32_t x_zp, const dnn64_q8_ou
     header[9] = (uint16_t)(((pl + 1) & 1) * SLOT_BYTES + ((pl + 1) >> 1));
     header[10] = (uint16_t)((pl + w + 1) / 2);
     header[11] = (uint16_t)(SLOT_BYTES + (pl + w) / 2);
-    header[16] = (uint16_t)q->out_zero_point;
-    header[17] = (uint16_t)q->act_min;
-    header[18] = (uint16_t)q->act_max;
-    header[19] = 256u;
-    header[20] = 1u;
-    header[21] = 0xFFFFu;
+    dnn64__rsp_put_output_consts(header, q->out_zero_point, q->act_min, q->act_max);
     header[22] = (uint16_t)x_zp;
     header[23] = (uint16_t)((uint32_t)(x_zp & 0xFF) * 0x101u);
     dnn64__rsp_put_u32(&header[24], (uint32_t)(g->h_in * w));
