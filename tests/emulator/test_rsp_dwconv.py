@@ -59,19 +59,31 @@ def rsp_data(case, rng, with_table: bool, edge_multipliers: bool):
     return x, wt, bias, mult, shift, x_zp, out_zp, act, lut
 
 
+def run_own_dma_cases(bare, boot_stub, tmp_path, cases: list[tuple], *, seed: int,
+                      kernel: str, fits: str, table_cases: set[int], edge_cases: set[int],
+                      not_fitting: set[int]) -> None:
+    """Run `cases` through rsp_own_dma_probe.c calling `kernel` (fits: its geometry test
+    as a C expression of g and w) in mupen64plus: every output bit-exact against the
+    numpy reference and dnn64_conv_s8, and the geometry test true except on not_fitting.
+    edge_cases keep test_rsp_kernels's channels the RSP's output stage cannot take."""
+    rng = np.random.default_rng(seed)
+    datas = [rsp_data(case, rng, i in table_cases, i in edge_cases)
+             for i, case in enumerate(cases)]
+    blob = struct.pack(">i", len(cases)) + b"".join(map(pack_case, cases, datas))
+    lines = run_cases_rom(bare, boot_stub, OWN_DMA_PROBE, blob, tmp_path / "probe.z64",
+                          defines={"RSP_KERNEL": kernel, "RSP_FITS(g, w)": fits})
+    assert_conv_cases(lines, cases, datas)
+    for i in range(len(cases)):
+        flag = "0" if i in not_fitting else "1"
+        assert f"fit{i:02d} {flag}" in lines, f"case {i}: geometry {fits}: {flag}"
+
+
 @pytest.mark.emulator
 def test_rsp_dwconv_bit_exact_in_mupen64plus(bare, boot_stub, mupen64plus, tmp_path):
-    rng = np.random.default_rng(12)
-    datas = [rsp_data(case, rng, i in TABLE_CASES, i in CPU_CASES)
-             for i, case in enumerate(CASES)]
-    blob = struct.pack(">i", len(CASES)) + b"".join(map(pack_case, CASES, datas))
-    lines = run_cases_rom(bare, boot_stub, OWN_DMA_PROBE, blob, tmp_path / "probe.z64",
-                          defines={"RSP_KERNEL": "dnn64_rsp_dwconv_s8",
-                                   "RSP_FITS(g, w)": "dnn64_rsp_dwconv_fits(g)"})
-    assert_conv_cases(lines, CASES, datas)
-    for i in range(len(CASES)):
-        fits = "0" if i in CPU_CASES - {EDGE_CASE} else "1"  # the geometry alone
-        assert f"fit{i:02d} {fits}" in lines, f"case {i}: geometry on the RSP: {fits}"
+    run_own_dma_cases(bare, boot_stub, tmp_path, CASES, seed=12,
+                      kernel="dnn64_rsp_dwconv_s8", fits="dnn64_rsp_dwconv_fits(g)",
+                      table_cases=TABLE_CASES, edge_cases=CPU_CASES,
+                      not_fitting=CPU_CASES - {EDGE_CASE})
 
 
 MUL_PROBE = PROBE.parent / "rsp_mul_probe.c"

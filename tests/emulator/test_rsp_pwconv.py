@@ -6,14 +6,9 @@ not take run dnn64_rsp_conv_s8, with the same results.
 
 from __future__ import annotations
 
-import struct
-
-import numpy as np
 import pytest
 
-from tests.emulator.cases_rom import run_cases_rom
-from tests.emulator.test_rsp_dwconv import OWN_DMA_PROBE, rsp_data
-from tests.emulator.test_rsp_kernels import assert_conv_cases, pack_case
+from tests.emulator.test_rsp_dwconv import run_own_dma_cases
 
 # (n, c_in, h, w, c_out, k = 1, stride, pads, dil, group = 1, tile), on the RSP unless said
 CASES = [
@@ -51,14 +46,6 @@ NOT_TAKEN = {8, 9}
 
 @pytest.mark.emulator
 def test_rsp_pwconv_bit_exact_in_mupen64plus(bare, boot_stub, mupen64plus, tmp_path):
-    rng = np.random.default_rng(14)
-    datas = [rsp_data(case, rng, i in TABLE_CASES, i == EDGE_CASE)
-             for i, case in enumerate(CASES)]
-    blob = struct.pack(">i", len(CASES)) + b"".join(map(pack_case, CASES, datas))
-    lines = run_cases_rom(bare, boot_stub, OWN_DMA_PROBE, blob, tmp_path / "probe.z64",
-                          defines={"RSP_KERNEL": "dnn64_rsp_pwconv_s8",
-                                   "RSP_FITS(g, w)": "dnn64_rsp_pwconv_fits(g, w)"})
-    assert_conv_cases(lines, CASES, datas)
-    for i in range(len(CASES)):
-        fits = "0" if i in NOT_TAKEN else "1"  # the geometry alone
-        assert f"fit{i:02d} {fits}" in lines, f"case {i}: geometry on the RSP: {fits}"
+    run_own_dma_cases(bare, boot_stub, tmp_path, CASES, seed=14,
+                      kernel="dnn64_rsp_pwconv_s8", fits="dnn64_rsp_pwconv_fits(g, w)",
+                      table_cases=TABLE_CASES, edge_cases={EDGE_CASE}, not_fitting=NOT_TAKEN)
