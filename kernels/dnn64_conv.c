@@ -517,10 +517,8 @@ static int32_t dnn64__extent(int32_t out, int32_t stride, int32_t k, int32_t dil
     return (out - 1) * stride + (k - 1) * dil + 1;
 }
 
-/* rows x cols of the plane x (h_in x w_in) starting at (-top, -left), the
- * places outside it filled with `fill`, into out[rows][cols]. */
-static void dnn64__pad_plane(const int8_t *x, int32_t h_in, int32_t w_in, int32_t top,
-                             int32_t left, int32_t rows, int32_t cols, int8_t fill, int8_t *out)
+void dnn64__pad_plane(const int8_t *x, int32_t h_in, int32_t w_in, int32_t top,
+                      int32_t left, int32_t rows, int32_t cols, int8_t fill, int8_t *out)
 {
     /* the columns [lo, hi) of each row lie inside the input */
     const int32_t lo = left < 0 ? 0 : (left < cols ? left : cols);

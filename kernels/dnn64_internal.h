@@ -182,6 +182,12 @@ void dnn64__pointwise_s8(const int8_t *x, int32_t c_in, int32_t plane, int32_t x
  * word-aligned. Defined in dnn64_fixedpoint.c, the int8 primitives. */
 int32_t dnn64__sum_s8(const int8_t *x, int32_t n);
 
+/* rows x cols of the plane x (h_in x w_in) starting at (-top, -left), the places
+ * outside it filled with `fill`, into out[rows][cols] (dnn64_conv.c; the RSP Conv's
+ * padded channels too). */
+void dnn64__pad_plane(const int8_t *x, int32_t h_in, int32_t w_in, int32_t top,
+                      int32_t left, int32_t rows, int32_t cols, int8_t fill, int8_t *out);
+
 /* One fp32 activation; act may be NULL. Defined in dnn64_activation.c. */
 float dnn64__act_f32(const dnn64_act_f32 *act, float v);
 

@@ -370,26 +370,8 @@ static int gathers_padded(const dnn64_conv_geom *g)
 static void pad_channel(const dnn64_conv_geom *g, const int8_t *xp, int8_t zp, int32_t py0,
                         int32_t py1)
 {
-    const int32_t wp = padded_w(g);
-    /* columns [lo, hi) of a padded row hold input columns [lo - pad_left, ..) */
-    const int32_t lo = g->pad_left < wp ? g->pad_left : wp;
-    const int32_t hi = g->pad_left + g->w_in < wp ? g->pad_left + g->w_in : wp;
-    int32_t py, px;
-    for (py = py0; py < py1; ++py) {
-        const int32_t iy = py - g->pad_top;
-        int8_t *dst = padded + (py - py0) * wp;
-        if ((uint32_t)iy >= (uint32_t)g->h_in) {
-            for (px = 0; px < wp; ++px)
-                dst[px] = zp;
-            continue;
-        }
-        for (px = 0; px < lo; ++px)
-            dst[px] = zp;
-        for (; px < hi; ++px)
-            dst[px] = xp[iy * g->w_in + px - g->pad_left];
-        for (; px < wp; ++px)
-            dst[px] = zp;
-    }
+    dnn64__pad_plane(xp, g->h_in, g->w_in, g->pad_top - py0, g->pad_left, py1 - py0,
+                     padded_w(g), zp, padded);
 }
 
 /* The taps [k0, k0 + kc) of columns [s0, s0 + cols) gathered from `padded`, one input
