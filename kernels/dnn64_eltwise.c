@@ -176,6 +176,43 @@ static void dnn64__row_add_tables_s8(const int8_t *a, int32_t sa, const int8_t *
     }
 }
 
+/* Dense rows (stride 1) through the folded tables, four elements a pass with one test
+ * for the four: when every sum is off its rounding edge and every t >> e lies in
+ * [act_min, act_max] (the clamp a no-op), the outputs are stored as they are; otherwise
+ * the four take dnn64__row_add_tables_s8. Each output depends only on the inputs at its
+ * own index, so y may be a or b (in place). */
+static void dnn64__dense_add_tables_s8(const int8_t *a, const int8_t *b, int8_t *y,
+                                       int32_t len, int32_t sign,
+                                       const dnn64_add_s8_params *params,
+                                       const dnn64__add_tables *t)
+{
+    const int32_t *ta = t->ta + 128, *tb = t->tb + 128, e = t->e;
+    const int32_t act_min = params->act_min;
+    const uint32_t mask = t->mask, range = (uint32_t)(params->act_max - act_min);
+    int32_t i;
+    for (i = 0; i + 4 <= len; i += 4) {
+        const int32_t s0 = ta[a[i]] + tb[b[i]], s1 = ta[a[i + 1]] + tb[b[i + 1]];
+        const int32_t s2 = ta[a[i + 2]] + tb[b[i + 2]], s3 = ta[a[i + 3]] + tb[b[i + 3]];
+        /* >> of a negative: arithmetic (dnn64__arithmetic_shift) */
+        const int32_t r0 = s0 >> e, r1 = s1 >> e, r2 = s2 >> e, r3 = s3 >> e;
+        const int edge = ((((uint32_t)s0 + 1u) & mask) < 2u) |
+                         ((((uint32_t)s1 + 1u) & mask) < 2u) |
+                         ((((uint32_t)s2 + 1u) & mask) < 2u) |
+                         ((((uint32_t)s3 + 1u) & mask) < 2u);
+        const int clamp = ((uint32_t)(r0 - act_min) > range) | ((uint32_t)(r1 - act_min) > range) |
+                          ((uint32_t)(r2 - act_min) > range) | ((uint32_t)(r3 - act_min) > range);
+        if (edge | clamp) {
+            dnn64__row_add_tables_s8(a + i, 1, b + i, 1, y + i, 4, sign, params, t);
+            continue;
+        }
+        y[i] = (int8_t)r0;
+        y[i + 1] = (int8_t)r1;
+        y[i + 2] = (int8_t)r2;
+        y[i + 3] = (int8_t)r3;
+    }
+    dnn64__row_add_tables_s8(a + i, 1, b + i, 1, y + i, len - i, sign, params, t);
+}
+
 /* Without tables, for small tensors and parameters that do not fold. */
 static void dnn64__row_add_direct_s8(const int8_t *a, int32_t sa, const int8_t *b, int32_t sb,
                                      int8_t *y, int32_t len, int32_t sign,
@@ -215,7 +252,7 @@ static void dnn64__add_or_sub_s8(const dnn64_bcast *bc, const int8_t *a, const i
         return;
     }
     if (dnn64__bcast_dense(bc)) {
-        dnn64__row_add_tables_s8(a, 1, b, 1, y, count, sign, p, &t);
+        dnn64__dense_add_tables_s8(a, b, y, count, sign, p, &t);
         return;
     }
 #define DNN64__ROW_ADD(ar, sa, br, sb, yr, len) \
