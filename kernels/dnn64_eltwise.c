@@ -123,12 +123,14 @@ static int8_t dnn64__add_out(int32_t as, int32_t bs, int32_t sign, const dnn64_a
  * not overflow; parameters that do not allow it (out_shift >= 0, out_mult <= 0, entries
  * out of range) take the exact path for every element. */
 typedef struct {
-    int32_t ta[256], tb[256]; /* indexed by the input + 128 */
+    const int32_t *ta, *tb; /* 256 entries each, indexed by the input + 128 */
     int32_t e;
     uint32_t mask; /* 2^e - 1 */
+    int32_t built[512]; /* ta, tb when built here */
 } dnn64__add_tables;
 
-/* Fills t; returns 0 when the parameters do not allow folding. */
+/* Fills t, from p->tables when the compiler built them; returns 0 when the parameters
+ * do not allow folding. */
 static int dnn64__add_tables_of(const dnn64_add_s8_params *p, int32_t sign, dnn64__add_tables *t)
 {
     const int32_t e = -p->out_shift, m = p->out_mult;
@@ -137,6 +139,10 @@ static int dnn64__add_tables_of(const dnn64_add_s8_params *p, int32_t sign, dnn6
         return 0;
     t->e = e;
     t->mask = ((uint32_t)1 << e) - 1u;
+    t->ta = p->tables ? p->tables : t->built;
+    t->tb = t->ta + 256;
+    if (p->tables)
+        return 1;
     for (v = -128; v < 128; ++v) {
         const int64_t a = (int64_t)dnn64__mul_floor31(
                               dnn64__add_side(v, p->a_zero_point, p->a_mult, p->a_shift, p), m,
@@ -146,8 +152,8 @@ static int dnn64__add_tables_of(const dnn64_add_s8_params *p, int32_t sign, dnn6
             dnn64__add_side(v, p->b_zero_point, p->b_mult, p->b_shift, p), sign * m, 0u);
         if (a < -0x40000000 || a >= 0x40000000 || b < -0x40000000 || b >= 0x40000000)
             return 0;
-        t->ta[v + 128] = (int32_t)a;
-        t->tb[v + 128] = b;
+        t->built[v + 128] = (int32_t)a;
+        t->built[v + 384] = b;
     }
     return 1;
 }
@@ -244,7 +250,7 @@ static void dnn64__add_or_sub_s8(const dnn64_bcast *bc, const int8_t *a, const i
 {
     const int32_t count = dnn64__bcast_rows(bc) * bc->dims[bc->rank - 1];
     dnn64__add_tables t;
-    if (count < DNN64__ADD_TABLES_FROM || !dnn64__add_tables_of(p, sign, &t)) {
+    if ((count < DNN64__ADD_TABLES_FROM && !p->tables) || !dnn64__add_tables_of(p, sign, &t)) {
 #define DNN64__ROW_ADD(ar, sa, br, sb, yr, len) \
     dnn64__row_add_direct_s8(ar, sa, br, sb, yr, len, sign, p)
         DNN64__FOR_ROWS(bc, a, b, y, DNN64__ROW_ADD);

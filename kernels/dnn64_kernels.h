@@ -373,12 +373,16 @@ void dnn64_binary_f32(int32_t op, const dnn64_bcast *bc, const float *a, const f
 /* int8 Add/Sub parameters (TFLite int8 Add, intmath.add_params): each
  * input is (x - zp) << left_shift (20), scaled by its (mult, shift); the
  * sum (or difference) is scaled by (out_mult, out_shift), out_zero_point is
- * added and the result clamped to [act_min, act_max]. */
+ * added and the result clamped to [act_min, act_max]. `tables`: NULL, or the
+ * 512 values the kernel would fold the output stage into (dnn64_eltwise.c; built at
+ * compile time by intmath.add_tables for this op, Add or Sub), saving the 512
+ * requantisations of building them. */
 typedef struct {
     int32_t a_zero_point, b_zero_point, out_zero_point;
     int32_t a_mult, a_shift, b_mult, b_shift, out_mult, out_shift;
     int32_t left_shift;
     int32_t act_min, act_max;
+    const int32_t *tables;
 } dnn64_add_s8_params;
 
 /* int8 Mul/Div parameters (intmath.mul_params / div_params). */

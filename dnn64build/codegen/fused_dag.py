@@ -45,7 +45,13 @@ from dnn64build.codegen.lowering import (
     part_bytes,
 )
 from dnn64build.codegen.ops_fp32 import _ACT_OPS, _bias, _fused_act, act_decl
-from dnn64build.codegen.ops_int8 import _ELTWISE, _channel_params, _q8_out, _table
+from dnn64build.codegen.ops_int8 import (
+    _ELTWISE,
+    _channel_params,
+    _q8_out,
+    _table,
+    eltwise_params,
+)
 from dnn64build.codegen.staging import DEFAULT_STAGING_CAP
 from dnn64build.ir.graph import Node
 from dnn64build.planner.dagstream import DagProgram, RowTaps, row_refusal, stage_of
@@ -345,11 +351,8 @@ def _binary_stage(ctx: MemberCtx, low: Lowered, node: Node, layout: _Layout, hea
         for t in consts)
     data = [t for t in node.inputs if t and not ctx.is_const(t)]
     if dtype == "int8":
-        fn, struct, fields = _ELTWISE[node.op]
-        params = ctx.sym("params")
-        p = node.attrs["int8"]
-        low.decls.append(f"static const {struct} {params} = "
-                         f"{c_ints(p[f] for f in fields)};  /* {', '.join(fields)} */")
+        fn = _ELTWISE[node.op][0]
+        params = eltwise_params(ctx, low, node)
     else:
         fn = "dnn64_binary_f32"
         params = {"Add": "DNN64_BINARY_ADD", "Mul": "DNN64_BINARY_MUL"}[node.op]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from dnn64build.codegen import common  # its call builders, as common.pool_call etc.
-from dnn64build.codegen.cfmt import c_call, c_float, c_int, c_ints, c_struct
+from dnn64build.codegen.cfmt import c_call, c_float, c_int, c_struct
 from dnn64build.codegen.common import (
     Emitter,
     binary_operands,
@@ -29,7 +29,11 @@ from dnn64build.codegen.ops_movement import (
     resize_geometry,
     transpose,
 )
+from dnn64build.ir.graph import Node
 from dnn64build.ir.ops import ACTIVATION_OPS, VIEW_OPS
+from dnn64build.planner.program_size import DECL_LINE_BYTES
+from dnn64build.quant import intmath
+from dnn64build.quant.int8_ops import add_params_of
 
 
 def _require_int8(ctx: Ctx, *names: str) -> None:
@@ -39,9 +43,16 @@ def _require_int8(ctx: Ctx, *names: str) -> None:
                                         f"{ctx.dtype(name)}")
 
 
-def _table(ctx: Ctx, low: Lowered, base: str, ctype: str, values: list[int]) -> str:
+def _table(ctx: Ctx, low: Lowered, base: str, ctype: str, values: list[int],
+           per_line: int | None = None) -> str:
+    """Declares a constant array in ``low``; returns its symbol. ``per_line`` values a
+    line: the program-size estimate counts declaration lines (DECL_LINE_BYTES each), so
+    a large table written that way is counted at its size."""
     sym = ctx.sym(base)
-    low.decls.append(f"static const {ctype} {sym}[{len(values)}] = {c_ints(values)};")
+    step = per_line or max(len(values), 1)
+    rows = [", ".join(c_int(v) for v in values[i:i + step]) for i in range(0, len(values), step)]
+    body = "{" + ",\n    ".join(rows) + "}"
+    low.decls.append(f"static const {ctype} {sym}[{len(values)}] = {body};")
     return sym
 
 
@@ -275,6 +286,24 @@ _ELTWISE = {"Add": ("dnn64_add_s8", "dnn64_add_s8_params", _ADD_FIELDS),
             "Div": ("dnn64_div_s8", "dnn64_mul_s8_params", _MUL_FIELDS)}
 
 
+def eltwise_params(ctx: Ctx, low: Lowered, node: Node) -> str:
+    """Declares an int8 element-wise node's parameter struct in ``low``; returns its
+    symbol. An Add's or Sub's carries the tables its kernel folds the output stage into
+    (intmath.add_tables), built here instead of by 512 requantisations on the console."""
+    _, struct, fields = _ELTWISE[node.op]
+    p = node.attrs["int8"]
+    values = [c_int(p[f]) for f in fields]
+    if fields is _ADD_FIELDS:
+        tables = intmath.add_tables(add_params_of(p), subtract=node.op == "Sub")
+        values.append("NULL" if tables is None else _table(
+            ctx, low, "add_tables", "int32_t", tables.tolist(), per_line=DECL_LINE_BYTES // 4))
+        fields = (*fields, "tables")
+    sym = ctx.sym("params")
+    low.decls.append(f"static const {struct} {sym} = {{{', '.join(values)}}};"
+                     f"  /* {', '.join(fields)} */")
+    return sym
+
+
 def channel_mul_on_rsp(ctx: Ctx) -> int | None:
     """For an int8 Mul of planes [1, C, H, W] by one value a channel ([1, C, 1, 1], a
     squeeze-excite scale), both computed, whose output stage the RSP takes
@@ -301,13 +330,10 @@ def channel_mul_on_rsp(ctx: Ctx) -> int | None:
 
 def binary(ctx: Ctx) -> Lowered:
     _require_int8(ctx, *ctx.node.inputs[:2], ctx.node.outputs[0])
-    fn, struct, fields = _ELTWISE[ctx.node.op]
-    p = ctx.node.attrs["int8"]
+    fn = _ELTWISE[ctx.node.op][0]
     low = Lowered()
     bc, parts, pointers = binary_operands(ctx, low, np.int8)
-    params = ctx.sym("params")
-    low.decls.append(f"static const {struct} {params} = "
-                     f"{c_ints(p[f] for f in fields)};  /* {', '.join(fields)} */")
+    params = eltwise_params(ctx, low, ctx.node)
     values = channel_mul_on_rsp(ctx)
     low.on_rsp = values is not None
 

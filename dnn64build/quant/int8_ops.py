@@ -160,7 +160,7 @@ def softmax(inputs: list[np.ndarray], attrs: dict, out_shape: list[int]) -> np.n
                               p["out_zero_point"], axis=attrs["axis"])
 
 
-def _add_params(p: dict) -> intmath.AddParams:
+def add_params_of(p: dict) -> intmath.AddParams:
     keys = ("a_zero_point", "b_zero_point", "out_zero_point", "a_multiplier", "a_shift",
             "b_multiplier", "b_shift", "out_multiplier", "out_shift", "left_shift")
     return intmath.AddParams(*(p[k] for k in keys))
@@ -173,12 +173,12 @@ def _mul_params(p: dict) -> intmath.MulParams:
 
 def add(inputs: list[np.ndarray], attrs: dict, out_shape: list[int]) -> np.ndarray:
     p = attrs["int8"]
-    return intmath.add_s8(*inputs, _add_params(p), p["act_min"], p["act_max"])
+    return intmath.add_s8(*inputs, add_params_of(p), p["act_min"], p["act_max"])
 
 
 def sub(inputs: list[np.ndarray], attrs: dict, out_shape: list[int]) -> np.ndarray:
     p = attrs["int8"]
-    return intmath.add_s8(*inputs, _add_params(p), p["act_min"], p["act_max"], subtract=True)
+    return intmath.add_s8(*inputs, add_params_of(p), p["act_min"], p["act_max"], subtract=True)
 
 
 def mul(inputs: list[np.ndarray], attrs: dict, out_shape: list[int]) -> np.ndarray:

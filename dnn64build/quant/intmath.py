@@ -207,13 +207,37 @@ def add_s8(
     ``((x - zp) << 20)`` rescaled per input, summed (or subtracted) in int32,
     rescaled to the output, plus the output zero point, clamped.
     """
-    a_s = multiply_by_quantized_multiplier(
-        (_i64(a) - p.a_zero_point) << p.left_shift, p.a_multiplier, p.a_shift)
-    b_s = multiply_by_quantized_multiplier(
-        (_i64(b) - p.b_zero_point) << p.left_shift, p.b_multiplier, p.b_shift)
-    raw = _i64(a_s) - _i64(b_s) if subtract else _i64(a_s) + _i64(b_s)
+    a_s, b_s = _add_sides(a, b, p)
+    raw = a_s - b_s if subtract else a_s + b_s
     y = _i64(multiply_by_quantized_multiplier(raw, p.out_multiplier, p.out_shift))
     return np.clip(y + p.out_zero_point, act_min, act_max).astype(np.int8)
+
+
+def _add_sides(a: ArrayLike, b: ArrayLike, p: AddParams) -> tuple[NDArray[np.int64], ...]:
+    """Each input of an int8 add rescaled on its own: ``((x - zp) << 20)`` by its multiplier."""
+    return tuple(_i64(multiply_by_quantized_multiplier((_i64(x) - zp) << p.left_shift, m, s))
+                 for x, zp, m, s in ((a, p.a_zero_point, p.a_multiplier, p.a_shift),
+                                     (b, p.b_zero_point, p.b_multiplier, p.b_shift)))
+
+
+def add_tables(p: AddParams, subtract: bool = False) -> NDArray[np.int32] | None:
+    """The tables the int8 Add/Sub kernel folds the output stage into (the proof is in
+    kernels/dnn64_eltwise.c), for the compiler to build once: with v = -128..127, M the
+    output multiplier and e = -out_shift, ``ta[v + 128] = floor((as(v) M + 2^30) / 2^31)
+    + 2^(e-1) + zp 2^e`` then ``tb[v + 128] = floor(bs(v) (+-M) / 2^31)``, 512 values;
+    None where the kernel does not fold (e outside 1..30, M <= 0, an entry outside
+    [-2^30, 2^30))."""
+    e, m = -p.out_shift, p.out_multiplier
+    if not 1 <= e <= 30 or m <= 0:
+        return None
+    v = np.arange(-128, 128, dtype=np.int64)
+    a_s, b_s = _add_sides(v, v, p)
+    ta = ((a_s * m + (1 << 30)) >> 31) + (1 << (e - 1)) + p.out_zero_point * (1 << e)
+    tb = (b_s * (-m if subtract else m)) >> 31
+    tables = np.concatenate([ta, tb])
+    if tables.min() < -(1 << 30) or tables.max() >= 1 << 30:
+        return None
+    return tables.astype(np.int32)
 
 
 @dataclass(frozen=True)

@@ -44,9 +44,11 @@ PoolGeom = _int_struct("PoolGeom", [
     "dil_h", "dil_w", "pad_top", "pad_left", "pad_bottom", "pad_right"])
 Region = _int_struct("Region", [
     "row0", "rows", "col0", "cols", "offset", "row_stride", "plane_stride"])
-AddS8Params = _int_struct("AddS8Params", [
-    "a_zero_point", "b_zero_point", "out_zero_point", "a_mult", "a_shift", "b_mult",
-    "b_shift", "out_mult", "out_shift", "left_shift", "act_min", "act_max"])
+class AddS8Params(ctypes.Structure):
+    _fields_ = [*((f, ctypes.c_int32) for f in (
+        "a_zero_point", "b_zero_point", "out_zero_point", "a_mult", "a_shift", "b_mult",
+        "b_shift", "out_mult", "out_shift", "left_shift", "act_min", "act_max")),
+        ("tables", ctypes.c_void_p)]
 MulS8Params = _int_struct("MulS8Params", [
     "a_zero_point", "b_zero_point", "out_zero_point", "mult", "shift", "act_min", "act_max"])
 

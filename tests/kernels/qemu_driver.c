@@ -116,9 +116,9 @@ static void conv_paths_s8(void)
 static void node_paths(void)
 {
     static const dnn64_add_s8_params small_e = {5, -7, 100, 2147483647, 0, 1073741825, -1,
-                                                2147483647, -1, 8, -100, 90};
+                                                2147483647, -1, 8, -100, 90, 0};
     static const dnn64_add_s8_params usual = {-3, 10, 5, 1073741824, 0, 1717986918, -2,
-                                              1789569707, -19, 20, -128, 127};
+                                              1789569707, -19, 20, -128, 127, 0};
     static const int32_t rdims[3] = {1, 5, 1029};
     static const unsigned int specials[8] = {0x7fc00000u, 0x7f800000u, 0xff800000u,
                                              0x00000001u, 0x80000001u, 0x007fffffu,
@@ -171,7 +171,7 @@ int main(void)
     static const int shift[6] = {-9, -8, -10, -7, -9, 1};
     static const dnn64_act_f32 sig = {DNN64_ACT_SIGMOID, 0.0f, 0.0f};
     static const dnn64_add_s8_params ap = {-3, 10, 5, 1073741824, 0, 1717986918, -2,
-                                           1789569707, -19, 20, -128, 127};
+                                           1789569707, -19, 20, -128, 127, 0};
     dnn64_q8_out q = {5, -128, 127, 0};
     dnn64_bcast bc = {3, {2, 3, 4}, {12, 4, 1}, {0, 1, 0}};
     signed char cx[4 * 6 * 5], cw[6 * 2 * 9], cy[6 * 3 * 5];

@@ -51,10 +51,14 @@ QUANT = [  # (a_scale, a_zp, b_scale, b_zp, out_scale, out_zp)
 ]
 
 
-def _add_struct(p: im.AddParams, act_min: int, act_max: int) -> AddS8Params:
+def _add_struct(p: im.AddParams, act_min: int, act_max: int,
+                tables: np.ndarray | None = None) -> AddS8Params:
+    """The kernel's parameters; ``tables`` (kept alive by the caller): the compiler's
+    intmath.add_tables, else NULL (the kernel builds its own)."""
     return AddS8Params(p.a_zero_point, p.b_zero_point, p.out_zero_point, p.a_multiplier,
                        p.a_shift, p.b_multiplier, p.b_shift, p.out_multiplier, p.out_shift,
-                       p.left_shift, act_min, act_max)
+                       p.left_shift, act_min, act_max,
+                       None if tables is None else tables.ctypes.data)
 
 
 def _mul_struct(p: im.MulParams, act_min: int, act_max: int) -> MulS8Params:
@@ -109,35 +113,45 @@ FOLDED = [
 
 @pytest.mark.parametrize("p", FOLDED)
 @pytest.mark.parametrize("op", ["add", "sub"])
-def test_add_s8_every_input_pair(kernels, p, op) -> None:
-    """All 65,536 pairs of int8 inputs, dense and with b broadcast along a row."""
+@pytest.mark.parametrize("built_by", ["kernel", "compiler"])
+def test_add_s8_every_input_pair(kernels, p, op, built_by) -> None:
+    """All 65,536 pairs of int8 inputs, dense and with b broadcast along a row, with the
+    tables the kernel builds and with those the compiler passes (intmath.add_tables;
+    None where the parameters do not fold)."""
     a = np.repeat(np.arange(-128, 128, dtype=np.int8), 256).reshape(256, 256)
     b = np.tile(np.arange(-128, 128, dtype=np.int8), 256).reshape(256, 256)
+    tables = im.add_tables(p, subtract=op == "sub") if built_by == "compiler" else None
     for act_min, act_max in ((-128, 127), (-100, 90)):
         want = im.add_s8(a, b, p, act_min, act_max, subtract=op == "sub")
+        params = _add_struct(p, act_min, act_max, tables)
         y = np.empty(a.shape, np.int8)
         fn = getattr(kernels, f"dnn64_{op}_s8")
-        fn(bcast(a.shape, a.shape, b.shape), a, b, _add_struct(p, act_min, act_max), y)
+        fn(bcast(a.shape, a.shape, b.shape), a, b, params, y)
         np.testing.assert_array_equal(y, want)
         row = b[:1].copy()
         y = np.empty(a.shape, np.int8)
-        fn(bcast(a.shape, a.shape, row.shape), a, row, _add_struct(p, act_min, act_max), y)
+        fn(bcast(a.shape, a.shape, row.shape), a, row, params, y)
         np.testing.assert_array_equal(y, im.add_s8(a, row, p, act_min, act_max,
                                                    subtract=op == "sub"))
 
 
 @pytest.mark.parametrize("into", ["a", "b"])
-@pytest.mark.parametrize("shape", [(2, 3, 4, 5), (2, 16, 8, 5)])
-def test_add_s8_in_place_over_either_input(kernels, into, shape) -> None:
+@pytest.mark.parametrize("shape", [(2, 3, 4, 5), (2, 16, 8, 5), (1, 3, 7, 53)])
+@pytest.mark.parametrize("built_by", ["kernel", "compiler"])
+def test_add_s8_in_place_over_either_input(kernels, into, shape, built_by) -> None:
     """A residual Add(+ReLU) written over whichever input dies there: each element's
-    inputs are requantised before its output is stored, so y may be a or b (with and
-    without the input tables)."""
+    inputs are requantised before its output is stored, so y may be a or b (without
+    tables, with the kernel's from 1024 elements, with the compiler's at any size; a
+    length not a multiple of four for the four-a-pass rows)."""
     a, b = _int8_pair(shape, shape, 34)
     p = im.add_params(*QUANT[0])
+    tables = im.add_tables(p) if built_by == "compiler" else None
+    assert built_by == "kernel" or tables is not None
     act_min = QUANT[0][5]  # ReLU: clamp at the output zero point
     want = im.add_s8(a, b, p, act_min, 127)
     y = a if into == "a" else b
-    kernels.dnn64_add_s8(bcast(a.shape, a.shape, b.shape), a, b, _add_struct(p, act_min, 127), y)
+    kernels.dnn64_add_s8(bcast(a.shape, a.shape, b.shape), a, b,
+                         _add_struct(p, act_min, 127, tables), y)
     np.testing.assert_array_equal(y, want)
 
 
