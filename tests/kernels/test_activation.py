@@ -48,3 +48,13 @@ def test_lut_s8_is_a_lookup(kernels) -> None:
     np.testing.assert_array_equal(y, lut)
     # the table's values from the definition: sigmoid(0) = 0.5 -> 128 steps - 128 = 0
     assert lut[3 + 128] == 0
+
+
+@pytest.mark.parametrize("count", [1, 3, 4, 7, 255])
+def test_lut_s8_in_place_and_tails(kernels, count) -> None:
+    """y over x (the CPU applies fused tables in place), counts past the four a pass."""
+    lut = np.random.default_rng(count).integers(-128, 128, 256, dtype=np.int8)
+    x = np.random.default_rng(count + 1).integers(-128, 128, count + 1, dtype=np.int8)
+    want = np.concatenate([lut[x[:count].astype(np.int32) + 128], x[count:]])
+    kernels.dnn64_lut_s8(lut, x, x, count)
+    np.testing.assert_array_equal(x, want)
