@@ -28,6 +28,7 @@
 #define PARAM_BYTES 16
 #define SMALL_K 8      /* K up to this: the weights come with the P rows, 16 bits a tap */
 #define ROWS 8         /* channels the RSP computes at a time */
+#define SMALL_ROWS 32  /* with K <= SMALL_K */
 #define KC 32          /* taps a chunk along k */
 #define SKIP_MAX 4095 /* a strided transfer's skip field: K - (the last chunk's taps >= 8) */
 #define HEADER_BYTES 64
@@ -51,6 +52,12 @@ int dnn64_rsp_pwconv_fits(const dnn64_conv_geom *g, const int8_t *w_tile)
 static int32_t param_bytes(int32_t k)
 {
     return k <= SMALL_K ? 2 * PARAM_BYTES : PARAM_BYTES;
+}
+
+/* Channels the RSP computes at a time (their input vectors loaded once a block). */
+static int32_t group_rows(int32_t k)
+{
+    return k <= SMALL_K ? SMALL_ROWS : ROWS;
 }
 
 /* The records of channels [t0, t0 + count) of the tile. */
@@ -135,12 +142,13 @@ void dnn64_rsp_pwconv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_ze
     header[2] = (uint16_t)positions;
     header[3] = KC;
     dnn64__rsp_put_u32(header + 12, (uint32_t)(KC * positions));
-    dnn64__rsp_put_u32(header + 14, (uint32_t)(ROWS * positions));
+    dnn64__rsp_put_u32(header + 14, (uint32_t)(group_rows(k) * positions));
     dnn64__rsp_put_output_consts(header, q->out_zero_point, q->act_min, q->act_max);
     header[22] = 0u;
     header[23] = 0u;
     header[26] = k <= SMALL_K;
-    header[27] = (uint16_t)(ROWS * param_bytes(k));
+    header[27] = (uint16_t)(group_rows(k) * param_bytes(k));
+    header[28] = (uint16_t)group_rows(k);
     for (t0 = 0; t0 < oc_count; t0 += count) {
         count = list_count(t0, oc_count);
         put_params(params[buf], t0, count, k, x_zero_point, w_tile, bias_tile, mult_tile,

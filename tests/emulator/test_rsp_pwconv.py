@@ -44,7 +44,8 @@ CASES = [
                                                             # tap into B
     (1, 1, 5, 5, 9, 1, 1, (0, 0, 0, 0), 1, 1, None),        # one tap, 25 positions
     (1, 7, 9, 9, 70, 1, 1, (0, 0, 0, 0), 1, 1, None),       # a table; 16 + 54 channels
-    (1, 8, 28, 28, 16, 1, 1, (0, 0, 0, 0), 1, 1, None),     # K = 8, 784 aligned positions
+    (1, 8, 12, 12, 56, 1, 1, (0, 0, 0, 0), 1, 1, None),     # K = 8, 144 aligned positions:
+                                                            # groups of 16, 32 and 8 rows
 ]
 # Paths each case covers besides its note: whole aligned columns written by one strided SP
 # DMA of 8 rows and of fewer (3: 64 positions, 8 + ... + 4 rows; 11: 8 + 5 rows); the
