@@ -83,10 +83,11 @@ static void put_params(uint8_t *p, int32_t t0, int32_t count, int32_t k, int32_t
 }
 
 /* Channels of the list from t0: a short first list, so the RSP starts sooner (the CPU
-   writes the P rows of each later list while the RSP runs the one before). */
-static int32_t list_count(int32_t t0, int32_t oc_count)
+   writes the P rows of each later list while the RSP runs the one before); with
+   K <= SMALL_K a whole group (its records are quick to write). */
+static int32_t list_count(int32_t t0, int32_t oc_count, int32_t k)
 {
-    const int32_t most = t0 ? LIST : FIRST_LIST;
+    const int32_t most = t0 ? LIST : k <= SMALL_K ? SMALL_ROWS : FIRST_LIST;
     return oc_count - t0 < most ? oc_count - t0 : most;
 }
 
@@ -150,7 +151,7 @@ void dnn64_rsp_pwconv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_ze
     header[27] = (uint16_t)(group_rows(k) * param_bytes(k));
     header[28] = (uint16_t)group_rows(k);
     for (t0 = 0; t0 < oc_count; t0 += count) {
-        count = list_count(t0, oc_count);
+        count = list_count(t0, oc_count, k);
         put_params(params[buf], t0, count, k, x_zero_point, w_tile, bias_tile, mult_tile,
                    shift_tile);
         dnn64_rsp_flush(params[buf], (uint32_t)(count * param_bytes(k)));
@@ -189,7 +190,7 @@ void dnn64_rsp_pwconv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_ze
         return;
     lut_part(q->lut, done, done_count, 0);
     for (t0 = 0; t0 < oc_count; t0 += count) {
-        count = list_count(t0, oc_count);
+        count = list_count(t0, oc_count, k);
         for (n = 0; n < g->n; ++n)
             lut_part(q->lut, y + (n * g->c_out + oc_begin + t0) * positions,
                      count * positions, 1);

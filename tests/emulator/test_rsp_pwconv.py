@@ -43,9 +43,9 @@ CASES = [
     (1, 4, 66, 64, 3, 1, 1, (0, 0, 0, 0), 1, 1, None),      # 4224 positions: granules by
                                                             # tap into B
     (1, 1, 5, 5, 9, 1, 1, (0, 0, 0, 0), 1, 1, None),        # one tap, 25 positions
-    (1, 7, 9, 9, 70, 1, 1, (0, 0, 0, 0), 1, 1, None),       # a table; 16 + 54 channels
+    (1, 7, 9, 9, 70, 1, 1, (0, 0, 0, 0), 1, 1, None),       # a table; 32 + 38 channels
     (1, 8, 12, 12, 56, 1, 1, (0, 0, 0, 0), 1, 1, None),     # K = 8, 144 aligned positions:
-                                                            # groups of 16, 32 and 8 rows
+                                                            # groups of 32 and 24 rows
 ]
 # Paths each case covers besides its note: whole aligned columns written by one strided SP
 # DMA of 8 rows and of fewer (3: 64 positions, 8 + ... + 4 rows; 11: 8 + 5 rows); the
