@@ -53,9 +53,9 @@ int dnn64_rsp_dwconv_fits(const dnn64_conv_geom *g);
 
 /* int8 1x1 Conv (stride 1, no padding, one group) on the RSP, which fetches the weight
  * rows, the input rows and the output spans by SP DMA itself (pwconv_s8.rsp); arguments
- * exactly as dnn64_conv_s8. Takes c_in a multiple of 8 (at most DNN64_RSP_K_MAX),
- * 8-byte aligned weight rows, every channel's output stage on the RSP and |bias| < 2^28;
- * otherwise runs dnn64_rsp_conv_s8. */
+ * exactly as dnn64_conv_s8. Takes c_in up to 8, or a multiple of 8 (at most
+ * DNN64_RSP_K_MAX) with 8-byte aligned weight rows, every channel's output stage on the
+ * RSP and |bias| < 2^28; otherwise runs dnn64_rsp_conv_s8. */
 void dnn64_rsp_pwconv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero_point,
                          const int8_t *w_tile, const int32_t *bias_tile,
                          const int32_t *mult_tile, const int32_t *shift_tile,

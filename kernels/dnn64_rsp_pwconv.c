@@ -6,7 +6,9 @@
  * writes a header and starts the RSP once per image and list of up to LIST channels
  * (the P rows of the next list are written while the RSP runs this one). The RSP fetches
  * the weight rows, the input rows and the output spans by SP DMA itself: the CPU packs
- * and copies nothing. One position runs dnn64_rsp_gemv_dma_s8; other shapes
+ * and copies nothing, but for K <= 8: then each channel's P row is followed by its weights
+ * as 16-bit values (zero past K), so the RSP needs neither a weight fetch nor 8-byte
+ * weight rows. One position runs dnn64_rsp_gemv_dma_s8; other shapes
  * dnn64_rsp_conv_s8. Exactness: matmul_s8.rsp's
  * (docs/rsp.md). */
 #include "dnn64_internal.h"
@@ -24,14 +26,16 @@
 #define LIST 64        /* channels a start */
 #define FIRST_LIST 16  /* channels of the first start */
 #define PARAM_BYTES 16
+#define SMALL_K 8      /* K up to this: the weights come with the P rows, 16 bits a tap */
 #define ROWS 8         /* channels the RSP computes at a time */
+#define SMALL_ROWS 32  /* with K <= SMALL_K */
 #define KC 32          /* taps a chunk along k */
 #define SKIP_MAX 4095 /* a strided transfer's skip field: K - (the last chunk's taps >= 8) */
 #define HEADER_BYTES 64
 #define BIAS_LIMIT (1 << 28)
 #define LINE 16u      /* the D-cache line */
 
-static uint8_t DNN64_ALIGNED(params[2][LIST * PARAM_BYTES]);
+static uint8_t DNN64_ALIGNED(params[2][LIST * 2 * PARAM_BYTES]);
 static uint16_t DNN64_ALIGNED(header[HEADER_BYTES / 2]);
 
 int dnn64_rsp_pwconv_fits(const dnn64_conv_geom *g, const int8_t *w_tile)
@@ -39,11 +43,24 @@ int dnn64_rsp_pwconv_fits(const dnn64_conv_geom *g, const int8_t *w_tile)
     const int32_t k = g->c_in;
     return g->group == 1 && g->k_h == 1 && g->k_w == 1 && g->stride_h == 1 &&
            g->stride_w == 1 && g->pad_top == 0 && g->pad_left == 0 && g->h_out == g->h_in &&
-           g->w_out == g->w_in && k % 8 == 0 && k <= DNN64_RSP_K_MAX && k - 8 <= SKIP_MAX &&
-           ((uintptr_t)w_tile & 7u) == 0;
+           g->w_out == g->w_in &&
+           (k <= SMALL_K || (k % 8 == 0 && k <= DNN64_RSP_K_MAX && k - 8 <= SKIP_MAX &&
+                             ((uintptr_t)w_tile & 7u) == 0));
 }
 
-/* The P rows of channels [t0, t0 + count) of the tile. */
+/* Bytes a channel's record takes: its P row, and for K <= 8 its 8 weights as 16 bits. */
+static int32_t param_bytes(int32_t k)
+{
+    return k <= SMALL_K ? 2 * PARAM_BYTES : PARAM_BYTES;
+}
+
+/* Channels the RSP computes at a time (their input vectors loaded once a block). */
+static int32_t group_rows(int32_t k)
+{
+    return k <= SMALL_K ? SMALL_ROWS : ROWS;
+}
+
+/* The records of channels [t0, t0 + count) of the tile. */
 static void put_params(uint8_t *p, int32_t t0, int32_t count, int32_t k, int32_t x_zp,
                        const int8_t *w_tile, const int32_t *bias_tile, const int32_t *mult_tile,
                        const int32_t *shift_tile)
@@ -51,20 +68,26 @@ static void put_params(uint8_t *p, int32_t t0, int32_t count, int32_t k, int32_t
     int32_t t, i;
     for (t = t0; t < t0 + count; ++t) {
         const int8_t *w = w_tile + t * k;
+        uint8_t *record = p + (t - t0) * param_bytes(k);
         int32_t sum = 0;
         for (i = 0; i < k; ++i)
             sum += w[i];
-        dnn64__rsp_put_params(p + (t - t0) * PARAM_BYTES,
-                              (bias_tile ? bias_tile[t] : 0) - x_zp * sum, mult_tile[t],
+        dnn64__rsp_put_params(record, (bias_tile ? bias_tile[t] : 0) - x_zp * sum, mult_tile[t],
                               shift_tile[t], 1);
+        for (i = 0; k <= SMALL_K && i < SMALL_K; ++i) { /* big-endian 16-bit lanes */
+            const int32_t wi = i < k ? w[i] : 0;
+            record[PARAM_BYTES + 2 * i] = (uint8_t)(wi >> 8);
+            record[PARAM_BYTES + 2 * i + 1] = (uint8_t)wi;
+        }
     }
 }
 
 /* Channels of the list from t0: a short first list, so the RSP starts sooner (the CPU
-   writes the P rows of each later list while the RSP runs the one before). */
-static int32_t list_count(int32_t t0, int32_t oc_count)
+   writes the P rows of each later list while the RSP runs the one before); with
+   K <= SMALL_K a whole group (its records are quick to write). */
+static int32_t list_count(int32_t t0, int32_t oc_count, int32_t k)
 {
-    const int32_t most = t0 ? LIST : FIRST_LIST;
+    const int32_t most = t0 ? LIST : k <= SMALL_K ? SMALL_ROWS : FIRST_LIST;
     return oc_count - t0 < most ? oc_count - t0 : most;
 }
 
@@ -120,15 +143,18 @@ void dnn64_rsp_pwconv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_ze
     header[2] = (uint16_t)positions;
     header[3] = KC;
     dnn64__rsp_put_u32(header + 12, (uint32_t)(KC * positions));
-    dnn64__rsp_put_u32(header + 14, (uint32_t)(ROWS * positions));
+    dnn64__rsp_put_u32(header + 14, (uint32_t)(group_rows(k) * positions));
     dnn64__rsp_put_output_consts(header, q->out_zero_point, q->act_min, q->act_max);
     header[22] = 0u;
     header[23] = 0u;
+    header[26] = k <= SMALL_K;
+    header[27] = (uint16_t)(group_rows(k) * param_bytes(k));
+    header[28] = (uint16_t)group_rows(k);
     for (t0 = 0; t0 < oc_count; t0 += count) {
-        count = list_count(t0, oc_count);
+        count = list_count(t0, oc_count, k);
         put_params(params[buf], t0, count, k, x_zero_point, w_tile, bias_tile, mult_tile,
                    shift_tile);
-        dnn64_rsp_flush(params[buf], (uint32_t)(count * PARAM_BYTES));
+        dnn64_rsp_flush(params[buf], (uint32_t)(count * param_bytes(k)));
         /* the list's weights and outputs, while the RSP runs the list before (a line
            they share with its outputs was written back and dropped before it started) */
         dnn64_rsp_flush(w_tile + t0 * k, (uint32_t)(count * k));
@@ -144,9 +170,10 @@ void dnn64_rsp_pwconv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_ze
                     dnn64_rsp_dram_address(y + (n * g->c_out + oc_begin + t0) * positions));
             dnn64__rsp_put_u32(header + 8, dnn64_rsp_dram_address(w_tile + t0 * k));
             dnn64__rsp_put_u32(header + 10, dnn64_rsp_dram_address(params[buf]));
-            /* one strided transfer of a chunk's input rows: its skip (P - 32) has 12 bits */
-            header[24] = positions % 8 == 0 && positions - 32 <= SKIP_MAX &&
-                         !(header[5] & 7u) && !(header[7] & 7u);
+            /* input rows and output spans of whole granules; a chunk's input rows by one
+               strided transfer when its skip (P - 32) fits 12 bits */
+            header[25] = positions % 8 == 0 && !(header[5] & 7u) && !(header[7] & 7u);
+            header[24] = header[25] && positions - 32 <= SKIP_MAX;
             dnn64_rsp_write(0, header, HEADER_BYTES);
             dnn64_rsp_start_pwconv();
             started = 1;
@@ -163,7 +190,7 @@ void dnn64_rsp_pwconv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_ze
         return;
     lut_part(q->lut, done, done_count, 0);
     for (t0 = 0; t0 < oc_count; t0 += count) {
-        count = list_count(t0, oc_count);
+        count = list_count(t0, oc_count, k);
         for (n = 0; n < g->n; ++n)
             lut_part(q->lut, y + (n * g->c_out + oc_begin + t0) * positions,
                      count * positions, 1);

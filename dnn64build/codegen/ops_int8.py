@@ -125,21 +125,26 @@ def dwconv_on_rsp(ctx: Ctx, c_out: int, kernel: list[int]) -> bool:
 
 # dnn64_rsp_pwconv_fits (dnn64_rsp_pwconv.c): pwconv_s8.rsp moves the weight rows of a
 # chunk by one strided SP DMA, whose skip field (K less the chunk's taps, at least 8) has
-# 12 bits.
+# 12 bits; up to RSP_PW_SMALL_K taps the CPU passes the weights with the P rows instead.
 RSP_PW_SKIP_MAX = 4095
+RSP_PW_SMALL_K = 8
 
 
 def pwconv_on_rsp(ctx: Ctx, reduction: int) -> bool:
     """Whether an int8 Conv that runs on the RSP (conv_on_rsp) calls dnn64_rsp_pwconv_s8
     (the RSP fetching its own weight rows, input rows and output spans) rather than
-    dnn64_rsp_conv_s8: a 1x1 Conv, stride 1, no padding, one group, c_in a multiple of 8.
-    The kernel still runs dnn64_rsp_conv_s8 when the weight rows are not 8-byte aligned or
+    dnn64_rsp_conv_s8: a 1x1 Conv, stride 1, no padding, one group, c_in up to 8 or a
+    multiple of 8.
+    The kernel still runs dnn64_rsp_conv_s8 when (c_in > 8) the weight rows are not 8-byte
+    aligned or
     a channel's output stage cannot run on the RSP. Measured faster on every 1x1 layer
     shape of MobileNetV3-Small (docs/benchmarks.md)."""
     a = ctx.node.attrs
     _, _, h, w = ctx.shape(ctx.node.inputs[0])
     _, _, oh, ow = ctx.shape(ctx.node.outputs[0])
-    return (a["group"] == 1 and reduction % 8 == 0 and reduction - 8 <= RSP_PW_SKIP_MAX
+    taps_fit = reduction <= RSP_PW_SMALL_K or (
+        reduction % 8 == 0 and reduction - 8 <= RSP_PW_SKIP_MAX)
+    return (a["group"] == 1 and taps_fit
             and list(a["strides"]) == [1, 1] and list(a["pads"]) == [0, 0, 0, 0]
             and (oh, ow) == (h, w) and list(np.shape(ctx.const(ctx.node.inputs[1]))[-2:]) == [1, 1])
 

@@ -105,12 +105,15 @@ def test_depthwise_convs_and_channel_mul_on_the_rsp(depthwise, kernels: str) -> 
     assert 2 <= -se["shift"] <= 15 and se["multiplier"] > 2**30
     mul = [] if kernels == "cpu" else ["se"]
     dw = [] if kernels == "cpu" else ["dw3", "dw5s2"]
-    # pw, dil, dw7: with `rsp` through dnn64_rsp_conv_s8; `auto` keeps them on the CPU
-    general = {"cpu": [], "rsp": ["dil", "dw7", "pw"], "auto": []}[kernels]
+    # dil, dw7: with `rsp` through dnn64_rsp_conv_s8, pw (6 input channels) through
+    # dnn64_rsp_pwconv_s8; `auto` keeps them on the CPU (6 output channels)
+    general = {"cpu": [], "rsp": ["dil", "dw7"], "auto": []}[kernels]
+    pw = ["pw"] if kernels == "rsp" else []
+    assert model.c_source.count("dnn64_rsp_pwconv_s8(") == len(pw)
     assert model.c_source.count("dnn64_rsp_mul_channels_s8(") == len(mul)
     assert model.c_source.count("dnn64_rsp_dwconv_s8(") == len(dw)
     assert model.c_source.count("dnn64_rsp_conv_s8(") == len(general)
-    assert sorted(model.metadata["rsp_nodes"]) == sorted(mul + dw + general)
+    assert sorted(model.metadata["rsp_nodes"]) == sorted(mul + dw + general + pw)
 
 
 @pytest.mark.parametrize("which", ["quantized", "depthwise"])
@@ -143,15 +146,15 @@ def test_the_rule_offers_exactly_codegens_choices() -> None:
 
 @pytest.mark.parametrize("kernels", KERNEL_CHOICES)
 def test_pointwise_convs_on_the_rsp(kernels: str, tmp_path: Path) -> None:
-    # 1x1, stride 1, no padding, c_in a multiple of 8: dnn64_rsp_pwconv_s8 (the RSP
-    # fetching its own rows); c_in = 12 or stride 2: dnn64_rsp_conv_s8
-    inits = {"p1": rand(16, 8, 1, 1, seed=1), "p2": rand(12, 16, 1, 1, seed=2),
+    # 1x1, stride 1, no padding, c_in up to 8 or a multiple of 8: dnn64_rsp_pwconv_s8
+    # (the RSP fetching its own rows); c_in = 12 or stride 2: dnn64_rsp_conv_s8
+    inits = {"p1": rand(16, 5, 1, 1, seed=1), "p2": rand(12, 16, 1, 1, seed=2),
              "p3": rand(8, 12, 1, 1, seed=3), "p4": rand(8, 8, 1, 1, seed=4)}
-    nodes = [helper.make_node("Conv", ["x", "p1"], ["a"], name="pw8"),
+    nodes = [helper.make_node("Conv", ["x", "p1"], ["a"], name="pw5"),
              helper.make_node("Conv", ["a", "p2"], ["b"], name="pw16"),
              helper.make_node("Conv", ["b", "p3"], ["c"], name="pw12"),
              helper.make_node("Conv", ["c", "p4"], ["y"], name="pw8s2", strides=[2, 2])]
-    graph = _quantize(tmp_path / "pw.onnx", onnx_model(nodes, {"x": [1, 8, 6, 6]}, ["y"], inits))
+    graph = _quantize(tmp_path / "pw.onnx", onnx_model(nodes, {"x": [1, 5, 6, 6]}, ["y"], inits))
     model = generate_model(graph, plan_graph(graph, PlanParams(timings=False)), symbol="q",
                            kernels=kernels)
     on_rsp = kernels != "cpu"

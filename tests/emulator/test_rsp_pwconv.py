@@ -34,12 +34,24 @@ CASES = [
     (2, 16, 5, 5, 40, 1, 1, (0, 0, 0, 0), 1, 1, (1, 37)),   # a table over 16 + 21 channels,
                                                             # batch 2: applied while the RSP
                                                             # runs the next start
+    # K <= 8: the weights come with the P rows; one pass of 8 taps a block and row
+    (1, 8, 14, 14, 24, 1, 1, (0, 0, 0, 0), 1, 1, None),     # K = 8, 196 positions (STAGE)
+    (1, 3, 7, 7, 11, 1, 1, (0, 0, 0, 0), 1, 1, None),       # K = 3, 7x7, 8 + 3 rows
+    (2, 5, 8, 12, 21, 1, 1, (0, 0, 0, 0), 1, 1, (3, 16)),   # K = 5, aligned (strided B),
+                                                            # batch 2, a tile: weight rows
+                                                            # not 8-byte aligned
+    (1, 4, 66, 64, 3, 1, 1, (0, 0, 0, 0), 1, 1, None),      # 4224 positions: granules by
+                                                            # tap into B
+    (1, 1, 5, 5, 9, 1, 1, (0, 0, 0, 0), 1, 1, None),        # one tap, 25 positions
+    (1, 7, 9, 9, 70, 1, 1, (0, 0, 0, 0), 1, 1, None),       # a table; 32 + 38 channels
+    (1, 8, 12, 12, 56, 1, 1, (0, 0, 0, 0), 1, 1, None),     # K = 8, 144 aligned positions:
+                                                            # groups of 32 and 24 rows
 ]
 # Paths each case covers besides its note: whole aligned columns written by one strided SP
 # DMA of 8 rows and of fewer (3: 64 positions, 8 + ... + 4 rows; 11: 8 + 5 rows); the
 # unrolled first and middle halves of 8-row groups on aligned (11) and staged (1, 13)
 # inputs.
-TABLE_CASES = {6, 16}
+TABLE_CASES = {6, 16, 22}
 EDGE_CASE = 10
 NOT_TAKEN = {8, 9}
 

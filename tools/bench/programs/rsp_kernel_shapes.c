@@ -1,7 +1,7 @@
 /* rsp_kernel_shapes.c - CPU cycles of one int8 layer per kernel, for
  * tools/bench/bench_rsp_kernels.py: for each shape below (MobileNetV3-Small's depthwise,
  * 1x1 (with the squeeze-excite's 1x1 Convs on one position), squeeze-excite Mul and
- * stem layer shapes at 224x224), dnn64_conv_s8 / dnn64_mul_s8 on the CPU,
+ * stem layer shapes at 224x224, and MnasNet-0.5's 1x1 Conv of 8 input channels), dnn64_conv_s8 / dnn64_mul_s8 on the CPU,
  * dnn64_rsp_conv_s8 (the CPU packing and queueing matmul_s8 jobs; for the stem
  * stem_s8.rsp, whose RSP fetches its own data) and the kernel
  * whose RSP fetches its own data (dnn64_rsp_dwconv_s8, dnn64_rsp_pwconv_s8,
@@ -14,7 +14,7 @@
 #include "dnn64_platform.h"
 #include "dnn64_rsp.h"
 
-#define X_MAX (72 * 56 * 56) /* the largest input and output */
+#define X_MAX (24 * 112 * 112) /* the largest input and output */
 #define W_MAX (1024 * 1000)
 #define C_MAX 1024
 
@@ -123,6 +123,9 @@ int main(void)
     conv("dw5x5s2_96x28", 96, 96, 28, 5, 2, 96, dnn64_rsp_dwconv_s8, "rsp_dwconv");
     conv("dw5x5s1_240x14", 240, 240, 14, 5, 1, 240, dnn64_rsp_dwconv_s8, "rsp_dwconv");
     conv("dw5x5s1_576x7", 576, 576, 7, 5, 1, 576, dnn64_rsp_dwconv_s8, "rsp_dwconv");
+    conv("pw8to24_112", 8, 24, 112, 1, 1, 1, dnn64_rsp_pwconv_s8, "rsp_pwconv");
+    conv("pw8to16_56", 8, 16, 56, 1, 1, 1, dnn64_rsp_pwconv_s8, "rsp_pwconv");
+    conv("pw4to24_56", 4, 24, 56, 1, 1, 1, dnn64_rsp_pwconv_s8, "rsp_pwconv");
     conv("pw16to72_56", 16, 72, 56, 1, 1, 1, dnn64_rsp_pwconv_s8, "rsp_pwconv");
     conv("pw72to24_28", 72, 24, 28, 1, 1, 1, dnn64_rsp_pwconv_s8, "rsp_pwconv");
     conv("pw24to88_28", 24, 88, 28, 1, 1, 1, dnn64_rsp_pwconv_s8, "rsp_pwconv");
