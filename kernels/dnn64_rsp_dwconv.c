@@ -117,8 +117,9 @@ static void put_header(const dnn64_conv_geom *g, int32_t x_zp, int32_t act_min, 
     header[22] = (uint16_t)x_zp;
     header[23] = (uint16_t)((uint32_t)(x_zp & 0xFF) * 0x101u);
     header[24] = (uint16_t)slots;
-    header[25] = (uint16_t)(slots + (uint32_t)(k / 2 * SLOT_BYTES));
-    header[26] = (uint16_t)(s * SLOT_BYTES);
+    /* k = 1 (a Mul) reads its rows where the SP DMA put them, W_in apart */
+    header[25] = (uint16_t)(k == 1 ? 0u : slots + (uint32_t)(k / 2 * SLOT_BYTES));
+    header[26] = (uint16_t)(k == 1 ? g->w_in : s * SLOT_BYTES);
     header[27] = (uint16_t)(band * s * g->w_in);
     header[28] = (uint16_t)(band * g->w_out);
     header[29] = (uint16_t)g->pad_top;
