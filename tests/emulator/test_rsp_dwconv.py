@@ -46,7 +46,9 @@ CASES = [
     (1, 16, 11, 11, 16, 5, 2, (2, 2, 2, 2), 1, 16, None),     # the same, 5x5 stride 2
     (1, 8, 6, 6, 8, 3, 1, (1, 1, 1, 1), 1, 8, None),          # CPU: a bias of 2^20
     (1, 3, 7, 114, 3, 5, 2, (2, 2, 2, 2), 1, 3, None),        # stride 2: the split's even
-]                                                             # bytes past the even half
+                                                              # bytes past the even half
+    (1, 2, 41, 100, 2, 3, 1, (1, 1, 1, 1), 1, 2, None),       # 3x3 s1: bands of odd rows
+]
 TABLE_CASES = {10, 15, 16}
 EDGE_CASE = 17  # channels whose output stage the RSP cannot take: the CPU runs the call
 BOUND_CASES = {21: (-128, 127), 22: (127, -128)}  # case: (x zero point, out zero point)
