@@ -48,6 +48,7 @@ CASES = [
     (1, 3, 7, 114, 3, 5, 2, (2, 2, 2, 2), 1, 3, None),        # stride 2: the split's even
                                                               # bytes past the even half
     (1, 2, 41, 100, 2, 3, 1, (1, 1, 1, 1), 1, 2, None),       # 3x3 s1: bands of odd rows
+    (1, 2, 37, 90, 2, 5, 1, (2, 2, 2, 2), 1, 2, None),        # 5x5 s1: the same
 ]
 TABLE_CASES = {10, 15, 16}
 EDGE_CASE = 17  # channels whose output stage the RSP cannot take: the CPU runs the call
