@@ -10,9 +10,9 @@
  * dnn64_rsp_mul_channels_s8 runs an int8 Mul of planes by one value a channel (a
  * squeeze-excite scale) through the same microcode as a 1x1 "depthwise Conv".
  *
- * Exactness (docs/rsp.md): a lane sums at most 25 products |x w| <= 2^14 (<< 17) in
- * its 48-bit accumulator; V = 2 (c + sum) with |c| < 2^28 + 2^19 fits 32 bits. A Mul's
- * one product, |x w| <= 128 * 255, sits there as x w << 16, and |c| = |zp w| < 2^16. */
+ * Exactness (docs/rsp.md): a lane's accumulator holds A * 2^25, A = c + at most 25
+ * products |x w| <= 2^14: with |bias| < 2^20, |c| < 2^20 + 2^19 and |A| < 2^21, which
+ * dw_output_stage.inc takes. A Mul's one product is at most 128 * 255, |c| = |zp w| < 2^15. */
 #include "dnn64_internal.h"
 #include "dnn64_rsp.h"
 #include "dnn64_rsp_internal.h"
@@ -31,7 +31,7 @@
 #define FIXED_BYTES 0x100 /* header, descriptor, saved bytes (dwconv_s8.rsp) */
 #define SLOT_BYTES 128    /* one padded input row */
 #define HALF_SLOT 64      /* stride 2: its even columns, then its odd ones */
-#define BIAS_LIMIT (1 << 28)
+#define BIAS_LIMIT (1 << 20) /* |A| < 2^21 (dw_output_stage.inc) */
 #define LINE_BYTES 16u /* the VR4300's D-cache line */
 
 static uint8_t DNN64_ALIGNED(descs[2][DESCS * DESC_BYTES]);
@@ -87,8 +87,7 @@ static void put_planes(uint8_t *d, const dnn64_conv_geom *g, const int8_t *x, in
     addr[1] = dnn64_rsp_dram_address(y);
 }
 
-static void put_header(const dnn64_conv_geom *g, int32_t x_zp, int32_t out_zp, int32_t act_min,
-                       int32_t act_max)
+static void put_header(const dnn64_conv_geom *g, int32_t x_zp, int32_t act_min, int32_t act_max)
 {
     const int32_t s = g->stride_h, k = g->k_h;
     int32_t band = g->h_out;
@@ -108,12 +107,19 @@ static void put_header(const dnn64_conv_geom *g, int32_t x_zp, int32_t out_zp, i
     header[11] = (uint16_t)(s == 1 ? (g->w_in + 7) / 8 : (g->w_in + 15) / 16);
     header[14] = (uint16_t)outbuf;
     header[15] = (uint16_t)stage;
-    dnn64__rsp_put_output_consts(header, out_zp, act_min, act_max);
+    /* dw_output_stage.inc's constants: the clamp on 256 y + r, 256, 1, -32768, 128 */
+    header[16] = (uint16_t)(act_min * 256);
+    header[17] = (uint16_t)(act_max * 256 + 255);
+    header[18] = 256u;
+    header[19] = 1u;
+    header[20] = 0x8000u;
+    header[21] = 128u;
     header[22] = (uint16_t)x_zp;
     header[23] = (uint16_t)((uint32_t)(x_zp & 0xFF) * 0x101u);
     header[24] = (uint16_t)slots;
-    header[25] = (uint16_t)(slots + (uint32_t)(k / 2 * SLOT_BYTES));
-    header[26] = (uint16_t)(s * SLOT_BYTES);
+    /* k = 1 (a Mul) reads its rows where the SP DMA put them, W_in apart */
+    header[25] = (uint16_t)(k == 1 ? 0u : slots + (uint32_t)(k / 2 * SLOT_BYTES));
+    header[26] = (uint16_t)(k == 1 ? g->w_in : s * SLOT_BYTES);
     header[27] = (uint16_t)(band * s * g->w_in);
     header[28] = (uint16_t)(band * g->w_out);
     header[29] = (uint16_t)g->pad_top;
@@ -121,6 +127,26 @@ static void put_header(const dnn64_conv_geom *g, int32_t x_zp, int32_t out_zp, i
      * of the slot's even or odd half */
     header[30] = (uint16_t)((g->pad_left & 1) * HALF_SLOT + (g->pad_left >> 1));
     header[31] = (uint16_t)(((g->pad_left + 1) & 1) * HALF_SLOT + ((g->pad_left + 1) >> 1));
+}
+
+/* The descriptor's output stage row (dw_output_stage.inc, native big-endian words): t1, t2
+ * with 128 t1 - 32768 t2 = 2^9 c (the accumulator's start), the multiplier, ta, tb with
+ * -32768 ta + 128 tb = T = 2^7 + 2^(7+e) (1 + 2 zp), and 2^(16-e); |c| < 2^21 - 32 keeps t2
+ * in 16 bits, and 2 <= e <= 15, |zp| <= 128 keep ta there. */
+static void put_dw_params(uint8_t *d, int32_t c, int32_t mult, int32_t shift, int32_t out_zp)
+{
+    uint16_t *p = (uint16_t *)(void *)d;
+    const int32_t e = -shift;
+    const int32_t t1 = (int32_t)(((uint32_t)(4 * c + 128)) & 0xFFu) - 128;
+    const int32_t t128 = 1 + (1 << e) * (1 + 2 * out_zp); /* T / 128 */
+    const int32_t tb = (int32_t)(((uint32_t)(t128 + 128)) & 0xFFu) - 128;
+    p[0] = (uint16_t)t1;
+    p[1] = (uint16_t)((t1 - 4 * c) / 256); /* exact */
+    dnn64__rsp_put_u32(p + 2, (uint32_t)mult);
+    p[4] = (uint16_t)((tb - t128) / 256); /* exact */
+    p[5] = (uint16_t)tb;
+    p[6] = (uint16_t)(1u << (16 - e));
+    p[7] = 0;
 }
 
 /* Starts the RSP on `count` descriptors at d. */
@@ -176,7 +202,7 @@ static void run_lists(int32_t total, put_desc_fn put, const void *call, lookup_f
 typedef struct {
     const dnn64_conv_geom *g;
     const int8_t *x, *w_tile;
-    int32_t x_zp, oc_begin, oc_count;
+    int32_t x_zp, out_zp, oc_begin, oc_count;
     const int32_t *bias_tile, *mult_tile, *shift_tile;
     int8_t *y;
     const int8_t *lut;
@@ -218,8 +244,8 @@ static void put_conv_desc(uint8_t *d, int32_t i, const void *call)
             d[24 + ky * 8 + kx] = (uint8_t)v;
             sum += v;
         }
-    dnn64__rsp_put_params(d, (c->bias_tile ? c->bias_tile[t] : 0) - c->x_zp * sum,
-                          c->mult_tile[t], c->shift_tile[t], 1);
+    put_dw_params(d, (c->bias_tile ? c->bias_tile[t] : 0) - c->x_zp * sum, c->mult_tile[t],
+                  c->shift_tile[t], c->out_zp);
     put_planes(d, c->g, c->x + at.x, c->y + at.y);
 }
 
@@ -229,7 +255,7 @@ void dnn64_rsp_dwconv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_ze
                          int32_t oc_begin, int32_t oc_count, const dnn64_q8_out *q, int8_t *y)
 {
     const int32_t plane_in = g->h_in * g->w_in, plane_out = g->h_out * g->w_out;
-    const conv_call call = {g, x, w_tile, x_zero_point, oc_begin, oc_count,
+    const conv_call call = {g, x, w_tile, x_zero_point, q->out_zero_point, oc_begin, oc_count,
                             bias_tile, mult_tile, shift_tile, y, q->lut};
     int32_t t, n;
     int fits = dnn64_rsp_available && dnn64_rsp_start_dwconv && dnn64_rsp_available() &&
@@ -242,7 +268,7 @@ void dnn64_rsp_dwconv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_ze
                       oc_count, q, y);
         return;
     }
-    put_header(g, x_zero_point, q->out_zero_point, q->act_min, q->act_max);
+    put_header(g, x_zero_point, q->act_min, q->act_max);
     for (n = 0; n < g->n; ++n) {
         dnn64_rsp_flush(x + (n * g->c_in + oc_begin) * plane_in, (uint32_t)(oc_count * plane_in));
         dnn64_rsp_flush(y + (n * g->c_out + oc_begin) * plane_out,
@@ -254,18 +280,18 @@ void dnn64_rsp_dwconv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_ze
 typedef struct {
     const dnn64_conv_geom *g;
     const int8_t *planes, *scales;
-    int32_t planes_zp, scales_zp, mult, shift;
+    int32_t planes_zp, scales_zp, mult, shift, out_zp;
     int8_t *y;
 } mul_call;
 
-/* Channel i: y = out((x - planes_zp) * w), w = scale - scales_zp, i.e. V = 2 (c + x w)
- * with c = -planes_zp * w; the weight as w << 7 (dwconv_s8.rsp, k = 1). */
+/* Channel i: y = out((x - planes_zp) * w), w = scale - scales_zp, i.e. A = c + x w with
+ * c = -planes_zp * w; the weight as 2w (dwconv_s8.rsp, k = 1). */
 static void put_mul_desc(uint8_t *d, int32_t i, const void *call)
 {
     const mul_call *c = (const mul_call *)call;
     const int32_t plane = c->g->h_in * c->g->w_in, w = c->scales[i] - c->scales_zp;
-    *(int16_t *)(void *)(d + 24) = (int16_t)(w * 128); /* native: big-endian */
-    dnn64__rsp_put_params(d, -c->planes_zp * w, c->mult, c->shift, 1);
+    *(int16_t *)(void *)(d + 24) = (int16_t)(w * 2); /* native: big-endian */
+    put_dw_params(d, -c->planes_zp * w, c->mult, c->shift, c->out_zp);
     put_planes(d, c->g, c->planes + i * plane, c->y + i * plane);
 }
 
@@ -304,7 +330,7 @@ void dnn64_rsp_mul_channels_s8(const dnn64_bcast *bc, const int8_t *a, const int
     call.scales = b_per_channel ? b : a;
     call.planes_zp = b_per_channel ? p->a_zero_point : p->b_zero_point;
     call.scales_zp = b_per_channel ? p->b_zero_point : p->a_zero_point;
-    call.mult = p->mult, call.shift = p->shift, call.y = y;
-    put_header(&g, call.planes_zp, p->out_zero_point, p->act_min, p->act_max);
+    call.mult = p->mult, call.shift = p->shift, call.out_zp = p->out_zero_point, call.y = y;
+    put_header(&g, call.planes_zp, p->act_min, p->act_max);
     run_lists(channels, put_mul_desc, &call, 0, call.planes, y, 1, channels * h * w, 0);
 }

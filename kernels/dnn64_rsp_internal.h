@@ -21,7 +21,7 @@ static inline void dnn64__rsp_put_u32(uint16_t *at, uint32_t v)
     at[1] = (uint16_t)v;
 }
 
-/* Header words 16..21 of dwconv_s8, pwconv_s8 and stem_s8 (the constants their
+/* Header words 16..21 of pwconv_s8 and stem_s8 (the constants their
  * output_stage.inc loads): out zero point, act_min, act_max, 256, 1, -1. */
 static inline void dnn64__rsp_put_output_consts(uint16_t *header, int32_t out_zero_point,
                                                int32_t act_min, int32_t act_max)

@@ -42,9 +42,18 @@ CASES = [
     (1, 4, 6, 6, 4, 3, 1, (1, 1, 1, 1), 2, 4, None),          # CPU: dilation
     (1, 4, 6, 6, 4, 7, 1, (3, 3, 3, 3), 1, 4, None),          # CPU: 7x7
     (1, 2, 4, 130, 2, 3, 1, (1, 1, 1, 1), 1, 2, None),        # CPU: rows of 132 bytes
+    (1, 16, 10, 10, 16, 3, 1, (1, 1, 1, 1), 1, 16, None),     # the output stage's bounds
+    (1, 16, 11, 11, 16, 5, 2, (2, 2, 2, 2), 1, 16, None),     # the same, 5x5 stride 2
+    (1, 8, 6, 6, 8, 3, 1, (1, 1, 1, 1), 1, 8, None),          # CPU: a bias of 2^20
+    (1, 3, 7, 114, 3, 5, 2, (2, 2, 2, 2), 1, 3, None),        # stride 2: the split's even
+                                                              # bytes past the even half
+    (1, 2, 41, 100, 2, 3, 1, (1, 1, 1, 1), 1, 2, None),       # 3x3 s1: bands of odd rows
+    (1, 2, 37, 90, 2, 5, 1, (2, 2, 2, 2), 1, 2, None),        # 5x5 s1: the same
 ]
 TABLE_CASES = {10, 15, 16}
 EDGE_CASE = 17  # channels whose output stage the RSP cannot take: the CPU runs the call
+BOUND_CASES = {21: (-128, 127), 22: (127, -128)}  # case: (x zero point, out zero point)
+BIAS_CASE = 23  # a bias the RSP's output stage cannot take: the CPU runs the call
 CPU_CASES = {EDGE_CASE, 18, 19, 20}
 
 
@@ -59,16 +68,38 @@ def rsp_data(case, rng, with_table: bool, edge_multipliers: bool):
     return x, wt, bias, mult, shift, x_zp, out_zp, act, lut
 
 
+def at_bounds(data, rng, x_zp: int, out_zp: int):
+    """dw_output_stage.inc at its bounds: channels 0-3 with |bias| = 2^20 - 1 and weights
+    all 127 or all -128 on inputs of -128 and 127 only (|A| up to 1.87 * 2^20, just under
+    2^21); -shift 15 (M near 2^30 and 2^31) on the even channels, 2 on channels 1, 3, 5; the
+    zero points at the int8 ends (the constant T, tb and ta at their extremes)."""
+    x, wt, bias, mult, shift, _, _, act, lut = data
+    x = np.where(rng.random(x.shape) < 0.5, -128, 127).astype(np.int8)
+    wt[0:4] = np.array([127, -128, 127, -128], np.int8)[:, None, None, None]
+    bias[0:4] = [2**20 - 1, -(2**20 - 1), -(2**20 - 1), 2**20 - 1]
+    reals = {0: 2.0**-16 * 1.0001, 2: 2.0**-15 * 0.9999, 1: 0.126, 3: 0.2499, 5: 0.2, 4: 1.7e-5}
+    for channel, real in reals.items():
+        mult[channel], shift[channel] = quantize_multiplier(real)
+        assert mult[channel] > 2**30 and -shift[channel] in (2, 15)  # the RSP's range
+    return x, wt, bias, mult, shift, x_zp, out_zp, act, lut
+
+
 def run_own_dma_cases(bare, boot_stub, tmp_path, cases: list[tuple], *, seed: int,
                       kernel: str, fits: str, table_cases: set[int], edge_cases: set[int],
-                      not_fitting: set[int]) -> None:
+                      not_fitting: set[int], bound_cases: dict[int, tuple[int, int]] | None = None,
+                      bias_case: int | None = None) -> None:
     """Run `cases` through rsp_own_dma_probe.c calling `kernel` (fits: its geometry test
     as a C expression of g and w) in mupen64plus: every output bit-exact against the
     numpy reference and dnn64_conv_s8, and the geometry test true except on not_fitting.
-    edge_cases keep test_rsp_kernels's channels the RSP's output stage cannot take."""
+    edge_cases keep test_rsp_kernels's channels the RSP's output stage cannot take;
+    bound_cases (case: zero points) are at_bounds; bias_case has one bias of 2^20."""
     rng = np.random.default_rng(seed)
     datas = [rsp_data(case, rng, i in table_cases, i in edge_cases)
              for i, case in enumerate(cases)]
+    for i, zps in (bound_cases or {}).items():
+        datas[i] = at_bounds(datas[i], rng, *zps)
+    if bias_case is not None:
+        datas[bias_case][2][1] = 2**20
     blob = struct.pack(">i", len(cases)) + b"".join(map(pack_case, cases, datas))
     lines = run_cases_rom(bare, boot_stub, OWN_DMA_PROBE, blob, tmp_path / "probe.z64",
                           defines={"RSP_KERNEL": kernel, "RSP_FITS(g, w)": fits})
@@ -83,7 +114,8 @@ def test_rsp_dwconv_bit_exact_in_mupen64plus(bare, boot_stub, mupen64plus, tmp_p
     run_own_dma_cases(bare, boot_stub, tmp_path, CASES, seed=12,
                       kernel="dnn64_rsp_dwconv_s8", fits="dnn64_rsp_dwconv_fits(g)",
                       table_cases=TABLE_CASES, edge_cases=CPU_CASES,
-                      not_fitting=CPU_CASES - {EDGE_CASE})
+                      not_fitting=CPU_CASES - {EDGE_CASE}, bound_cases=BOUND_CASES,
+                      bias_case=BIAS_CASE)
 
 
 MUL_PROBE = PROBE.parent / "rsp_mul_probe.c"
@@ -97,6 +129,7 @@ MUL_CASES = [
     (4, 14, 14, 1, 0, 0.004),    # planes as 2 rows of 98
     (3, 13, 11, 0, 0, 0.004),    # planes as 11 rows of 13
     (2, 5, 127, 1, 0, 0.004),    # no split with fewer rows: 5 rows of 127
+    (3, 6, 6, 1, 0, 0.2),        # -shift 2
 ]
 MUL_CPU = {4}
 

@@ -1,7 +1,8 @@
 /* rsp_kernel_shapes.c - CPU cycles of one int8 layer per kernel, for
  * tools/bench/bench_rsp_kernels.py: for each shape below (MobileNetV3-Small's depthwise,
  * 1x1 (with the squeeze-excite's 1x1 Convs on one position), squeeze-excite Mul and
- * stem layer shapes at 224x224, and MnasNet-0.5's 1x1 Conv of 8 input channels), dnn64_conv_s8 / dnn64_mul_s8 on the CPU,
+ * stem layer shapes at 224x224, and MnasNet-0.5's 1x1 Conv of 8 input channels and its
+ * stride-1 depthwise ones), dnn64_conv_s8 / dnn64_mul_s8 on the CPU,
  * dnn64_rsp_conv_s8 (the CPU packing and queueing matmul_s8 jobs; for the stem
  * stem_s8.rsp, whose RSP fetches its own data) and the kernel
  * whose RSP fetches its own data (dnn64_rsp_dwconv_s8, dnn64_rsp_pwconv_s8,
@@ -120,6 +121,10 @@ int main(void)
     conv("dw3x3s2_16x112", 16, 16, 112, 3, 2, 16, dnn64_rsp_dwconv_s8, "rsp_dwconv");
     conv("dw3x3s2_72x56", 72, 72, 56, 3, 2, 72, dnn64_rsp_dwconv_s8, "rsp_dwconv");
     conv("dw3x3s1_88x28", 88, 88, 28, 3, 1, 88, dnn64_rsp_dwconv_s8, "rsp_dwconv");
+    /* MnasNet-0.5's stride-1 depthwise planes */
+    conv("dw3x3s1_16x112", 16, 16, 112, 3, 1, 16, dnn64_rsp_dwconv_s8, "rsp_dwconv");
+    conv("dw3x3s1_48x56", 48, 48, 56, 3, 1, 48, dnn64_rsp_dwconv_s8, "rsp_dwconv");
+    conv("dw5x5s1_72x28", 72, 72, 28, 5, 1, 72, dnn64_rsp_dwconv_s8, "rsp_dwconv");
     conv("dw5x5s2_96x28", 96, 96, 28, 5, 2, 96, dnn64_rsp_dwconv_s8, "rsp_dwconv");
     conv("dw5x5s1_240x14", 240, 240, 14, 5, 1, 240, dnn64_rsp_dwconv_s8, "rsp_dwconv");
     conv("dw5x5s1_576x7", 576, 576, 7, 5, 1, 576, dnn64_rsp_dwconv_s8, "rsp_dwconv");
