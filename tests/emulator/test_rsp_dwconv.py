@@ -7,6 +7,7 @@ take run dnn64_conv_s8, with the same results.
 from __future__ import annotations
 
 import struct
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -61,16 +62,17 @@ def rsp_data(case, rng, with_table: bool, edge_multipliers: bool):
 
 def run_own_dma_cases(bare, boot_stub, tmp_path, cases: list[tuple], *, seed: int,
                       kernel: str, fits: str, table_cases: set[int], edge_cases: set[int],
-                      not_fitting: set[int]) -> None:
-    """Run `cases` through rsp_own_dma_probe.c calling `kernel` (fits: its geometry test
-    as a C expression of g and w) in mupen64plus: every output bit-exact against the
-    numpy reference and dnn64_conv_s8, and the geometry test true except on not_fitting.
-    edge_cases keep test_rsp_kernels's channels the RSP's output stage cannot take."""
+                      not_fitting: set[int], probe: Path = OWN_DMA_PROBE) -> None:
+    """Run `cases` through `probe` (rsp_conv_probe.c's cases through its own kernel
+    wrapper) calling `kernel` (fits: its geometry test as a C expression of g and w) in
+    mupen64plus: every output bit-exact against the numpy reference and dnn64_conv_s8,
+    and the geometry test true except on not_fitting. edge_cases keep
+    test_rsp_kernels's channels the RSP's output stage cannot take."""
     rng = np.random.default_rng(seed)
     datas = [rsp_data(case, rng, i in table_cases, i in edge_cases)
              for i, case in enumerate(cases)]
     blob = struct.pack(">i", len(cases)) + b"".join(map(pack_case, cases, datas))
-    lines = run_cases_rom(bare, boot_stub, OWN_DMA_PROBE, blob, tmp_path / "probe.z64",
+    lines = run_cases_rom(bare, boot_stub, probe, blob, tmp_path / "probe.z64",
                           defines={"RSP_KERNEL": kernel, "RSP_FITS(g, w)": fits})
     assert_conv_cases(lines, cases, datas)
     for i in range(len(cases)):

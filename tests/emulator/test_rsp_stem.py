@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.emulator.test_rsp_dwconv import run_own_dma_cases
+from tests.emulator.test_rsp_dwconv import OWN_DMA_PROBE, run_own_dma_cases
 
 # (n, c_in, h, w, c_out, k, stride, pads (top, left, bottom, right), dil, group, tile),
 # through stem_s8 unless said
@@ -42,3 +42,17 @@ def test_rsp_stem_bit_exact_in_mupen64plus(bare, boot_stub, mupen64plus, tmp_pat
     run_own_dma_cases(bare, boot_stub, tmp_path, CASES, seed=13,
                       kernel="dnn64_rsp_conv_s8", fits="dnn64_rsp_stem_fits(g)",
                       table_cases=TABLE_CASES, edge_cases={EDGE_CASE}, not_fitting=NOT_STEM)
+
+
+@pytest.mark.emulator
+def test_rsp_stem_quantizing_its_float_input_bit_exact_in_mupen64plus(bare, boot_stub,
+                                                                      mupen64plus, tmp_path):
+    """dnn64_rsp_conv_quantized_s8 (a QuantizeLinear and the stem in one call, the CPU
+    quantizing the next band's input rows while the RSP computes one) on the same cases
+    from a float input: the same outputs. Even-numbered cases write y over the float
+    input, which the kernel must notice and quantize it all first (case 0 would otherwise
+    write rows of channel 10 over input rows not yet quantized)."""
+    run_own_dma_cases(bare, boot_stub, tmp_path, CASES, seed=13,
+                      kernel="dnn64_rsp_conv_quantized_s8", fits="dnn64_rsp_stem_fits(g)",
+                      table_cases=TABLE_CASES, edge_cases={EDGE_CASE}, not_fitting=NOT_STEM,
+                      probe=OWN_DMA_PROBE.parent / "rsp_quantized_stem_probe.c")
