@@ -16,6 +16,9 @@ any other. A graph output listed in ``streamed_outputs`` has no buffer of its ow
 either: its producer writes its rows into a row buffer, and an output stage of exactly
 one dag group (``emits``: a stage writing no tensor) hands out each row of it once, in
 order, while the buffer still holds it (the replay checks that too).
+
+A pair of ``quantize_stem`` (a QuantizeLinear run inside the stem Conv's call) needs its
+float input alive through the Conv's step and sharing no byte with the Conv's output.
 """
 
 from __future__ import annotations
