@@ -70,6 +70,18 @@ int dnn64_rsp_pwconv_fits(const dnn64_conv_geom *g, const int8_t *w_tile);
  * output and every channel's output stage on the RSP with |bias| < 2^28). */
 int dnn64_rsp_stem_fits(const dnn64_conv_geom *g);
 
+/* A QuantizeLinear of the float input x_f into x (as dnn64_quantize_f32_s8 with scale and
+ * zero_point) and the Conv of x into y (as dnn64_rsp_conv_s8) in one call: through
+ * stem_s8.rsp, the CPU quantizes the input rows of the next band of output rows while
+ * the RSP computes one. Same results as the two calls, which it makes when the stem does
+ * not take the Conv or x_f or x shares a D-cache line with y. */
+void dnn64_rsp_conv_quantized_s8(const dnn64_conv_geom *g, const float *x_f, float scale,
+                                 int32_t zero_point, int8_t *x, int32_t x_zero_point,
+                                 const int8_t *w_tile, const int32_t *bias_tile,
+                                 const int32_t *mult_tile, const int32_t *shift_tile,
+                                 int32_t oc_begin, int32_t oc_count, const dnn64_q8_out *q,
+                                 int8_t *y);
+
 /* int8 Gemm of one row (m = 1, trans_b = 1) on the RSP, which streams the weight rows
  * by SP DMA itself (gemv_dma_s8.rsp); arguments as dnn64_gemm_s8 with m = 1. Takes k a
  * multiple of 8 up to 1280 and 8-byte aligned weight rows; otherwise dnn64_gemm_s8. */

@@ -907,7 +907,7 @@ void dnn64_rsp_conv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero
                       oc_count, q, y);
         return;
     }
-    if (dnn64__rsp_stem_s8(g, x, x_zero_point, w_tile, bias_tile, mult_tile, shift_tile,
+    if (dnn64__rsp_stem_s8(g, NULL, x, x_zero_point, w_tile, bias_tile, mult_tile, shift_tile,
                            oc_begin, oc_count, q, y))
         return;
     if (takes_resident(g, x, w_tile, k, oc_count)) {

@@ -34,13 +34,25 @@ static inline void dnn64__rsp_put_output_consts(uint16_t *header, int32_t out_ze
     header[21] = 0xFFFFu;
 }
 
+/* The float input the stem quantizes into its int8 input as it goes
+ * (dnn64_rsp_conv_quantized_s8): planes [n, 3, h_in, w_in] of `from` into `to` (the
+ * stem's x) as dnn64_quantize_f32_s8 does; rows [0, have) of the current image are done. */
+typedef struct {
+    const float *from;
+    int8_t *to;
+    float scale;
+    int32_t zero_point;
+    int32_t have;
+} dnn64__stem_input;
+
 /* dnn64_rsp_conv_s8's contract for a Conv of 3 input channels, 3x3, stride 2 (an RGB
  * stem) through stem_s8.rsp (dnn64_rsp_stem.c): 1 when it ran the call on the RSP, 0
  * (nothing done) when the shape (dnn64_rsp_stem_fits), the output's alignment or a
- * channel's output stage or bias keeps it off. */
-int dnn64__rsp_stem_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero_point,
-                       const int8_t *w_tile, const int32_t *bias_tile, const int32_t *mult_tile,
-                       const int32_t *shift_tile, int32_t oc_begin, int32_t oc_count,
-                       const dnn64_q8_out *q, int8_t *y);
+ * channel's output stage or bias keeps it off. With src (src->to == x), the rows of x
+ * are quantized as the RSP's bands need them. */
+int dnn64__rsp_stem_s8(const dnn64_conv_geom *g, dnn64__stem_input *src, const int8_t *x,
+                       int32_t x_zero_point, const int8_t *w_tile, const int32_t *bias_tile,
+                       const int32_t *mult_tile, const int32_t *shift_tile, int32_t oc_begin,
+                       int32_t oc_count, const dnn64_q8_out *q, int8_t *y);
 
 #endif /* DNN64_RSP_INTERNAL_H */

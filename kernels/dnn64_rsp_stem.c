@@ -8,6 +8,10 @@
  * splits each row into its even and odd padded columns once for every output channel,
  * and writes each output row. While the RSP runs one list the CPU writes the next.
  *
+ * dnn64_rsp_conv_quantized_s8 also quantizes the float input itself: it starts the RSP
+ * on bands of output rows, each once the input rows it reads are quantized and written
+ * back, and quantizes the next band's rows while the RSP computes one.
+ *
  * Exactness (docs/rsp.md): a lane sums 27 products |x w| <= 2^14 (<< 17) in its 48-bit
  * accumulator; V = 2 (c + sum) with |c| < 2^28 + 2^19 fits 32 bits. */
 #include "dnn64_internal.h"
@@ -31,6 +35,7 @@
 #define BIAS_LIMIT (1 << 28)
 #define LINE_BYTES 16u    /* the VR4300's D-cache line */
 #define LUT_BAND_ROWS 8   /* output rows a start when the CPU applies a table behind it */
+#define QUANT_BAND_ROWS 8 /* output rows a start when the CPU quantizes the input ahead */
 
 static uint8_t DNN64_ALIGNED(descs[2][DESCS * DESC_BYTES]);
 static uint16_t DNN64_ALIGNED(header[HEADER_BYTES / 2]);
@@ -104,17 +109,43 @@ static void start_rows(const dnn64_conv_geom *g, const uint8_t *d, int32_t count
     dnn64_rsp_start_stem();
 }
 
-/* Output rows a start: all, or with a table LUT_BAND_ROWS, so that the CPU looks up one
- * band's outputs while the RSP computes the next; only when every band and plane starts
- * on a D-cache line (else a line the CPU dirtied could hold bytes of the next band from
- * before the RSP wrote them, and write them back over its outputs). */
-static int32_t rows_a_start(const dnn64_conv_geom *g, const dnn64_q8_out *q, const int8_t *y0)
+/* Output rows a start. With a table LUT_BAND_ROWS, so that the CPU looks up one band's
+ * outputs while the RSP computes the next; only when every band and plane starts on a
+ * D-cache line (else a line the CPU dirtied could hold bytes of the next band from before
+ * the RSP wrote them, and write them back over its outputs); otherwise all rows. Without
+ * a table QUANT_BAND_ROWS while the CPU quantizes the input ahead (it writes no output
+ * line), else all. */
+static int32_t rows_a_start(const dnn64_conv_geom *g, const dnn64_q8_out *q, const int8_t *y0,
+                            int quantizing)
 {
-    return q->lut && ((uintptr_t)y0 & (LINE_BYTES - 1)) == 0 &&
-                   (g->h_out * g->w_out) % LINE_BYTES == 0 &&
+    if (!q->lut)
+        return quantizing ? QUANT_BAND_ROWS : g->h_out;
+    return ((uintptr_t)y0 & (LINE_BYTES - 1)) == 0 && (g->h_out * g->w_out) % LINE_BYTES == 0 &&
                    (LUT_BAND_ROWS * g->w_out) % LINE_BYTES == 0
                ? LUT_BAND_ROWS
                : g->h_out;
+}
+
+/* Quantizes input rows [src->have, need) of every channel plane of the image whose
+ * channel 0 is at element `at0` (need clamped to the rows) and writes them back for the
+ * RSP. The bytes of rows before `have` that share a D-cache line are final: written back
+ * again unchanged. */
+static void quantize_rows(const dnn64_conv_geom *g, dnn64__stem_input *src, int32_t at0,
+                          int32_t need)
+{
+    const int32_t plane = g->h_in * g->w_in;
+    int32_t c;
+    if (need > g->h_in)
+        need = g->h_in;
+    if (need <= src->have)
+        return;
+    for (c = 0; c < 3; ++c) {
+        const int32_t at = at0 + c * plane + src->have * g->w_in;
+        const int32_t count = (need - src->have) * g->w_in;
+        dnn64_quantize_f32_s8(src->from + at, count, src->scale, src->zero_point, src->to + at);
+        dnn64_rsp_flush(src->to + at, (uint32_t)count);
+    }
+    src->have = need;
 }
 
 /* The outputs a start wrote, for the table. */
@@ -132,10 +163,10 @@ static void lookup_band(const dnn64_conv_geom *g, const band *b, int32_t oc_begi
     }
 }
 
-int dnn64__rsp_stem_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero_point,
-                       const int8_t *w_tile, const int32_t *bias_tile, const int32_t *mult_tile,
-                       const int32_t *shift_tile, int32_t oc_begin, int32_t oc_count,
-                       const dnn64_q8_out *q, int8_t *y)
+int dnn64__rsp_stem_s8(const dnn64_conv_geom *g, dnn64__stem_input *src, const int8_t *x,
+                       int32_t x_zero_point, const int8_t *w_tile, const int32_t *bias_tile,
+                       const int32_t *mult_tile, const int32_t *shift_tile, int32_t oc_begin,
+                       int32_t oc_count, const dnn64_q8_out *q, int8_t *y)
 {
     const int32_t plane_in = g->h_in * g->w_in, plane_out = g->h_out * g->w_out;
     int8_t *const y0 = y + dnn64__conv_chan_at(g, 0, oc_begin, 0).y;
@@ -149,11 +180,14 @@ int dnn64__rsp_stem_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero
     if (!fits)
         return 0;
     put_header(g, x_zero_point, q);
-    step = rows_a_start(g, q, y0);
+    step = rows_a_start(g, q, y0, src != NULL);
     for (n = 0; n < g->n; ++n) {
         const dnn64__conv_chan first = dnn64__conv_chan_at(g, n, oc_begin, 0);
         int32_t t0, r0;
-        dnn64_rsp_flush(x + first.x, (uint32_t)(3 * plane_in));
+        if (src)
+            src->have = 0;
+        else
+            dnn64_rsp_flush(x + first.x, (uint32_t)(3 * plane_in));
         dnn64_rsp_flush(y + first.y, (uint32_t)(oc_count * plane_out));
         for (t0 = 0; t0 < oc_count; t0 += DESCS) {
             const int32_t count = oc_count - t0 < DESCS ? oc_count - t0 : DESCS;
@@ -166,6 +200,8 @@ int dnn64__rsp_stem_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero
             dnn64_rsp_flush(descs[buf], (uint32_t)(count * DESC_BYTES));
             for (r0 = 0; r0 < g->h_out; r0 += step) {
                 const band next = {n, t0, count, r0, g->h_out - r0 < step ? g->h_out - r0 : step};
+                if (src) /* the rows it reads, while the RSP computes the band before */
+                    quantize_rows(g, src, first.x, 2 * (r0 + next.rows) - g->pad_top + 1);
                 if (started)
                     dnn64_rsp_wait();
                 start_rows(g, descs[buf], count, x + first.x, r0, next.rows);
@@ -181,4 +217,39 @@ int dnn64__rsp_stem_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero
     if (q->lut)
         lookup_band(g, &done, oc_begin, q, y);
     return 1;
+}
+
+/* Byte ranges [a, a + an) and [b, b + bn) share a D-cache line. */
+static int share_lines(const void *a, uint32_t an, const void *b, uint32_t bn)
+{
+    const uintptr_t a0 = (uintptr_t)a & ~(uintptr_t)(LINE_BYTES - 1);
+    const uintptr_t b0 = (uintptr_t)b & ~(uintptr_t)(LINE_BYTES - 1);
+    return a0 < (uintptr_t)b + bn && b0 < (uintptr_t)a + an;
+}
+
+void dnn64_rsp_conv_quantized_s8(const dnn64_conv_geom *g, const float *x_f, float scale,
+                                 int32_t zero_point, int8_t *x, int32_t x_zero_point,
+                                 const int8_t *w_tile, const int32_t *bias_tile,
+                                 const int32_t *mult_tile, const int32_t *shift_tile,
+                                 int32_t oc_begin, int32_t oc_count, const dnn64_q8_out *q,
+                                 int8_t *y)
+{
+    const int32_t count = g->n * g->c_in * g->h_in * g->w_in;
+    const uint32_t y_bytes = (uint32_t)(g->n * g->c_out * g->h_out * g->w_out);
+    dnn64__stem_input src;
+    src.from = x_f;
+    src.to = x;
+    src.scale = scale;
+    src.zero_point = zero_point;
+    src.have = 0;
+    /* The RSP writes y while the CPU reads x_f and writes back lines of x: neither may
+     * share a line with y (the plan keeps them apart; checked, not trusted). */
+    if (!share_lines(x_f, (uint32_t)count * 4u, y, y_bytes) &&
+        !share_lines(x, (uint32_t)count, y, y_bytes) &&
+        dnn64__rsp_stem_s8(g, &src, x, x_zero_point, w_tile, bias_tile, mult_tile, shift_tile,
+                           oc_begin, oc_count, q, y))
+        return;
+    dnn64_quantize_f32_s8(x_f, count, scale, zero_point, x);
+    dnn64_rsp_conv_s8(g, x, x_zero_point, w_tile, bias_tile, mult_tile, shift_tile, oc_begin,
+                      oc_count, q, y);
 }

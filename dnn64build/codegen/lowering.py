@@ -110,6 +110,9 @@ class Ctx:
     node: Node
     index: int
     kernels: str = "cpu"  # KERNEL_CHOICES: where int8 layers with an RSP kernel run
+    # The node run in one call with this one (plan.json quantize_stem: a QuantizeLinear and
+    # the stem Conv reading its output; each names the other), or None.
+    pair: Node | None = None
 
     def shape(self, name: str) -> list[int]:
         return list(self.graph.tensors[name].shape)

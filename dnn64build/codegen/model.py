@@ -203,10 +203,14 @@ def _lower(graph: Graph, plan: dict[str, Any], where: str, kernels: str = "cpu"
     nodes = {node.name: node for node in graph.nodes}
     if sorted(arena.schedule) != sorted(nodes):
         raise ValueError(f"{where}: the plan's schedule does not list the graph's nodes")
+    partner = {}  # plan.json quantize_stem: each node of a pair names the other
+    for pair in plan.get("quantize_stem", {}).get("pairs", []):
+        partner[pair["quantize"]], partner[pair["conv"]] = pair["conv"], pair["quantize"]
     lowered: list[tuple[Node, Lowered]] = []
     for index, name in enumerate(arena.schedule):
         node = _absorb_params(graph, nodes[name])
-        ctx = Ctx(graph, arena, node, index, kernels)
+        ctx = Ctx(graph, arena, node, index, kernels,
+                  nodes[partner[name]] if name in partner else None)
         table = INT8_EMITTERS if "int8" in node.attrs else FP32_EMITTERS
         if node.op == GROUP_OP:
             table = {GROUP_OP: dag_group if node.attrs["fusion"]["mode"] == "dag"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from dnn64build.codegen import common  # its call builders, as common.pool_call etc.
-from dnn64build.codegen.cfmt import c_call, c_float, c_int, c_struct
+from dnn64build.codegen.cfmt import c_call, c_comment, c_float, c_int, c_struct
 from dnn64build.codegen.common import (
     Emitter,
     binary_operands,
@@ -29,7 +29,7 @@ from dnn64build.codegen.ops_movement import (
     resize_geometry,
     transpose,
 )
-from dnn64build.ir.graph import Node
+from dnn64build.ir.graph import Graph, Node
 from dnn64build.ir.ops import ACTIVATION_OPS, VIEW_OPS
 from dnn64build.planner.program_size import DECL_LINE_BYTES
 from dnn64build.quant import intmath
@@ -172,7 +172,75 @@ def gemm_on_rsp(ctx: Ctx, k: int) -> bool:
     return ctx.kernels == "rsp" and k <= RSP_K_MAX
 
 
+def conv_kernel(ctx: Ctx) -> str:
+    """The C function an int8 Conv (or ConvTranspose) calls: dnn64_conv_s8 on the CPU, or
+    an RSP kernel (dwconv_on_rsp, conv_on_rsp, pwconv_on_rsp)."""
+    node = ctx.node
+    if node.op == "ConvTranspose":
+        return "dnn64_conv_transpose_s8"
+    shape = np.shape(ctx.const(node.inputs[1]))
+    c_out, reduction = shape[0], int(np.prod(shape[1:]))
+    if dwconv_on_rsp(ctx, c_out, list(shape[-2:])):
+        return "dnn64_rsp_dwconv_s8"
+    if conv_on_rsp(ctx, reduction, c_out // node.attrs["group"]):
+        return "dnn64_rsp_pwconv_s8" if pwconv_on_rsp(ctx, reduction) else "dnn64_rsp_conv_s8"
+    return "dnn64_conv_s8"
+
+
+# dnn64_rsp_stem_fits (dnn64_rsp_stem.c): input rows of at most 232 bytes, pads of at most 2.
+RSP_STEM_ROW_BYTES = 232
+RSP_STEM_PAD_MAX = 2
+
+
+def stem_on_rsp(ctx: Ctx) -> bool:
+    """Whether dnn64_rsp_conv_s8 runs this Conv through stem_s8.rsp: its shape as
+    dnn64_rsp_stem_fits tests it (3 input channels, one group, 3x3, stride 2, no
+    dilation, pads of at most 2, W_out a multiple of 8, rows of at most 232 bytes). The
+    kernel still checks its output stages and biases at run time."""
+    node = ctx.node
+    a = node.attrs
+    if node.op != "Conv" or conv_kernel(ctx) != "dnn64_rsp_conv_s8":
+        return False
+    _, c_in, h, w = ctx.shape(node.inputs[0])
+    _, _, oh, ow = ctx.shape(node.outputs[0])
+    top, left = a["pads"][0], a["pads"][1]
+    ends = ((oh - 1) * 2 + 3 - h - top, (ow - 1) * 2 + 3 - w - left)
+    return (c_in == 3 and a["group"] == 1 and list(np.shape(ctx.const(node.inputs[1]))[-2:])
+            == [3, 3] and list(a["strides"]) == [2, 2] and list(a["dilations"]) == [1, 1]
+            and 0 <= top <= RSP_STEM_PAD_MAX and 0 <= left <= RSP_STEM_PAD_MAX
+            and max(ends) <= RSP_STEM_PAD_MAX and ow % 8 == 0 and w <= RSP_STEM_ROW_BYTES)
+
+
+def quantize_stem_pairs(graph: Graph, kernels: str) -> list[tuple[str, str]]:
+    """(QuantizeLinear, Conv) node names that codegen can run as one
+    dnn64_rsp_conv_quantized_s8 call (the CPU quantizing the float input rows while the RSP
+    computes the stem): a QuantizeLinear of a float tensor whose int8 output only the
+    Conv reads, a Conv that runs through stem_s8.rsp (stem_on_rsp). The planner keeps the
+    float input alive through the Conv for each pair it records (plan.json
+    ``quantize_stem``), which codegen then emits; the one place the choice is made."""
+    readers: dict[str, list[Node]] = {}
+    for node in graph.nodes:
+        for name in set(node.inputs):
+            readers.setdefault(name, []).append(node)
+    pairs = []
+    for node in graph.nodes:
+        if node.op != "QuantizeLinear" or "int8" not in node.attrs:
+            continue
+        x, y = node.inputs[0], node.outputs[0]
+        users = readers.get(y, [])
+        if (len(users) != 1 or y in graph.outputs or graph.is_constant(x)
+                or graph.tensors[x].dtype != "float32" or users[0].inputs[0] != y
+                or "int8" not in users[0].attrs):
+            continue
+        # No arena yet: the kernel choice reads shapes, attributes and weights only.
+        if stem_on_rsp(Ctx(graph, None, users[0], 0, kernels)):  # type: ignore[arg-type]
+            pairs.append((node.name, users[0].name))
+    return pairs
+
+
 def conv(ctx: Ctx) -> Lowered:
+    """An int8 Conv; with the QuantizeLinear of its input paired to it (ctx.pair, see
+    quantize_stem_pairs) the first tile's call quantizes the float input too."""
     node = ctx.node
     x, w, b = node_inputs(node, 3)
     y = node.outputs[0]
@@ -181,24 +249,32 @@ def conv(ctx: Ctx) -> Lowered:
         raise unsupported(node, "an int8 weight that is not constant")
     ctx.require_disjoint(y, x)
     p = node.attrs["int8"]
-    fn = "dnn64_conv_s8"
-    if node.op == "ConvTranspose":
-        if node.attrs["group"] != 1:
-            raise unsupported(node, "int8 ConvTranspose with group > 1")
-        fn = "dnn64_conv_transpose_s8"
+    if node.op == "ConvTranspose" and node.attrs["group"] != 1:
+        raise unsupported(node, "int8 ConvTranspose with group > 1")
     low = Lowered()
     rows, geom = conv_weight(ctx, low, np.int8)
     c_out = rows.shape[0]
-    if dwconv_on_rsp(ctx, c_out, list(np.shape(ctx.const(w))[-2:])):
-        low.on_rsp, fn = True, "dnn64_rsp_dwconv_s8"
-    elif conv_on_rsp(ctx, int(np.prod(rows.shape[1:])), c_out // node.attrs["group"]):
-        low.on_rsp = True
-        fn = "dnn64_rsp_pwconv_s8" if pwconv_on_rsp(ctx, rows.shape[1]) else "dnn64_rsp_conv_s8"
+    fn = conv_kernel(ctx)
+    low.on_rsp = fn.startswith("dnn64_rsp_")
     q = _q8_out(ctx, low, p)
     xp, yp, zp = ctx.ptr(x), ctx.ptr(y), c_int(p["x_zero_point"])
     arrays = (rows, *_channel_params(ctx, b, p, c_out))
-    low.steps.append(Tiled(arrays, lambda begin, count, s: c_call(
-        fn, geom, xp, zp, *s, begin, count, q, yp)))
+    head: tuple[str, ...] = ()  # the float input's arguments, when the first call quantizes
+    if ctx.pair is not None:
+        if not stem_on_rsp(ctx):
+            raise AssertionError(f"plan bug: node {node.name!r} is paired with "
+                                 f"{ctx.pair.name!r} but does not run through stem_s8.rsp")
+        x_f, qp = ctx.pair.inputs[0], ctx.pair.attrs["int8"]
+        ctx.require_disjoint(y, x_f)
+        head = (ctx.ptr(x_f), c_float(qp["scale"]), c_int(qp["zero_point"]))
+
+    def call(begin: int, count: int, s) -> str:
+        if head and begin == 0:
+            return c_call("dnn64_rsp_conv_quantized_s8", geom, *head, xp, zp, *s, begin,
+                          count, q, yp)
+        return c_call(fn, geom, xp, zp, *s, begin, count, q, yp)
+
+    low.steps.append(Tiled(arrays, call))
     return low
 
 
@@ -446,6 +522,10 @@ def _convert(ctx: Ctx, fn: str, int8_tensor: str) -> Lowered:
 
 
 def quantize(ctx: Ctx) -> Lowered:
+    if ctx.pair is not None:  # quantize_stem_pairs: the Conv's call quantizes
+        _require_int8(ctx, ctx.node.outputs[0])
+        return Lowered(note=f'quantized inside node "{c_comment(ctx.pair.name)}": '
+                            "dnn64_rsp_conv_quantized_s8, band by band")
     return _convert(ctx, "dnn64_quantize_f32_s8", ctx.node.outputs[0])
 
 

@@ -16,6 +16,9 @@ any other. A graph output listed in ``streamed_outputs`` has no buffer of its ow
 either: its producer writes its rows into a row buffer, and an output stage of exactly
 one dag group (``emits``: a stage writing no tensor) hands out each row of it once, in
 order, while the buffer still holds it (the replay checks that too).
+
+A pair of ``quantize_stem`` (a QuantizeLinear run inside the stem Conv's call) needs its
+float input alive through the Conv's step and sharing no byte with the Conv's output.
 """
 
 from __future__ import annotations
@@ -94,9 +97,33 @@ def find_violations(plan: Mapping[str, Any]) -> list[Violation]:
             out += _row_program(str(group.get("name")), group["program"], by_name)
     for side in (_INPUTS, _OUTPUTS):
         out += _streamed(side, plan.get(side.key, []), groups, by_name)
+    out += _quantize_stem(plan.get("quantize_stem", {}), schedule, by_name)
     if "lower_bound_bytes" in plan:
         out += _bound(plan["lower_bound_bytes"], buffers, arena)
     return out
+
+
+def _quantize_stem(record: object, schedule: object, by_name: Mapping[str, Mapping]
+                   ) -> list[Violation]:
+    """Each pair of ``quantize_stem``: a QuantizeLinear whose float input the Conv's call
+    quantizes while the RSP writes the Conv's output. The float input must live from its
+    first step through the Conv's, and never share a byte with that output."""
+    try:
+        pairs = record.get("pairs", []) if isinstance(record, Mapping) else record
+        out: list[Violation] = []
+        for pair in pairs:
+            x, y = by_name[pair["float_input"]], by_name[pair["output"]]
+            q_step, conv_step = schedule.index(pair["quantize"]), schedule.index(pair["conv"])
+            where = f"quantize_stem {pair['quantize']} + {pair['conv']}"
+            if not q_step < conv_step <= x["last"]:
+                out.append(Violation("lifetime", f"{where}: {x['name']} (last step {x['last']}) "
+                                                 f"must live through the Conv (step {conv_step})"))
+            if x["offset"] < y["offset"] + y["size"] and y["offset"] < x["offset"] + x["size"]:
+                out.append(Violation("overlap", f"{where}: {x['name']} and {y['name']} share "
+                                                "bytes, which the Conv writes while it reads"))
+        return out
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        return [Violation("malformed", f"unreadable quantize_stem ({exc!r})")]
 
 
 def _is_count(value: object) -> bool:

@@ -14,6 +14,7 @@ not. A tensor's bytes are ``prod(shape) * dtype size``. Alias kinds per node:
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -71,10 +72,14 @@ def _inplace_inputs(node: Node, graph: Graph) -> tuple[str, ...] | None:
     )
 
 
-def dag_from_graph(graph: Graph) -> Dag:
+def dag_from_graph(graph: Graph, pairs: Sequence[tuple[str, str]] = ()) -> Dag:
     """The op DAG of ``graph``; a graph input a fused group streams (``streams`` in its
     record) or a graph output it hands out (``emits``) is no arena tensor: its rows
-    live in the group's buffers."""
+    live in the group's buffers. For each (QuantizeLinear, Conv) of ``pairs`` the Conv's
+    op also reads the QuantizeLinear's float input, which so stays alive (and apart from
+    the Conv's output) through it: the Conv's call quantizes it as it goes."""
+    also_reads = {conv: q for q, conv in pairs}
+    by_name = {node.name: node for node in graph.nodes}
     streamed = {node.attrs["fusion"].get(key) for node in graph.nodes
                 if node.op == GROUP_OP for key in ("streams", "emits")}
     sizes = {
@@ -83,7 +88,8 @@ def dag_from_graph(graph: Graph) -> Dag:
         if t.kind != "constant" and name not in streamed
     }
     ops = tuple(
-        Op(node.name, tuple(t for t in node.inputs if t),
+        Op(node.name, tuple(t for t in node.inputs if t) + (
+            (by_name[also_reads[node.name]].inputs[0],) if node.name in also_reads else ()),
            tuple(t for t in node.outputs if t not in streamed),
            _alias_kind(node, graph), _inplace_inputs(node, graph))
         for node in graph.nodes
@@ -103,6 +109,7 @@ def plan_graph(
     fusion_staging: int = 0,
     input_mode: str = "auto",
     output_mode: str = "auto",
+    pairs: Sequence[tuple[str, str]] = (),
 ) -> dict[str, Any]:
     """plan.json content for ``graph`` (see dnn64build.planner.planfile), planned as
     ``params`` say (default PlanParams(); see plan_dag). Raises UserError when no plan
@@ -119,6 +126,10 @@ def plan_graph(
     out row by row by the last one. The plan then also holds
     ``op_bound_bytes`` (the lower bound of the unfused graph), ``extra_macs`` and ``fusion``
     (the mode, each group with its buffers and extra MACs, the model's MACs).
+
+    ``pairs``: (QuantizeLinear, Conv) nodes codegen may run as one call (codegen's
+    quantize_stem_pairs); those outside fused groups are planned with the float input
+    alive through the Conv (dag_from_graph) and recorded in ``quantize_stem``.
     """
     params = params or PlanParams()
     base = dag_from_graph(graph)
@@ -146,8 +157,10 @@ def plan_graph(
         groups, notes = choice.groups, choice.notes
     else:
         fusion = "given"
+    fused = apply_groups(graph, groups)
+    kept, pair_notes = _unfused_pairs(fused, pairs)
     try:
-        plan = plan_dag(dag_from_graph(apply_groups(graph, groups)), params)
+        plan = plan_dag(dag_from_graph(fused, kept), params)
     except PlanError as exc:
         raise UserError(
             str(exc), where=f"model {graph.name}",
@@ -165,4 +178,25 @@ def plan_graph(
     plan["streamed_inputs"] = streamed_inputs(groups)
     # Graph outputs never whole in the arena: a dag group hands out their rows.
     plan["streamed_outputs"] = streamed_outputs(groups)
+    plan["quantize_stem"] = {"pairs": [_pair_record(fused, q, conv) for q, conv in kept],
+                             "notes": pair_notes}
     return plan
+
+
+def _unfused_pairs(fused: Graph, pairs: Sequence[tuple[str, str]]
+                   ) -> tuple[list[tuple[str, str]], list[str]]:
+    """The pairs both of whose nodes stay nodes of ``fused`` (not in a group), and a note
+    for each other one."""
+    names = {node.name for node in fused.nodes}
+    kept = [(q, conv) for q, conv in pairs if q in names and conv in names]
+    notes = [f"not paired: {q!r} and {conv!r}, one of them in a fused group"
+             for q, conv in pairs if (q, conv) not in kept]
+    return kept, notes
+
+
+def _pair_record(graph: Graph, quantize: str, conv: str) -> dict[str, str]:
+    """plan.json's record of a pair: its nodes, the float input that lives through the
+    Conv and the Conv's output, which must not share its bytes (planner/checker.py)."""
+    nodes = {node.name: node for node in graph.nodes}
+    return {"quantize": quantize, "conv": conv, "float_input": nodes[quantize].inputs[0],
+            "output": nodes[conv].outputs[0]}

@@ -7,7 +7,10 @@ prints) and timeline.svg (the memory timeline picture).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from dnn64build.codegen.model import CodeShape, code_shape
+from dnn64build.codegen.ops_int8 import quantize_stem_pairs
 from dnn64build.codegen.staging import DEFAULT_STAGING_CAP
 from dnn64build.ir import Graph, load_graph
 from dnn64build.planner.checker import check_plan
@@ -46,23 +49,32 @@ def main(args: StageArgs) -> None:
 
 def plan_model(graph: Graph, config: dict) -> dict:
     """The plan of ``graph`` for the target ``config`` (the rule's attributes: memory,
-    kernels, planner settings, label): fusion decided, staging chosen, fit checked
-    (UserError when it does not fit)."""
+    kernels, planner settings, label): fusion decided, QuantizeLinear + stem pairs decided,
+    staging chosen, fit checked (UserError when it does not fit)."""
     fusion = config.get("fusion", "auto")
-    if fusion == "auto" and config.get("kernels", "cpu") != "cpu" and \
-            "stream" not in (config.get("input"), config.get("output")):
-        # A fused Conv runs its CPU region kernel, never the RSP one: with RSP kernels,
-        # `auto` fuses only when the model would not fit without it.
-        plan, staging = _plan(graph, config, "none")
-        if needed_bytes(plan, program_bytes=plan["program"]["estimate_bytes"],
-                        staging_bytes=staging) > config["memory"]:
-            plan, staging = _plan(graph, config, "auto")
-        else:
-            plan["fusion"]["notes"].append(
-                "not fused: the model fits without fused groups, whose Convs would run on "
-                "the CPU (kernels: " + config["kernels"] + ")")
-    else:
-        plan, staging = _plan(graph, config, fusion)
+    kernels = config.get("kernels", "cpu")
+    rsp_auto = fusion == "auto" and kernels != "cpu" and \
+        "stream" not in (config.get("input"), config.get("output"))
+    # A fused Conv runs its CPU region kernel, never the RSP one: with RSP kernels, `auto`
+    # fuses only when the model would not fit without it.
+    first = "none" if rsp_auto else fusion
+    pairs = quantize_stem_pairs(graph, kernels)
+    plan, staging = _plan(graph, config, first, pairs)
+    if plan["quantize_stem"]["pairs"] and not _fits(plan, staging, config):
+        # Like fusion: the overlap is worth no memory the model needs to fit.
+        needed = _needed(plan, staging)
+        plan, staging = _plan(graph, config, first, ())
+        plan["quantize_stem"]["notes"].append(
+            f"not paired: with the float input alive through the stem Conv the model needs "
+            f"{needed} bytes, more than the target's {config['memory']}")
+    if rsp_auto and not _fits(plan, staging, config):
+        notes = plan["quantize_stem"]["notes"]
+        plan, staging = _plan(graph, config, "auto", ())
+        plan["quantize_stem"]["notes"] = notes
+    elif rsp_auto:
+        plan["fusion"]["notes"].append(
+            "not fused: the model fits without fused groups, whose Convs would run on "
+            "the CPU (kernels: " + kernels + ")")
     if configured_staging(config) is None:
         # After the fusion decision, which weighed the minimum staging: growth takes only
         # the memory the chosen plan leaves free, so the fit check below still holds.
@@ -72,9 +84,20 @@ def plan_model(graph: Graph, config: dict) -> dict:
     return plan
 
 
-def _plan(graph: Graph, config: dict, fusion: str) -> tuple[dict, int]:
-    """The checked plan of ``graph`` with ``fusion`` and its weight staging bytes; the plan
-    also records the code shape and the program-size estimate built on it."""
+def _needed(plan: dict, staging: int) -> int:
+    return needed_bytes(plan, program_bytes=plan["program"]["estimate_bytes"],
+                        staging_bytes=staging)
+
+
+def _fits(plan: dict, staging: int, config: dict) -> bool:
+    return _needed(plan, staging) <= config["memory"]
+
+
+def _plan(graph: Graph, config: dict, fusion: str, pairs: Sequence[tuple[str, str]]
+          ) -> tuple[dict, int]:
+    """The checked plan of ``graph`` with ``fusion`` and the QuantizeLinear + stem
+    ``pairs`` (plan_graph) and its weight staging bytes; the plan also records the code
+    shape and the program-size estimate built on it."""
     alignment = config.get("alignment", 16)
     configured = configured_staging(config)
     estimate = configured or staging_estimate(graph, alignment)
@@ -97,6 +120,7 @@ def _plan(graph: Graph, config: dict, fusion: str) -> tuple[dict, int]:
                        if fusion == "auto" else None),  # only auto weighs the memory
         input_mode=config.get("input", "auto"),
         output_mode=config.get("output", "auto"),
+        pairs=pairs,
     )
     violation = check_plan(plan)
     if violation is not None:  # the planner and the checker are separate code: a bug
@@ -207,6 +231,7 @@ def report(plan: dict, model: str, memory: int) -> str:
         f"allocation: {plan['algorithm']} ({plan['outcome']})",
         *staging_lines(plan),
         *fusion_lines(plan),
+        *quantize_stem_lines(plan),
     ]
     if plan["outcome"] == "budget_exhausted":
         lines.append("not proven optimal: the exact search spent its work budget "
@@ -254,6 +279,16 @@ def fusion_lines(plan: dict) -> list[str]:
         lines.append(f"  {g['name']}: {g['mode']}, {how}, {len(g['nodes'])} nodes, "
                      f"extra MACs {g['extra_macs']}, weights {g['weight_bytes']} bytes")
     return lines + notes
+
+
+def quantize_stem_lines(plan: dict) -> list[str]:
+    """Which QuantizeLinear runs inside its stem Conv's call, and why others do not."""
+    record = plan.get("quantize_stem", {})
+    lines = [f"quantize_stem: node {p['quantize']!r} runs inside node {p['conv']!r}'s "
+             f"dnn64_rsp_conv_quantized_s8 (the CPU quantizes {p['float_input']!r} row band "
+             "by row band while the RSP computes the stem; the float input stays alive "
+             "through it)" for p in record.get("pairs", [])]
+    return lines + [f"quantize_stem: {note}" for note in record.get("notes", [])]
 
 
 def _ratio(arena: int, bound: int) -> str:

@@ -7,6 +7,7 @@ take run dnn64_conv_s8, with the same results.
 from __future__ import annotations
 
 import struct
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -87,12 +88,13 @@ def at_bounds(data, rng, x_zp: int, out_zp: int):
 def run_own_dma_cases(bare, boot_stub, tmp_path, cases: list[tuple], *, seed: int,
                       kernel: str, fits: str, table_cases: set[int], edge_cases: set[int],
                       not_fitting: set[int], bound_cases: dict[int, tuple[int, int]] | None = None,
-                      bias_case: int | None = None) -> None:
-    """Run `cases` through rsp_own_dma_probe.c calling `kernel` (fits: its geometry test
-    as a C expression of g and w) in mupen64plus: every output bit-exact against the
-    numpy reference and dnn64_conv_s8, and the geometry test true except on not_fitting.
-    edge_cases keep test_rsp_kernels's channels the RSP's output stage cannot take;
-    bound_cases (case: zero points) are at_bounds; bias_case has one bias of 2^20."""
+                      bias_case: int | None = None, probe: Path = OWN_DMA_PROBE) -> None:
+    """Run `cases` through `probe` (rsp_conv_probe.c's cases through its own kernel
+    wrapper) calling `kernel` (fits: its geometry test as a C expression of g and w) in
+    mupen64plus: every output bit-exact against the numpy reference and dnn64_conv_s8,
+    and the geometry test true except on not_fitting. edge_cases keep
+    test_rsp_kernels's channels the RSP's output stage cannot take; bound_cases (case:
+    zero points) are at_bounds; bias_case has one bias of 2^20."""
     rng = np.random.default_rng(seed)
     datas = [rsp_data(case, rng, i in table_cases, i in edge_cases)
              for i, case in enumerate(cases)]
@@ -101,7 +103,7 @@ def run_own_dma_cases(bare, boot_stub, tmp_path, cases: list[tuple], *, seed: in
     if bias_case is not None:
         datas[bias_case][2][1] = 2**20
     blob = struct.pack(">i", len(cases)) + b"".join(map(pack_case, cases, datas))
-    lines = run_cases_rom(bare, boot_stub, OWN_DMA_PROBE, blob, tmp_path / "probe.z64",
+    lines = run_cases_rom(bare, boot_stub, probe, blob, tmp_path / "probe.z64",
                           defines={"RSP_KERNEL": kernel, "RSP_FITS(g, w)": fits})
     assert_conv_cases(lines, cases, datas)
     for i in range(len(cases)):

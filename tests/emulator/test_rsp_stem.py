@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.emulator.test_rsp_dwconv import run_own_dma_cases
+from tests.emulator.test_rsp_dwconv import OWN_DMA_PROBE, run_own_dma_cases
 
 # (n, c_in, h, w, c_out, k, stride, pads (top, left, bottom, right), dil, group, tile),
 # through stem_s8 unless said
@@ -42,3 +42,70 @@ def test_rsp_stem_bit_exact_in_mupen64plus(bare, boot_stub, mupen64plus, tmp_pat
     run_own_dma_cases(bare, boot_stub, tmp_path, CASES, seed=13,
                       kernel="dnn64_rsp_conv_s8", fits="dnn64_rsp_stem_fits(g)",
                       table_cases=TABLE_CASES, edge_cases={EDGE_CASE}, not_fitting=NOT_STEM)
+
+
+@pytest.mark.emulator
+def test_rsp_stem_quantizing_its_float_input_bit_exact_in_mupen64plus(bare, boot_stub,
+                                                                      mupen64plus, tmp_path):
+    """dnn64_rsp_conv_quantized_s8 (a QuantizeLinear and the stem in one call, the CPU
+    quantizing the next band's input rows while the RSP computes one) on the same cases
+    from a float input: the same outputs. Even-numbered cases write y over the float
+    input, which the kernel must notice and quantize it all first (case 0 would otherwise
+    write rows of channel 10 over input rows not yet quantized)."""
+    run_own_dma_cases(bare, boot_stub, tmp_path, CASES, seed=13,
+                      kernel="dnn64_rsp_conv_quantized_s8", fits="dnn64_rsp_stem_fits(g)",
+                      table_cases=TABLE_CASES, edge_cases={EDGE_CASE}, not_fitting=NOT_STEM,
+                      probe=OWN_DMA_PROBE.parent / "rsp_quantized_stem_probe.c")
+
+
+def _stem_model(h: int, w: int, pads: list[int], activation: str | None):
+    """float input [1, 3, h, w] -> stem Conv 3->16, 3x3, stride 2 (-> activation) ->
+    1x1 Conv 16->8: the int8 build quantizes the input, then runs the stem."""
+    from onnx import helper
+
+    from tests.codegen.codegen_cases import onnx_model, rand
+
+    nodes = [helper.make_node("Conv", ["input", "w1"], ["a"], name="stem", pads=pads,
+                              strides=[2, 2])]
+    if activation:
+        nodes.append(helper.make_node(activation, ["a"], ["b"], name="act"))
+    nodes.append(helper.make_node("Conv", ["b" if activation else "a", "w2"], ["y"],
+                                  name="pw"))
+    return onnx_model(nodes, {"input": [1, 3, h, w]}, ["y"],
+                      {"w1": rand(16, 3, 3, 3, seed=1) * 0.3, "w2": rand(8, 16, 1, 1, seed=2)})
+
+
+@pytest.mark.emulator
+@pytest.mark.parametrize("h, w, pads, activation", [
+    (32, 32, [1, 1, 1, 1], "HardSwish"),  # a table the CPU applies one band behind
+    (40, 48, [1, 1, 0, 0], "Relu"),       # the clamp: no table
+    (33, 33, [0, 0, 0, 0], None),         # no pads, odd rows
+])
+def test_quantize_and_stem_in_one_call_match_host_and_reference(bare, mupen64plus, tmp_path,
+                                                                h, w, pads, activation):
+    """Through the CLI with `kernels: auto`: the float input's QuantizeLinear runs inside
+    the stem's dnn64_rsp_conv_quantized_s8 (plan.json records the pair), and the ROM's
+    outputs equal the host build's bit for bit, `run` checking each against the integer
+    reference executor."""
+    import json
+
+    from tests.emulator.rom_workspace import assert_rom_equals_host, model_workspace
+
+    ws = model_workspace(tmp_path / "ws", "qstem", _stem_model(h, w, pads, activation),
+                         onnx_name="m.onnx", seed=5, input_shape=(1, 3, h, w), samples=2)
+    ws.write("models/BUILD.yaml", """\
+        targets:
+          - rule: n64_model
+            name: m
+            src: m.onnx
+            quantize: {mode: int8, calibration: calib.npz}
+            kernels: auto
+            planner: {fusion: none}
+        """)
+    assert_rom_equals_host(ws, "//models:m")
+    out = ws.root / "dnn64-out/bin/models/m"
+    plan = json.loads((out / "plan" / "plan.json").read_text())
+    assert [p["conv"] for p in plan["quantize_stem"]["pairs"]] == ["stem"]
+    c_file = next((out / "codegen").glob("*.c")).read_text()
+    assert "dnn64_rsp_conv_quantized_s8(" in c_file
+    assert "dnn64_quantize_f32_s8(" not in c_file
