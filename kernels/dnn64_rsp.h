@@ -70,9 +70,11 @@ int dnn64_rsp_pwconv_fits(const dnn64_conv_geom *g, const int8_t *w_tile);
  * output and every channel's output stage on the RSP with |bias| < 2^28). */
 int dnn64_rsp_stem_fits(const dnn64_conv_geom *g);
 
-/* int8 Gemm of one row (m = 1, trans_b = 1) on the RSP, which streams the weight rows
- * by SP DMA itself (gemv_dma_s8.rsp); arguments as dnn64_gemm_s8 with m = 1. Takes k a
- * multiple of 8 up to 1280 and 8-byte aligned weight rows; otherwise dnn64_gemm_s8. */
+/* int8 Gemm of one row (m = 1, trans_b = 1) on the RSP, which streams the weights by SP
+ * DMA itself (gemv_dma_s8.rsp); arguments as dnn64_gemm_s8 with m = 1, except b_tile:
+ * blocks of 8 output channels, tap after tap (W[8b + j][i] at byte 8 (k b + i) + j; the
+ * last block's channels past oc_count zero). Takes k a multiple of 8 up to 1280 and an
+ * 8-byte aligned tile; otherwise the CPU computes the same layout. */
 void dnn64_rsp_gemv_dma_s8(int32_t k, int32_t n, const int8_t *a, int32_t a_zero_point,
                            const int8_t *b_tile, const int32_t *bias_tile,
                            const int32_t *mult_tile, const int32_t *shift_tile,
