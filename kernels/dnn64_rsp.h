@@ -93,4 +93,10 @@ void dnn64_rsp_mul_channels_s8(const dnn64_bcast *bc, const int8_t *a, const int
                                const dnn64_mul_s8_params *p, int8_t *y, int32_t channels,
                                int32_t h, int32_t w, int b_per_channel);
 
+/* int8 GlobalAveragePool (arguments as dnn64_global_avgpool_s8) with the planes summed on
+ * the RSP (sums_s8.rsp, which fetches them by SP DMA itself): planes of 1 to 65535 bytes
+ * at any alignment; otherwise dnn64_global_avgpool_s8. */
+void dnn64_rsp_global_avgpool_s8(int32_t planes, int32_t hw, int32_t act_min,
+                                 int32_t act_max, const int8_t *x, int8_t *y);
+
 #endif /* DNN64_RSP_H */

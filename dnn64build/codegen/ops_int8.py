@@ -388,9 +388,20 @@ def pool(ctx: Ctx) -> Lowered:
                      c_int(p["act_max"]))
 
 
+# dnn64_rsp_global_avgpool_s8 (dnn64_rsp_sums.c): sums_s8.rsp sums planes of up to 65535
+# bytes.
+RSP_SUMS_PLANE_MAX = 65535
+
+
 def global_avgpool(ctx: Ctx) -> Lowered:
+    """dnn64_global_avgpool_s8, or unless `kernels: cpu` dnn64_rsp_global_avgpool_s8 (the
+    RSP fetching and summing the planes; measured faster on MobileNetV3-Small's pools,
+    docs/benchmarks.md)."""
     _, _, p = _io(ctx)
-    return common.global_avgpool_call(ctx, "s8", c_int(p["act_min"]), c_int(p["act_max"]))
+    _, _, h, w = ctx.shape(ctx.node.inputs[0])
+    on_rsp = ctx.kernels != "cpu" and h * w <= RSP_SUMS_PLANE_MAX
+    return common.global_avgpool_call(ctx, "s8", c_int(p["act_min"]), c_int(p["act_max"]),
+                                      on_rsp=on_rsp)
 
 
 def reduce_mean(ctx: Ctx) -> Lowered:

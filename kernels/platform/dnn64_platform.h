@@ -161,6 +161,9 @@ void dnn64_rsp_start_gemv_dma(void);
 /** Start the stem_s8 microcode (stem_s8.rsp) likewise. */
 void dnn64_rsp_start_stem(void);
 
+/** Start the sums_s8 microcode (sums_s8.rsp) likewise. */
+void dnn64_rsp_start_sums(void);
+
 /** Write the D-cache lines over [p, p + bytes) back to RDRAM and invalidate them, so
  *  that an RSP that reads or writes that memory by its own SP DMA sees and leaves what
  *  the CPU then reads (also while the RSP runs, for memory it does not use then). */

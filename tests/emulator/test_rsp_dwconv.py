@@ -174,9 +174,9 @@ def _own_dma_model():
 def test_own_dma_kernels_in_a_model_match_host_and_the_integer_reference(bare, mupen64plus,
                                                                          tmp_path):
     """Through the CLI with `kernels: auto`: the ROM's outputs (depthwise Convs, the
-    squeeze-excite's 1x1 Convs and Mul, the 1x1 Convs and the Gemm on the RSP) equal the
-    host build's bit for bit, and `run` checks each against the integer reference
-    executor."""
+    squeeze-excite's pool, 1x1 Convs and Mul, the 1x1 Convs, the last pool and the Gemm on
+    the RSP) equal the host build's bit for bit, and `run` checks each against the
+    integer reference executor."""
     import json
 
     from tests.emulator.rom_workspace import assert_rom_equals_host, model_workspace
@@ -195,8 +195,9 @@ def test_own_dma_kernels_in_a_model_match_host_and_the_integer_reference(bare, m
     assert_rom_equals_host(ws, "//models:m")
     meta = json.loads((ws.root / "dnn64-out/bin/models/m/codegen/meta.json").read_text())
     c_file = next((ws.root / "dnn64-out/bin/models/m/codegen").glob("*.c")).read_text()
-    assert {"dw3", "se_fc1", "se_fc2", "se", "pw1", "dw5s2", "pw2", "fc"} <= set(
-        meta["rsp_nodes"])
+    assert {"dw3", "squeeze", "se_fc1", "se_fc2", "se", "pw1", "dw5s2", "pw2", "pool",
+            "fc"} <= set(meta["rsp_nodes"])
     for kernel, calls in (("dnn64_rsp_dwconv_s8(", 2), ("dnn64_rsp_mul_channels_s8(", 1),
-                          ("dnn64_rsp_pwconv_s8(", 2), ("dnn64_rsp_gemv_dma_s8(", 3)):
+                          ("dnn64_rsp_pwconv_s8(", 2), ("dnn64_rsp_gemv_dma_s8(", 3),
+                          ("dnn64_rsp_global_avgpool_s8(", 2)):
         assert c_file.count(kernel) == calls, kernel

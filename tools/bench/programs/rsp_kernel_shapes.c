@@ -8,7 +8,9 @@
  * dnn64_rsp_mul_channels_s8), and for the classifier's Gemms of one row and the
  * squeeze-excite's 1x1 Convs on one position (which codegen sends to
  * dnn64_rsp_gemv_dma_s8) dnn64_gemm_s8, dnn64_rsp_gemv_s8 and dnn64_rsp_gemv_dma_s8 (its
- * weights blocked as codegen lays them out). Prints per shape and kernel
+ * weights blocked as codegen lays them out), and GlobalAveragePool (the planes just
+ * written back, as after an RSP kernel) by dnn64_global_avgpool_s8 and
+ * dnn64_rsp_global_avgpool_s8. Prints per shape and kernel
  *   <shape> <kernel> <CPU cycles (Count x 2)> <1 if its y equals the CPU kernel's>
  * Inputs, weights and biases are fixed pseudo-random bytes; every channel's output
  * stage is one the RSP takes. */
@@ -112,6 +114,19 @@ static void gemv(const char *shape, int32_t k, int32_t n)
     report(shape, "rsp_gemv_dma", cycles_since(t0), n);
 }
 
+static void gap(const char *shape, int32_t c, int32_t h)
+{
+    uint64_t t0;
+    dnn64_rsp_flush(x, (uint32_t)(c * h * h)); /* as the RSP kernel before it leaves it */
+    t0 = dnn64_ticks();
+    dnn64_global_avgpool_s8(c, h * h, -128, 127, x, y_cpu);
+    report(shape, "cpu", cycles_since(t0), 0);
+    dnn64_rsp_flush(x, (uint32_t)(c * h * h));
+    t0 = dnn64_ticks();
+    dnn64_rsp_global_avgpool_s8(c, h * h, -128, 127, x, y_rsp);
+    report(shape, "rsp_gap", cycles_since(t0), c);
+}
+
 int main(void)
 {
     int32_t i;
@@ -143,6 +158,10 @@ int main(void)
     mul("mul_16x56", 16, 56);
     mul("mul_240x14", 240, 14);
     mul("mul_576x7", 576, 7);
+    gap("gap_16x56", 16, 56);
+    gap("gap_96x14", 96, 14);
+    gap("gap_240x14", 240, 14);
+    gap("gap_576x7", 576, 7);
     gemv("fc576to1024", 576, 1024);
     gemv("fc1024to1000", 1024, 1000);
     return 0;
