@@ -22,7 +22,7 @@ CASES = [
     (3, 5000, 5, None),      # planes of two pieces
     (7, 1, 1, None),         # one byte a plane: both edges in one group
     (9, 13, 7, None),        # a plane within two groups
-    (1100, 4, 2, None),      # two starts (1024 + 76 planes)
+    (300, 4, 2, None),       # three starts (128 + 128 + 44 planes)
     (2, 196, 6, -128),       # the largest negative sums, halves rounded away from zero
     (1, 65535, 1, -128),     # the largest plane: 256 S near -2^31
     (1, 65535, 4, 127),
