@@ -95,8 +95,14 @@ void dnn64_rsp_mul_channels_s8(const dnn64_bcast *bc, const int8_t *a, const int
 
 /* int8 GlobalAveragePool (arguments as dnn64_global_avgpool_s8) with the planes summed on
  * the RSP (sums_s8.rsp, which fetches them by SP DMA itself): planes of 1 to 65535 bytes
- * at any alignment; otherwise dnn64_global_avgpool_s8. */
+ * at any alignment; otherwise on the CPU. */
 void dnn64_rsp_global_avgpool_s8(int32_t planes, int32_t hw, int32_t act_min,
                                  int32_t act_max, const int8_t *x, int8_t *y);
+
+/* int8 ReduceMean over the trailing axes: `planes` planes of n values reduced, arguments
+ * otherwise as dnn64_reduce_mean_s8; the planes summed on the RSP as above (n <= 65535),
+ * otherwise on the CPU. */
+void dnn64_rsp_reduce_mean_s8(int32_t planes, int32_t n, int32_t x_zero_point, int32_t mult,
+                              int32_t shift, int32_t out_zero_point, const int8_t *x, int8_t *y);
 
 #endif /* DNN64_RSP_H */

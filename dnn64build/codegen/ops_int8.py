@@ -405,10 +405,21 @@ def global_avgpool(ctx: Ctx) -> Lowered:
 
 
 def reduce_mean(ctx: Ctx) -> Lowered:
-    _, _, p = _io(ctx)
-    if not ctx.node.attrs["axes"]:
+    """dnn64_reduce_mean_s8, or over trailing axes unless `kernels: cpu`
+    dnn64_rsp_reduce_mean_s8 (the planes summed on the RSP as GlobalAveragePool's)."""
+    x, y, p = _io(ctx)
+    axes = sorted(ctx.node.attrs["axes"])
+    if not axes:
         return copy(ctx)
-    return common.reduce_mean_call(ctx, "s8", c_int(p["x_zero_point"]), *_requant(p))
+    shape = ctx.shape(x)
+    n = int(np.prod(shape[axes[0]:], dtype=np.int64))
+    if (ctx.kernels == "cpu" or axes != list(range(axes[0], len(shape)))
+            or n > RSP_SUMS_PLANE_MAX):
+        return common.reduce_mean_call(ctx, "s8", c_int(p["x_zero_point"]), *_requant(p))
+    ctx.require_disjoint(y, x)
+    return Lowered(steps=[statement(c_call(
+        "dnn64_rsp_reduce_mean_s8", ctx.numel(x) // n, n, c_int(p["x_zero_point"]),
+        *_requant(p), ctx.ptr(x), ctx.ptr(y)))], on_rsp=True)
 
 
 def softmax(ctx: Ctx) -> Lowered:

@@ -138,9 +138,9 @@ def test_rsp_channel_mul_bit_exact_in_mupen64plus(bare, boot_stub, mupen64plus, 
 
 
 def _own_dma_model():
-    """Depthwise 3x3 and 5x5 stride 2 Convs, a squeeze-excite (1x1 Convs on one position
-    and a Mul), 1x1 Convs and a classifier Gemm of one row: every kernel of the RSP
-    fetching its own data under `kernels: auto`."""
+    """Depthwise 3x3 and 5x5 stride 2 Convs, a squeeze-excite (its pool, 1x1 Convs on one
+    position and a Mul), 1x1 Convs, a ReduceMean and a classifier Gemm of one row: every
+    kernel of the RSP fetching its own data under `kernels: auto`."""
     from onnx import helper
 
     from tests.codegen.codegen_cases import onnx_model, rand
@@ -163,7 +163,7 @@ def _own_dma_model():
         helper.make_node("Conv", ["r", "d2"], ["c"], name="dw5s2", pads=[2, 2, 2, 2],
                          strides=[2, 2], group=16),
         helper.make_node("Conv", ["c", "p2"], ["y"], name="pw2"),
-        helper.make_node("GlobalAveragePool", ["y"], ["h"], name="pool"),
+        helper.make_node("ReduceMean", ["y"], ["h"], name="pool", axes=[2, 3], keepdims=1),
         helper.make_node("Flatten", ["h"], ["hf"], name="flatten"),
         helper.make_node("Gemm", ["hf", "fc", "fcb"], ["logits"], name="fc", transB=1),
     ]
@@ -174,8 +174,8 @@ def _own_dma_model():
 def test_own_dma_kernels_in_a_model_match_host_and_the_integer_reference(bare, mupen64plus,
                                                                          tmp_path):
     """Through the CLI with `kernels: auto`: the ROM's outputs (depthwise Convs, the
-    squeeze-excite's pool, 1x1 Convs and Mul, the 1x1 Convs, the last pool and the Gemm on
-    the RSP) equal the host build's bit for bit, and `run` checks each against the
+    squeeze-excite's pool, 1x1 Convs and Mul, the 1x1 Convs, the last ReduceMean and the
+    Gemm on the RSP) equal the host build's bit for bit, and `run` checks each against the
     integer reference executor."""
     import json
 
@@ -199,5 +199,5 @@ def test_own_dma_kernels_in_a_model_match_host_and_the_integer_reference(bare, m
             "fc"} <= set(meta["rsp_nodes"])
     for kernel, calls in (("dnn64_rsp_dwconv_s8(", 2), ("dnn64_rsp_mul_channels_s8(", 1),
                           ("dnn64_rsp_pwconv_s8(", 2), ("dnn64_rsp_gemv_dma_s8(", 3),
-                          ("dnn64_rsp_global_avgpool_s8(", 2)):
+                          ("dnn64_rsp_global_avgpool_s8(", 1), ("dnn64_rsp_reduce_mean_s8(", 1)):
         assert c_file.count(kernel) == calls, kernel
