@@ -25,7 +25,7 @@
 #define K_MAX 1280       /* the a values fill 2.5 KiB of DMEM */
 #define PIECE_MAX 64     /* taps a piece (a DMEM buffer of 8 channels x 64 taps) */
 #define LANES 8
-#define BLOCKS 32        /* blocks of LANES output channels a start */
+#define BLOCKS 8         /* blocks of LANES output channels a start */
 #define HEADER_BYTES 32
 
 static int16_t DNN64_ALIGNED(a_values[K_MAX]);

@@ -23,13 +23,13 @@ PROBE = KERNELS_DIR.parent / "tests" / "emulator" / "programs" / "rsp_gemv_probe
 CASES = [
     (576, 40, None),        # nine pieces of 64 taps a block, 5 blocks
     (1024, 24, (3, 20)),    # 16 pieces of 64, a tile of 20 channels (3 blocks, one short)
-    (64, 300, None),        # 300 channels: 38 blocks, two starts (32 + 6), 8 blocks a write
+    (64, 300, None),        # 300 channels: 38 blocks, five starts (4 x 8 + 6)
     (8, 9, None),           # 8 taps: no pass of 16, one of 8; a block of 1 channel
     (24, 17, None),         # one piece of 24: a pass of 16 and one of 8
     (1280, 21, None),       # 20 pieces of 64
     (1288, 5, None),        # CPU: k > 1280
     (12, 5, None),          # CPU: k not a multiple of 8
-    (144, 264, None),       # three pieces of 48 taps; 33 blocks: 32 + 1 a start
+    (144, 264, None),       # three pieces of 48 taps; 33 blocks: 4 x 8 + 1 a start
     (200, 6, None),         # five pieces of 40 taps: two passes of 16 and one of 8
 ]
 CPU_CASES = {6, 7}
