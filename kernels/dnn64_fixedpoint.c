@@ -1,5 +1,6 @@
 /* Fixed-point primitives, the per-element int8 (re)quantization kernels, the int8 sum. */
 #include "dnn64_internal.h"
+#include "platform/dnn64_platform.h"
 
 int32_t dnn64_srdhm(int32_t a, int32_t b)
 {
@@ -180,7 +181,6 @@ static void dnn64__quantize_run(const float *x, int32_t count, float r, float sc
 }
 
 #pragma weak dnn64_dcache_claim
-void dnn64_dcache_claim(void *p, uint32_t bytes);
 
 /* Outputs a block: the D-cache lines of y taken before each block (dnn64_dcache_claim, on
  * the platforms that have it: no read of RDRAM for lines every byte of which is written
