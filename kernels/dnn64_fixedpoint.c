@@ -1,5 +1,6 @@
 /* Fixed-point primitives, the per-element int8 (re)quantization kernels, the int8 sum. */
 #include "dnn64_internal.h"
+#include "platform/dnn64_platform.h"
 
 int32_t dnn64_srdhm(int32_t a, int32_t b)
 {
@@ -128,9 +129,20 @@ static uint32_t dnn64__f32_bits(float f)
  * for NaN, infinities (whose bits lie far outside +-2^21 from C's, as do those of any
  * negative sum) and for |z| > 2^21, the value takes the division. The result of the
  * rounding step, w >> 12 in [-512, 512], picks its output (the zero point added,
- * saturated) from a table. */
+ * saturated) from a table.
+ *
+ * Four values a pass share one test, with no branch between them (so the compiler fills
+ * the FPU's and mfc1's delay slots with the other values' work). For each,
+ * v = z + 2^21 + 2^11 (the bits of the sum less a constant) and m = (v mod 2^12) - 1
+ * (0xFFFFFFFF at a half step, as v mod 2^12 = w mod 2^12): v | m <= 0x400FFF (unsigned)
+ * holds only if m <= 0x400FFF, so no half step, and v <= 0x400FFF, so
+ * -2^21 - 2^11 <= z < 2^21 + 2^11 (|t| < 514 steps: |z - 2^12 fl(t)| < 1/2 + 2^12 * 514 *
+ * 3.001 u < 0.88 still), where v >> 12 = (w >> 12) + 512 lies in [0, 1024]: the table's
+ * index as it is. The OR of the four is at most 0x400FFF only if each one is; otherwise
+ * the four take the one-value path above. */
 #define DNN64__Q_MAGIC_BITS 0x45400000u /* 3072.0f = 1.5 * 2^11 */
 #define DNN64__Q_STEPS 512             /* |w >> 12| on the fast path */
+#define DNN64__Q_FOUR_MAX 0x400FFFu   /* the four's v | m */
 
 /* One value; out: the outputs of steps -DNN64__Q_STEPS .. DNN64__Q_STEPS. */
 static DNN64__ALWAYS_INLINE int8_t dnn64__quantize_one(float x, float r, float scale,
@@ -143,6 +155,47 @@ static DNN64__ALWAYS_INLINE int8_t dnn64__quantize_one(float x, float r, float s
         return out[(dnn64__s32(w) >> 12) + DNN64__Q_STEPS];
     return (int8_t)dnn64__clamp(dnn64__quantize_exact(x, scale) + zero_point, -128, 127);
 }
+
+/* v of one value (above), its v | m folded into *test. */
+static DNN64__ALWAYS_INLINE uint32_t dnn64__quantize_v(float x, float r, uint32_t *test)
+{
+    const uint32_t v = dnn64__f32_bits(x * r + 3072.0f) - (DNN64__Q_MAGIC_BITS - 0x200800u);
+    *test |= v | ((v & 0xFFFu) - 1u);
+    return v;
+}
+
+/* y[0 .. count) of x[0 .. count) by the fast path four at a time (out: the table above). */
+static void dnn64__quantize_run(const float *x, int32_t count, float r, float scale,
+                                int32_t zero_point, const int8_t *out, int8_t *y)
+{
+    int32_t i;
+    for (i = 0; i + 3 < count; i += 4) {
+        uint32_t test = 0;
+        const uint32_t v0 = dnn64__quantize_v(x[i], r, &test);
+        const uint32_t v1 = dnn64__quantize_v(x[i + 1], r, &test);
+        const uint32_t v2 = dnn64__quantize_v(x[i + 2], r, &test);
+        const uint32_t v3 = dnn64__quantize_v(x[i + 3], r, &test);
+        if (test <= DNN64__Q_FOUR_MAX) {
+            y[i] = out[v0 >> 12];
+            y[i + 1] = out[v1 >> 12];
+            y[i + 2] = out[v2 >> 12];
+            y[i + 3] = out[v3 >> 12];
+        } else {
+            int32_t j;
+            for (j = i; j < i + 4; ++j)
+                y[j] = dnn64__quantize_one(x[j], r, scale, zero_point, out);
+        }
+    }
+    for (; i < count; ++i)
+        y[i] = dnn64__quantize_one(x[i], r, scale, zero_point, out);
+}
+
+#pragma weak dnn64_dcache_claim
+
+/* Outputs a block: the D-cache lines of y taken before each block (dnn64_dcache_claim, on
+ * the platforms that have it: no read of RDRAM for lines every byte of which is written
+ * next), few enough that the inputs read meanwhile rarely evict them. */
+#define DNN64__Q_BLOCK 256
 
 void dnn64_quantize_f32_s8(const float *x, int32_t count, float scale, int32_t zero_point,
                            int8_t *y)
@@ -158,13 +211,14 @@ void dnn64_quantize_f32_s8(const float *x, int32_t count, float scale, int32_t z
     }
     for (i = -DNN64__Q_STEPS; i <= DNN64__Q_STEPS; ++i)
         out[i + DNN64__Q_STEPS] = (int8_t)dnn64__clamp(i + zero_point, -128, 127);
-    for (i = 0; i + 1 < count; i += 2) { /* two a pass: less loop overhead a value */
-        const float x0 = x[i], x1 = x[i + 1];
-        y[i] = dnn64__quantize_one(x0, r, scale, zero_point, out);
-        y[i + 1] = dnn64__quantize_one(x1, r, scale, zero_point, out);
+    i = 0;
+    if (dnn64_dcache_claim) {
+        for (; i + DNN64__Q_BLOCK <= count; i += DNN64__Q_BLOCK) {
+            dnn64_dcache_claim(y + i, DNN64__Q_BLOCK); /* the lines wholly inside */
+            dnn64__quantize_run(x + i, DNN64__Q_BLOCK, r, scale, zero_point, out, y + i);
+        }
     }
-    if (i < count)
-        y[i] = dnn64__quantize_one(x[i], r, scale, zero_point, out);
+    dnn64__quantize_run(x + i, count - i, r, scale, zero_point, out, y + i);
 }
 
 void dnn64_dequantize_s8_f32(const int8_t *x, int32_t count, float scale, int32_t zero_point,

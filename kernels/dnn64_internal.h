@@ -182,6 +182,12 @@ void dnn64__pointwise_s8(const int8_t *x, int32_t c_in, int32_t plane, int32_t x
  * word-aligned. Defined in dnn64_fixedpoint.c, the int8 primitives. */
 int32_t dnn64__sum_s8(const int8_t *x, int32_t n);
 
+/* TFLite's average: total / count rounded half away from zero (the int8 pools). */
+static inline int32_t dnn64__div_round(int32_t total, int32_t count)
+{
+    return total > 0 ? (total + count / 2) / count : (total - count / 2) / count;
+}
+
 /* rows x cols of the plane x (h_in x w_in) starting at (-top, -left), the places
  * outside it filled with `fill`, into out[rows][cols] (dnn64_conv.c; the RSP Conv's
  * padded channels too). */

@@ -101,12 +101,6 @@ void dnn64_avgpool_f32(const dnn64_pool_geom *g, int32_t count_include_pad, cons
     }
 }
 
-/* TFLite's average: total / count rounded half away from zero. */
-static int32_t dnn64__div_round(int32_t total, int32_t count)
-{
-    return total > 0 ? (total + count / 2) / count : (total - count / 2) / count;
-}
-
 void dnn64_avgpool_s8(const dnn64_pool_geom *g, int32_t count_include_pad,
                       int32_t x_zero_point, int32_t act_min, int32_t act_max, const int8_t *x,
                       int8_t *y)

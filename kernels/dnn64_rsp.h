@@ -82,9 +82,11 @@ void dnn64_rsp_conv_quantized_s8(const dnn64_conv_geom *g, const float *x_f, flo
                                  int32_t oc_begin, int32_t oc_count, const dnn64_q8_out *q,
                                  int8_t *y);
 
-/* int8 Gemm of one row (m = 1, trans_b = 1) on the RSP, which streams the weight rows
- * by SP DMA itself (gemv_dma_s8.rsp); arguments as dnn64_gemm_s8 with m = 1. Takes k a
- * multiple of 8 up to 1280 and 8-byte aligned weight rows; otherwise dnn64_gemm_s8. */
+/* int8 Gemm of one row (m = 1, trans_b = 1) on the RSP, which streams the weights by SP
+ * DMA itself (gemv_dma_s8.rsp); arguments as dnn64_gemm_s8 with m = 1, except b_tile:
+ * blocks of 8 output channels, tap after tap (W[8b + j][i] at byte 8 (k b + i) + j; the
+ * last block's channels past oc_count zero). Takes k a multiple of 8 up to 1280 and an
+ * 8-byte aligned tile; otherwise the CPU computes the same layout. */
 void dnn64_rsp_gemv_dma_s8(int32_t k, int32_t n, const int8_t *a, int32_t a_zero_point,
                            const int8_t *b_tile, const int32_t *bias_tile,
                            const int32_t *mult_tile, const int32_t *shift_tile,
@@ -102,5 +104,17 @@ int dnn64_rsp_gemv_dma_fits(int32_t k, const int8_t *b_tile);
 void dnn64_rsp_mul_channels_s8(const dnn64_bcast *bc, const int8_t *a, const int8_t *b,
                                const dnn64_mul_s8_params *p, int8_t *y, int32_t channels,
                                int32_t h, int32_t w, int b_per_channel);
+
+/* int8 GlobalAveragePool (arguments as dnn64_global_avgpool_s8) with the planes summed on
+ * the RSP (sums_s8.rsp, which fetches them by SP DMA itself): planes of 1 to 65535 bytes
+ * at any alignment; otherwise on the CPU. */
+void dnn64_rsp_global_avgpool_s8(int32_t planes, int32_t hw, int32_t act_min,
+                                 int32_t act_max, const int8_t *x, int8_t *y);
+
+/* int8 ReduceMean over the trailing axes: `planes` planes of n values reduced, arguments
+ * otherwise as dnn64_reduce_mean_s8; the planes summed on the RSP as above (n <= 65535),
+ * otherwise on the CPU. */
+void dnn64_rsp_reduce_mean_s8(int32_t planes, int32_t n, int32_t x_zero_point, int32_t mult,
+                              int32_t shift, int32_t out_zero_point, const int8_t *x, int8_t *y);
 
 #endif /* DNN64_RSP_H */

@@ -8,8 +8,8 @@
  * the weight rows, the input rows and the output spans by SP DMA itself: the CPU packs
  * and copies nothing, but for K <= 8: then each channel's P row is followed by its weights
  * as 16-bit values (zero past K), so the RSP needs neither a weight fetch nor 8-byte
- * weight rows. One position runs dnn64_rsp_gemv_dma_s8; other shapes
- * dnn64_rsp_conv_s8. Exactness: matmul_s8.rsp's
+ * weight rows (codegen sends a Conv on one position to dnn64_rsp_gemv_dma_s8); other
+ * shapes dnn64_rsp_conv_s8. Exactness: matmul_s8.rsp's
  * (docs/rsp.md). */
 #include "dnn64_internal.h"
 #include "dnn64_rsp.h"
@@ -120,15 +120,6 @@ void dnn64_rsp_pwconv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_ze
     int8_t *done = 0; /* the outputs of the start before the running one */
     int fits = dnn64_rsp_available && dnn64_rsp_start_pwconv && dnn64_rsp_available() &&
                dnn64_rsp_pwconv_fits(g, w_tile);
-    if (fits && positions == 1 && dnn64_rsp_gemv_dma_fits(k, w_tile)) {
-        /* one position (a squeeze-excite's 1x1 Convs): a Gemm of one row an image, the
-           lanes along k; pwconv_s8 would fill one lane of eight and fetch a byte a tap */
-        for (n = 0; n < g->n; ++n)
-            dnn64_rsp_gemv_dma_s8(k, g->c_out, x + n * k, x_zero_point, w_tile, bias_tile,
-                                  mult_tile, shift_tile, oc_begin, oc_count, q,
-                                  y + n * g->c_out);
-        return;
-    }
     for (t = 0; fits && t < oc_count; ++t)
         fits = dnn64__rsp_requant_on_rsp(mult_tile[t], shift_tile[t]) &&
                (!bias_tile || (bias_tile[t] < BIAS_LIMIT && bias_tile[t] > -BIAS_LIMIT));

@@ -174,13 +174,15 @@ def pool_call(ctx: Ctx, suffix: str, *avg_args: object) -> Lowered:
     return low
 
 
-def global_avgpool_call(ctx: Ctx, suffix: str, *args: object) -> Lowered:
-    """dnn64_global_avgpool_<suffix>(planes, plane size, args..., x, y)."""
+def global_avgpool_call(ctx: Ctx, suffix: str, *args: object, on_rsp: bool = False) -> Lowered:
+    """dnn64_global_avgpool_<suffix>(planes, plane size, args..., x, y), or with ``on_rsp``
+    dnn64_rsp_global_avgpool_<suffix> (the same arguments)."""
     x, y = ctx.node.inputs[0], ctx.node.outputs[0]
     ctx.require_disjoint(y, x)
     n, c, h, w = ctx.shape(x)
-    text = c_call(f"dnn64_global_avgpool_{suffix}", n * c, h * w, *args, ctx.ptr(x), ctx.ptr(y))
-    return Lowered(steps=[statement(text)])
+    fn = f"dnn64_{'rsp_' if on_rsp else ''}global_avgpool_{suffix}"
+    text = c_call(fn, n * c, h * w, *args, ctx.ptr(x), ctx.ptr(y))
+    return Lowered(steps=[statement(text)], on_rsp=on_rsp)
 
 
 def reduce_mean_call(ctx: Ctx, suffix: str, *args: object) -> Lowered:

@@ -15,7 +15,6 @@ from dnn64build.codegen.common import (
     Emitter,
     binary_operands,
     check_inplace,
-    conv_weight,
     node_inputs,
 )
 from dnn64build.codegen.lowering import Call, Ctx, Lowered, Tiled, statement, unsupported
@@ -155,12 +154,43 @@ RSP_GEMV_DMA_K_MAX = 1280
 
 
 def gemv_dma_on_rsp(ctx: Ctx, k: int) -> bool:
-    """Whether an int8 Gemm of one row calls dnn64_rsp_gemv_dma_s8 (the RSP streaming the
-    weight rows itself): k a multiple of 8 up to 1280, unless `kernels: cpu`; with `auto`
-    measured faster than dnn64_gemm_s8 on MobileNetV3-Small's classifier shapes
-    (docs/benchmarks.md). The kernel runs dnn64_gemm_s8 when the weight rows are not
-    8-byte aligned."""
+    """Whether an int8 Gemm of one row (or a 1x1 Conv on one position) calls
+    dnn64_rsp_gemv_dma_s8 (the RSP streaming the weights itself, the output channels in
+    its lanes): k a multiple of 8 up to 1280, unless `kernels: cpu`; with `auto` measured
+    faster than dnn64_gemm_s8 on MobileNetV3-Small's classifier shapes and than
+    pwconv_s8 on its squeeze-excite's (docs/benchmarks.md). The kernel computes on the
+    CPU when the tile is not 8-byte aligned or there is no RSP."""
     return ctx.kernels != "cpu" and k % 8 == 0 and k <= RSP_GEMV_DMA_K_MAX
+
+
+GEMV_LANES = 8
+
+
+def gemv_blocks(rows: np.ndarray, *params: np.ndarray) -> tuple[np.ndarray, ...]:
+    """dnn64_rsp_gemv_dma_s8's layout of weight rows [n, k] and per-channel params [n]:
+    blocks of 8 output channels, each tap after tap (8 bytes a tap: one SP load a tap
+    of 8 channels, read once in order); the last block's missing channels are zeros.
+    One row per block, so that weight tiles hold whole blocks."""
+    n, k = rows.shape
+    blocks = -(-n // GEMV_LANES)
+    w = np.zeros((blocks * GEMV_LANES, k), dtype=np.int8)
+    w[:n] = rows
+    w = w.reshape(blocks, GEMV_LANES, k).transpose(0, 2, 1).reshape(blocks, k * GEMV_LANES)
+    padded = []
+    for a in params:
+        pad = np.zeros(blocks * GEMV_LANES, dtype=a.dtype)
+        pad[:n] = a
+        padded.append(pad.reshape(blocks, GEMV_LANES))
+    return (np.ascontiguousarray(w), *padded)
+
+
+def gemv_dma_step(k: int, n: int, arrays: tuple[np.ndarray, ...], ap: str, zp: str, q: str,
+                  yp: str) -> Tiled:
+    """The dnn64_rsp_gemv_dma_s8 calls of y = a rows^T over ``arrays`` (rows [n, k],
+    bias, multiplier, shift), tiled by blocks of 8 output channels."""
+    return Tiled(gemv_blocks(*arrays), lambda begin, count, s: c_call(
+        "dnn64_rsp_gemv_dma_s8", k, n, ap, zp, *s, GEMV_LANES * begin,
+        min(GEMV_LANES * count, n - GEMV_LANES * begin), q, yp))
 
 
 def gemm_on_rsp(ctx: Ctx, k: int) -> bool:
@@ -252,13 +282,19 @@ def conv(ctx: Ctx) -> Lowered:
     if node.op == "ConvTranspose" and node.attrs["group"] != 1:
         raise unsupported(node, "int8 ConvTranspose with group > 1")
     low = Lowered()
-    rows, geom = conv_weight(ctx, low, np.int8)
+    rows, kernel = common.conv_rows(node, np.asarray(ctx.const(w), dtype=np.int8))
     c_out = rows.shape[0]
     fn = conv_kernel(ctx)
     low.on_rsp = fn.startswith("dnn64_rsp_")
     q = _q8_out(ctx, low, p)
     xp, yp, zp = ctx.ptr(x), ctx.ptr(y), c_int(p["x_zero_point"])
     arrays = (rows, *_channel_params(ctx, b, p, c_out))
+    if fn == "dnn64_rsp_pwconv_s8" and ctx.numel(x) == rows.shape[1] and gemv_dma_on_rsp(
+            ctx, rows.shape[1]):
+        # one position, one image (a squeeze-excite's): a Gemm of one row
+        low.steps.append(gemv_dma_step(rows.shape[1], c_out, arrays, xp, zp, q, yp))
+        return low
+    geom = common.conv_geom(ctx, low, x, y, c_out, kernel)
     head: tuple[str, ...] = ()  # the float input's arguments, when the first call quantizes
     if ctx.pair is not None:
         if not stem_on_rsp(ctx):
@@ -295,8 +331,7 @@ def _gemm(ctx: Ctx, a: str, bt: np.ndarray, bias_name: str) -> Lowered:
     arrays = (np.ascontiguousarray(bt, dtype=np.int8), *_channel_params(ctx, bias_name, p, n))
     if m == 1 and gemv_dma_on_rsp(ctx, k):
         low.on_rsp = True
-        low.steps.append(Tiled(arrays, lambda begin, count, s: c_call(
-            "dnn64_rsp_gemv_dma_s8", k, n, ap, zp, *s, begin, count, q, yp)))
+        low.steps.append(gemv_dma_step(k, n, arrays, ap, zp, q, yp))
         return low
     if low.on_rsp and m == 1:
         low.steps.append(Tiled(arrays, lambda begin, count, s: c_call(
@@ -460,16 +495,38 @@ def pool(ctx: Ctx) -> Lowered:
                      c_int(p["act_max"]))
 
 
+# dnn64_rsp_global_avgpool_s8 (dnn64_rsp_sums.c): sums_s8.rsp sums planes of up to 65535
+# bytes.
+RSP_SUMS_PLANE_MAX = 65535
+
+
 def global_avgpool(ctx: Ctx) -> Lowered:
+    """dnn64_global_avgpool_s8, or unless `kernels: cpu` dnn64_rsp_global_avgpool_s8 (the
+    RSP fetching and summing the planes; measured faster on MobileNetV3-Small's pools,
+    docs/benchmarks.md)."""
     _, _, p = _io(ctx)
-    return common.global_avgpool_call(ctx, "s8", c_int(p["act_min"]), c_int(p["act_max"]))
+    _, _, h, w = ctx.shape(ctx.node.inputs[0])
+    on_rsp = ctx.kernels != "cpu" and h * w <= RSP_SUMS_PLANE_MAX
+    return common.global_avgpool_call(ctx, "s8", c_int(p["act_min"]), c_int(p["act_max"]),
+                                      on_rsp=on_rsp)
 
 
 def reduce_mean(ctx: Ctx) -> Lowered:
-    _, _, p = _io(ctx)
-    if not ctx.node.attrs["axes"]:
+    """dnn64_reduce_mean_s8, or over trailing axes unless `kernels: cpu`
+    dnn64_rsp_reduce_mean_s8 (the planes summed on the RSP as GlobalAveragePool's)."""
+    x, y, p = _io(ctx)
+    axes = sorted(ctx.node.attrs["axes"])
+    if not axes:
         return copy(ctx)
-    return common.reduce_mean_call(ctx, "s8", c_int(p["x_zero_point"]), *_requant(p))
+    shape = ctx.shape(x)
+    n = int(np.prod(shape[axes[0]:], dtype=np.int64))
+    if (ctx.kernels == "cpu" or axes != list(range(axes[0], len(shape)))
+            or n > RSP_SUMS_PLANE_MAX):
+        return common.reduce_mean_call(ctx, "s8", c_int(p["x_zero_point"]), *_requant(p))
+    ctx.require_disjoint(y, x)
+    return Lowered(steps=[statement(c_call(
+        "dnn64_rsp_reduce_mean_s8", ctx.numel(x) // n, n, c_int(p["x_zero_point"]),
+        *_requant(p), ctx.ptr(x), ctx.ptr(y)))], on_rsp=True)
 
 
 def softmax(ctx: Ctx) -> Lowered:

@@ -18,7 +18,7 @@ from dnn64build.atomic_write import write_text_if_changed
 from dnn64build.rsp.assembler import Microcode, assemble_file
 
 SOURCE_DIR = Path(__file__).parent / "microcode"
-KERNELS = ("matmul_s8", "dwconv_s8", "pwconv_s8", "gemv_dma_s8", "stem_s8")
+KERNELS = ("matmul_s8", "dwconv_s8", "pwconv_s8", "gemv_dma_s8", "stem_s8", "sums_s8")
 C_FILE = Path(__file__).parents[2] / "kernels" / "platform" / "bare" / "dnn64_rsp_microcode.c"
 
 

@@ -161,6 +161,15 @@ void dnn64_rsp_start_gemv_dma(void);
 /** Start the stem_s8 microcode (stem_s8.rsp) likewise. */
 void dnn64_rsp_start_stem(void);
 
+/** Start the sums_s8 microcode (sums_s8.rsp) likewise. */
+void dnn64_rsp_start_sums(void);
+
+/** Take the D-cache lines lying wholly inside [p, p + bytes) for the CPU to write without
+ *  reading them from RDRAM first (bare: CACHE Create Dirty Exclusive): their bytes are
+ *  undefined until written, so the caller must write every byte of them before anything
+ *  reads them. Only the bare platform defines it; kernels reference it weakly. */
+void dnn64_dcache_claim(void *p, uint32_t bytes);
+
 /** Write the D-cache lines over [p, p + bytes) back to RDRAM and invalidate them, so
  *  that an RSP that reads or writes that memory by its own SP DMA sees and leaves what
  *  the CPU then reads (also while the RSP runs, for memory it does not use then). */

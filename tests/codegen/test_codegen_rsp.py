@@ -105,6 +105,7 @@ def test_depthwise_convs_and_channel_mul_on_the_rsp(depthwise, kernels: str) -> 
     assert 2 <= -se["shift"] <= 15 and se["multiplier"] > 2**30
     mul = [] if kernels == "cpu" else ["se"]
     dw = [] if kernels == "cpu" else ["dw3", "dw5s2"]
+    pool = [] if kernels == "cpu" else ["squeeze"]  # the planes summed on the RSP
     # dil, dw7: with `rsp` through dnn64_rsp_conv_s8, pw (6 input channels) through
     # dnn64_rsp_pwconv_s8; `auto` keeps them on the CPU (6 output channels)
     general = {"cpu": [], "rsp": ["dil", "dw7"], "auto": []}[kernels]
@@ -112,8 +113,9 @@ def test_depthwise_convs_and_channel_mul_on_the_rsp(depthwise, kernels: str) -> 
     assert model.c_source.count("dnn64_rsp_pwconv_s8(") == len(pw)
     assert model.c_source.count("dnn64_rsp_mul_channels_s8(") == len(mul)
     assert model.c_source.count("dnn64_rsp_dwconv_s8(") == len(dw)
+    assert model.c_source.count("dnn64_rsp_global_avgpool_s8(") == len(pool)
     assert model.c_source.count("dnn64_rsp_conv_s8(") == len(general)
-    assert sorted(model.metadata["rsp_nodes"]) == sorted(mul + dw + general + pw)
+    assert sorted(model.metadata["rsp_nodes"]) == sorted(mul + dw + pool + general + pw)
 
 
 @pytest.mark.parametrize("which", ["quantized", "depthwise"])

@@ -173,35 +173,45 @@ def test_rsp_channel_mul_bit_exact_in_mupen64plus(bare, boot_stub, mupen64plus, 
 
 
 def _own_dma_model():
-    """Depthwise 3x3 and 5x5 stride 2 Convs, a squeeze-excite Mul and 1x1 Convs: every
+    """Depthwise 3x3 and 5x5 stride 2 Convs, a squeeze-excite (its pool, 1x1 Convs on one
+    position and a Mul), 1x1 Convs, a ReduceMean and a classifier Gemm of one row: every
     kernel of the RSP fetching its own data under `kernels: auto`."""
     from onnx import helper
 
     from tests.codegen.codegen_cases import onnx_model, rand
 
     inits = {"d1": rand(8, 1, 3, 3, seed=1), "p1": rand(16, 8, 1, 1, seed=2),
-             "d2": rand(16, 1, 5, 5, seed=3) * 0.5, "p2": rand(8, 16, 1, 1, seed=4)}
+             "d2": rand(16, 1, 5, 5, seed=3) * 0.5, "p2": rand(8, 16, 1, 1, seed=4),
+             "f1": rand(16, 8, 1, 1, seed=5), "f2": rand(8, 16, 1, 1, seed=6),
+             "fc": rand(12, 8, seed=7), "fcb": rand(12, seed=8)}
     nodes = [
         helper.make_node("Conv", ["input", "d1"], ["a"], name="dw3", pads=[1, 1, 1, 1],
                          group=8),
         helper.make_node("GlobalAveragePool", ["a"], ["g"], name="squeeze"),
-        helper.make_node("Sigmoid", ["g"], ["e"], name="excite"),
+        helper.make_node("Conv", ["g", "f1"], ["s1"], name="se_fc1"),
+        helper.make_node("Relu", ["s1"], ["s2"], name="se_relu"),
+        helper.make_node("Conv", ["s2", "f2"], ["s3"], name="se_fc2"),
+        helper.make_node("Sigmoid", ["s3"], ["e"], name="excite"),
         helper.make_node("Mul", ["a", "e"], ["m"], name="se"),
         helper.make_node("Conv", ["m", "p1"], ["b"], name="pw1"),
         helper.make_node("Relu", ["b"], ["r"], name="relu"),
         helper.make_node("Conv", ["r", "d2"], ["c"], name="dw5s2", pads=[2, 2, 2, 2],
                          strides=[2, 2], group=16),
         helper.make_node("Conv", ["c", "p2"], ["y"], name="pw2"),
+        helper.make_node("ReduceMean", ["y"], ["h"], name="pool", axes=[2, 3], keepdims=1),
+        helper.make_node("Flatten", ["h"], ["hf"], name="flatten"),
+        helper.make_node("Gemm", ["hf", "fc", "fcb"], ["logits"], name="fc", transB=1),
     ]
-    return onnx_model(nodes, {"input": [1, 8, 14, 13]}, ["y"], inits)
+    return onnx_model(nodes, {"input": [1, 8, 14, 13]}, ["y", "logits"], inits)
 
 
 @pytest.mark.emulator
 def test_own_dma_kernels_in_a_model_match_host_and_the_integer_reference(bare, mupen64plus,
                                                                          tmp_path):
     """Through the CLI with `kernels: auto`: the ROM's outputs (depthwise Convs, the
-    squeeze-excite Mul and the 1x1 Convs on the RSP) equal the host build's bit for bit,
-    and `run` checks each against the integer reference executor."""
+    squeeze-excite's pool, 1x1 Convs and Mul, the 1x1 Convs, the last ReduceMean and the
+    Gemm on the RSP) equal the host build's bit for bit, and `run` checks each against the
+    integer reference executor."""
     import json
 
     from tests.emulator.rom_workspace import assert_rom_equals_host, model_workspace
@@ -220,7 +230,9 @@ def test_own_dma_kernels_in_a_model_match_host_and_the_integer_reference(bare, m
     assert_rom_equals_host(ws, "//models:m")
     meta = json.loads((ws.root / "dnn64-out/bin/models/m/codegen/meta.json").read_text())
     c_file = next((ws.root / "dnn64-out/bin/models/m/codegen").glob("*.c")).read_text()
-    assert {"dw3", "se", "pw1", "dw5s2", "pw2"} <= set(meta["rsp_nodes"])
-    for kernel in ("dnn64_rsp_dwconv_s8(", "dnn64_rsp_mul_channels_s8(",
-                   "dnn64_rsp_pwconv_s8("):
-        assert kernel in c_file, kernel
+    assert {"dw3", "squeeze", "se_fc1", "se_fc2", "se", "pw1", "dw5s2", "pw2", "pool",
+            "fc"} <= set(meta["rsp_nodes"])
+    for kernel, calls in (("dnn64_rsp_dwconv_s8(", 2), ("dnn64_rsp_mul_channels_s8(", 1),
+                          ("dnn64_rsp_pwconv_s8(", 2), ("dnn64_rsp_gemv_dma_s8(", 3),
+                          ("dnn64_rsp_global_avgpool_s8(", 1), ("dnn64_rsp_reduce_mean_s8(", 1)):
+        assert c_file.count(kernel) == calls, kernel

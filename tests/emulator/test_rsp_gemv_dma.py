@@ -1,7 +1,8 @@
-"""dnn64_rsp_gemv_dma_s8 (gemv_dma_s8.rsp: the RSP streams the weight rows by SP DMA
-itself) in mupen64plus with the low-level RSP plugin, bit-exact against the numpy
-integer reference and against dnn64_gemm_s8 on the same ROM; shapes it does not take
-run dnn64_gemm_s8, with the same results.
+"""dnn64_rsp_gemv_dma_s8 (gemv_dma_s8.rsp: the RSP streams the weights, blocks of 8
+output channels tap after tap, by SP DMA itself) in mupen64plus with the low-level RSP
+plugin, bit-exact against the numpy integer reference and against dnn64_gemm_s8 (on the
+weight rows) on the same ROM; shapes it does not take run on the CPU, with the same
+results.
 """
 
 from __future__ import annotations
@@ -20,16 +21,16 @@ from tests.kernels.kernels_refs import output_stage, requant_params
 PROBE = KERNELS_DIR.parent / "tests" / "emulator" / "programs" / "rsp_gemv_probe.c"
 # (k, n, tile (begin, count) or None), on the RSP unless said
 CASES = [
-    (576, 40, None),        # three pieces of 192 taps
-    (1024, 24, (3, 20)),    # four of 256, a tile
-    (64, 300, None),        # 300 channels: two starts (256 + 44), 16 rows a write
-    (8, 9, None),           # one group of 8 taps
-    (24, 17, None),         # a pair and an odd group
-    (1280, 21, None),       # five pieces of 256; 16 + 5 rows written
+    (576, 40, None),        # nine pieces of 64 taps a block, 5 blocks
+    (1024, 24, (3, 20)),    # 16 pieces of 64, a tile of 20 channels (3 blocks, one short)
+    (64, 300, None),        # 300 channels: 38 blocks, five starts (4 x 8 + 6)
+    (8, 9, None),           # 8 taps: no pass of 16, one of 8; a block of 1 channel
+    (24, 17, None),         # one piece of 24: a pass of 16 and one of 8
+    (1280, 21, None),       # 20 pieces of 64
     (1288, 5, None),        # CPU: k > 1280
     (12, 5, None),          # CPU: k not a multiple of 8
-    (56, 7, None),          # a four of 8-tap groups and three single groups
-    (200, 6, None),         # one piece: six fours and one group
+    (144, 264, None),       # three pieces of 48 taps; 33 blocks: 4 x 8 + 1 a start
+    (200, 6, None),         # five pieces of 40 taps: two passes of 16 and one of 8
 ]
 CPU_CASES = {6, 7}
 
@@ -51,7 +52,11 @@ def case(spec, rng) -> tuple[bytes, np.ndarray, bool]:
     want[sl] = output_stage(acc[None, sl], mult[sl], shift[sl], out_zp, *act, None)[0]
     words = [k, n, begin, count, a_zp, out_zp, *act]
     pad4 = lambda b: b + b"\0" * (-len(b) % 4)  # noqa: E731
-    blob = (struct.pack(f">{len(words)}i", *words) + pad4(a.tobytes()) + pad4(w[sl].tobytes())
+    blocks = np.zeros((-(-count // 8) * 8, k), np.int8)  # written here, not by codegen
+    blocks[:count] = w[sl]
+    blocks = blocks.reshape(-1, 8, k).transpose(0, 2, 1)
+    blob = (struct.pack(f">{len(words)}i", *words) + pad4(a.tobytes())
+            + pad4(blocks.tobytes()) + pad4(w[sl].tobytes())
             + bias[sl].astype(">i4").tobytes() + mult[sl].astype(">i4").tobytes()
             + shift[sl].astype(">i4").tobytes())
     return blob, want

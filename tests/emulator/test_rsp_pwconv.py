@@ -29,8 +29,8 @@ CASES = [
                                                             # weights kept over 3 columns
     (1, 72, 7, 7, 17, 1, 1, (0, 0, 0, 0), 1, 1, (2, 15)),   # K = 32 + 32 + 8, a tile
     (1, 40, 2, 2, 8, 1, 1, (0, 0, 0, 0), 1, 1, None),       # 4 positions, K = 32 + 8
-    (2, 144, 1, 1, 40, 1, 1, (0, 0, 0, 0), 1, 1, (3, 33)),  # one position, batch 2, a tile:
-                                                            # dnn64_rsp_gemv_dma_s8
+    (2, 144, 1, 1, 40, 1, 1, (0, 0, 0, 0), 1, 1, (3, 33)),  # one position, batch 2, a tile
+                                                            # (codegen: gemv_dma for batch 1)
     (2, 16, 5, 5, 40, 1, 1, (0, 0, 0, 0), 1, 1, (1, 37)),   # a table over 16 + 21 channels,
                                                             # batch 2: applied while the RSP
                                                             # runs the next start

@@ -21,7 +21,8 @@ FREESTANDING = ("-std=c99", "-march=vr4300", "-mabi=32", "-mno-abicalls", "-fno-
 PLATFORM_SYMBOLS = {"memcpy", "memset", "dnn64_rsp_available", "dnn64_rsp_write",
                     "dnn64_rsp_write_rows", "dnn64_rsp_start", "dnn64_rsp_wait",
                     "dnn64_rsp_read", "dnn64_rsp_start_dwconv", "dnn64_rsp_start_pwconv",
-                    "dnn64_rsp_start_gemv_dma", "dnn64_rsp_start_stem", "dnn64_rsp_flush",
+                    "dnn64_rsp_start_gemv_dma", "dnn64_rsp_start_stem", "dnn64_rsp_start_sums",
+                    "dnn64_rsp_flush", "dnn64_dcache_claim",
                     "dnn64_rsp_dram_address",
                     "dnn64_rsp_start_at", "dnn64_rsp_write_beside",
                     "dnn64_rsp_write_rows_beside", "dnn64_rsp_read_beside"}

@@ -34,7 +34,8 @@ LINE = re.compile(r"^(\S+) (\S+) +(\d+) +([01])$")
 
 def macs(shape: str) -> int:
     """Multiply-accumulates of a shape name (dw<k>x<k>s<s>_<c>x<h>, pw<cin>to<cout>_<h>,
-    stem<cin>to<cout>_<h> (3x3 stride 2), mul_<c>x<h>, fc<k>to<n>)."""
+    stem<cin>to<cout>_<h> (3x3 stride 2), mul_<c>x<h>, fc<k>to<n>; gap_<c>x<h>: the bytes
+    summed)."""
     if shape.startswith("dw"):
         k, s, c, h = map(int, re.match(r"dw(\d)x\d+s(\d)_(\d+)x(\d+)", shape).groups())
         out = (h + 2 * (k // 2) - k) // s + 1
@@ -48,7 +49,7 @@ def macs(shape: str) -> int:
     if shape.startswith("fc"):
         k, n = map(int, re.match(r"fc(\d+)to(\d+)", shape).groups())
         return k * n
-    c, h = map(int, re.match(r"mul_(\d+)x(\d+)", shape).groups())
+    c, h = map(int, re.match(r"(?:mul|gap)_(\d+)x(\d+)", shape).groups())
     return c * h * h
 
 

@@ -266,3 +266,13 @@ void dnn64_bare_start(void)
     (void)main();
     dnn64_done();
 }
+
+void dnn64_dcache_claim(void *p, uint32_t bytes)
+{
+    uintptr_t a = ((uintptr_t)p + DNN64__DCACHE_LINE - 1u) & ~(uintptr_t)(DNN64__DCACHE_LINE - 1u);
+    const uintptr_t end = ((uintptr_t)p + bytes) & ~(uintptr_t)(DNN64__DCACHE_LINE - 1u);
+    if (!dnn64__is_cached(p))
+        return;
+    for (; a < end; a += DNN64__DCACHE_LINE)
+        __asm__ volatile("cache 0x0D, 0(%0)" : : "r"(a) : "memory"); /* create dirty excl. */
+}

@@ -239,6 +239,11 @@ void dnn64_rsp_start_stem(void)
     start_code(dnn64_rsp_stem_s8_code, dnn64_rsp_stem_s8_code_bytes, 0);
 }
 
+void dnn64_rsp_start_sums(void)
+{
+    start_code(dnn64_rsp_sums_s8_code, dnn64_rsp_sums_s8_code_bytes, 0);
+}
+
 /* Allowed while the kernel runs: the CPU prepares the next job's memory then. */
 void dnn64_rsp_flush(const void *p, uint32_t bytes)
 {

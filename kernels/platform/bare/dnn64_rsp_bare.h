@@ -15,6 +15,8 @@ extern const uint32_t dnn64_rsp_pwconv_s8_code[];
 extern const uint32_t dnn64_rsp_pwconv_s8_code_bytes;
 extern const uint32_t dnn64_rsp_gemv_dma_s8_code[];
 extern const uint32_t dnn64_rsp_gemv_dma_s8_code_bytes;
+extern const uint32_t dnn64_rsp_sums_s8_code[];
+extern const uint32_t dnn64_rsp_sums_s8_code_bytes;
 extern const uint32_t dnn64_rsp_stem_s8_code[];
 extern const uint32_t dnn64_rsp_stem_s8_code_bytes;
 

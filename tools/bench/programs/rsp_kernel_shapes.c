@@ -6,8 +6,12 @@
  * dnn64_rsp_conv_s8 (the CPU packing and queueing matmul_s8 jobs; for the stem
  * stem_s8.rsp, whose RSP fetches its own data) and the kernel
  * whose RSP fetches its own data (dnn64_rsp_dwconv_s8, dnn64_rsp_pwconv_s8,
- * dnn64_rsp_mul_channels_s8), and for the classifier's Gemms of one row dnn64_gemm_s8,
- * dnn64_rsp_gemv_s8 and dnn64_rsp_gemv_dma_s8. Prints per shape and kernel
+ * dnn64_rsp_mul_channels_s8), and for the classifier's Gemms of one row and the
+ * squeeze-excite's 1x1 Convs on one position (which codegen sends to
+ * dnn64_rsp_gemv_dma_s8) dnn64_gemm_s8, dnn64_rsp_gemv_s8 and dnn64_rsp_gemv_dma_s8 (its
+ * weights blocked as codegen lays them out), and GlobalAveragePool (the planes just
+ * written back, as after an RSP kernel) by dnn64_global_avgpool_s8 and
+ * dnn64_rsp_global_avgpool_s8. Prints per shape and kernel
  *   <shape> <kernel> <CPU cycles (Count x 2)> <1 if its y equals the CPU kernel's>
  * Inputs, weights and biases are fixed pseudo-random bytes; every channel's output
  * stage is one the RSP takes. */
@@ -23,6 +27,7 @@ static int8_t DNN64_ALIGNED(x[X_MAX]);
 static int8_t DNN64_ALIGNED(y_cpu[X_MAX]);
 static int8_t DNN64_ALIGNED(y_rsp[X_MAX]);
 static int8_t DNN64_ALIGNED(w[W_MAX]);
+static int8_t DNN64_ALIGNED(w_blocks[W_MAX]); /* w in dnn64_rsp_gemv_dma_s8's layout */
 static int32_t bias[C_MAX], mult[C_MAX], shift[C_MAX];
 
 typedef void (*conv_fn)(const dnn64_conv_geom *, const int8_t *, int32_t, const int8_t *,
@@ -95,6 +100,7 @@ static void gemv(const char *shape, int32_t k, int32_t n)
 {
     dnn64_q8_out q;
     uint64_t t0;
+    int32_t i;
     q.out_zero_point = 3, q.act_min = -128, q.act_max = 127, q.lut = 0;
     t0 = dnn64_ticks();
     dnn64_gemm_s8(1, k, n, x, 5, w, 1, bias, mult, shift, 0, n, &q, y_cpu);
@@ -102,9 +108,24 @@ static void gemv(const char *shape, int32_t k, int32_t n)
     t0 = dnn64_ticks();
     dnn64_rsp_gemv_s8(k, n, x, 5, w, bias, mult, shift, 0, n, &q, y_rsp);
     report(shape, "rsp_gemv", cycles_since(t0), n);
+    for (i = 0; i < n * k; i++) /* blocks of 8 channels, tap after tap (n % 8 == 0) */
+        w_blocks[i / (8 * k) * 8 * k + i % k * 8 + i / k % 8] = w[i];
     t0 = dnn64_ticks();
-    dnn64_rsp_gemv_dma_s8(k, n, x, 5, w, bias, mult, shift, 0, n, &q, y_rsp);
+    dnn64_rsp_gemv_dma_s8(k, n, x, 5, w_blocks, bias, mult, shift, 0, n, &q, y_rsp);
     report(shape, "rsp_gemv_dma", cycles_since(t0), n);
+}
+
+static void gap(const char *shape, int32_t c, int32_t h)
+{
+    uint64_t t0;
+    dnn64_rsp_flush(x, (uint32_t)(c * h * h)); /* as the RSP kernel before it leaves it */
+    t0 = dnn64_ticks();
+    dnn64_global_avgpool_s8(c, h * h, -128, 127, x, y_cpu);
+    report(shape, "cpu", cycles_since(t0), 0);
+    dnn64_rsp_flush(x, (uint32_t)(c * h * h));
+    t0 = dnn64_ticks();
+    dnn64_rsp_global_avgpool_s8(c, h * h, -128, 127, x, y_rsp);
+    report(shape, "rsp_gap", cycles_since(t0), c);
 }
 
 int main(void)
@@ -140,9 +161,15 @@ int main(void)
     conv("pw576to96_7", 576, 96, 7, 1, 1, 1, dnn64_rsp_pwconv_s8, "rsp_pwconv");
     conv("pw576to144_1", 576, 144, 1, 1, 1, 1, dnn64_rsp_pwconv_s8, "rsp_pwconv");
     conv("pw144to576_1", 144, 576, 1, 1, 1, 1, dnn64_rsp_pwconv_s8, "rsp_pwconv");
+    gemv("pw576to144_1", 576, 144); /* the squeeze-excite's 1x1 Convs as codegen calls them */
+    gemv("pw144to576_1", 144, 576);
     mul("mul_16x56", 16, 56);
     mul("mul_240x14", 240, 14);
     mul("mul_576x7", 576, 7);
+    gap("gap_16x56", 16, 56);
+    gap("gap_96x14", 96, 14);
+    gap("gap_240x14", 240, 14);
+    gap("gap_576x7", 576, 7);
     gemv("fc576to1024", 576, 1024);
     gemv("fc1024to1000", 1024, 1000);
     return 0;
