@@ -141,7 +141,6 @@ static uint32_t dnn64__f32_bits(float f)
  * index as it is. The OR of the four is at most 0x400FFF only if each one is; otherwise
  * the four take the one-value path above. */
 #define DNN64__Q_MAGIC_BITS 0x45400000u /* 3072.0f = 1.5 * 2^11 */
-#define DNN64__Q_STEPS 512             /* |w >> 12| on the fast path */
 #define DNN64__Q_FOUR_MAX 0x400FFFu   /* the four's v | m */
 
 /* One value; out: the outputs of steps -DNN64__Q_STEPS .. DNN64__Q_STEPS. */
@@ -197,28 +196,43 @@ static void dnn64__quantize_run(const float *x, int32_t count, float r, float sc
  * next), few enough that the inputs read meanwhile rarely evict them. */
 #define DNN64__Q_BLOCK 256
 
-void dnn64_quantize_f32_s8(const float *x, int32_t count, float scale, int32_t zero_point,
-                           int8_t *y)
+void dnn64__quantizer_init(dnn64__quantizer *q, float scale, int32_t zero_point)
 {
     const float r = 1.0f / scale;
-    int8_t out[2 * DNN64__Q_STEPS + 1];
     int32_t i;
-    if (!((r > 1.0e-30f && r < 1.0e30f) || (r < -1.0e-30f && r > -1.0e30f))) {
-        for (i = 0; i < count; ++i)
-            y[i] = (int8_t)dnn64__clamp(dnn64__quantize_exact(x[i], scale) + zero_point, -128,
-                                        127);
+    q->scale = scale;
+    q->r = r;
+    q->zero_point = zero_point;
+    q->fast = (r > 1.0e-30f && r < 1.0e30f) || (r < -1.0e-30f && r > -1.0e30f);
+    for (i = -DNN64__Q_STEPS; i <= DNN64__Q_STEPS; ++i)
+        q->out[i + DNN64__Q_STEPS] = (int8_t)dnn64__clamp(i + zero_point, -128, 127);
+}
+
+void dnn64__quantize_piece(const dnn64__quantizer *q, const float *x, int32_t count, int8_t *y)
+{
+    int32_t i = 0;
+    if (!q->fast) {
+        for (; i < count; ++i)
+            y[i] = (int8_t)dnn64__clamp(dnn64__quantize_exact(x[i], q->scale) + q->zero_point,
+                                        -128, 127);
         return;
     }
-    for (i = -DNN64__Q_STEPS; i <= DNN64__Q_STEPS; ++i)
-        out[i + DNN64__Q_STEPS] = (int8_t)dnn64__clamp(i + zero_point, -128, 127);
-    i = 0;
     if (dnn64_dcache_claim) {
         for (; i + DNN64__Q_BLOCK <= count; i += DNN64__Q_BLOCK) {
             dnn64_dcache_claim(y + i, DNN64__Q_BLOCK); /* the lines wholly inside */
-            dnn64__quantize_run(x + i, DNN64__Q_BLOCK, r, scale, zero_point, out, y + i);
+            dnn64__quantize_run(x + i, DNN64__Q_BLOCK, q->r, q->scale, q->zero_point, q->out,
+                                y + i);
         }
     }
-    dnn64__quantize_run(x + i, count - i, r, scale, zero_point, out, y + i);
+    dnn64__quantize_run(x + i, count - i, q->r, q->scale, q->zero_point, q->out, y + i);
+}
+
+void dnn64_quantize_f32_s8(const float *x, int32_t count, float scale, int32_t zero_point,
+                           int8_t *y)
+{
+    dnn64__quantizer q;
+    dnn64__quantizer_init(&q, scale, zero_point);
+    dnn64__quantize_piece(&q, x, count, y);
 }
 
 void dnn64_dequantize_s8_f32(const int8_t *x, int32_t count, float scale, int32_t zero_point,

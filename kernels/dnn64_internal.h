@@ -248,4 +248,16 @@ static inline dnn64__conv_chan dnn64__conv_chan_at(const dnn64_conv_geom *g, int
     return c;
 }
 
+/* A QuantizeLinear's constants, built once for a tensor quantized in pieces (the RSP
+ * stem quantizes its input band by band); dnn64_quantize_f32_s8 is init + one piece
+ * (dnn64_fixedpoint.c, where the exactness argument is). */
+#define DNN64__Q_STEPS 512 /* |w >> 12| on the fast path */
+typedef struct {
+    float scale, r; /* r = 1 / scale */
+    int32_t zero_point, fast; /* fast: r is a normal float, the table path applies */
+    int8_t out[2 * DNN64__Q_STEPS + 1]; /* the outputs of steps -DNN64__Q_STEPS .. */
+} dnn64__quantizer;
+void dnn64__quantizer_init(dnn64__quantizer *q, float scale, int32_t zero_point);
+void dnn64__quantize_piece(const dnn64__quantizer *q, const float *x, int32_t count, int8_t *y);
+
 #endif /* DNN64_INTERNAL_H */

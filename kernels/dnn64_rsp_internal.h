@@ -36,12 +36,12 @@ static inline void dnn64__rsp_put_output_consts(uint16_t *header, int32_t out_ze
 
 /* The float input the stem quantizes into its int8 input as it goes
  * (dnn64_rsp_conv_quantized_s8): planes [n, 3, h_in, w_in] of `from` into `to` (the
- * stem's x) as dnn64_quantize_f32_s8 does; rows [0, have) of the current image are done. */
+ * stem's x) by q (as dnn64_quantize_f32_s8, its table built once); rows [0, have) of the
+ * current image are done. */
 typedef struct {
     const float *from;
     int8_t *to;
-    float scale;
-    int32_t zero_point;
+    dnn64__quantizer q;
     int32_t have;
 } dnn64__stem_input;
 

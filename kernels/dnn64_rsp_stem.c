@@ -142,7 +142,7 @@ static void quantize_rows(const dnn64_conv_geom *g, dnn64__stem_input *src, int3
     for (c = 0; c < 3; ++c) {
         const int32_t at = at0 + c * plane + src->have * g->w_in;
         const int32_t count = (need - src->have) * g->w_in;
-        dnn64_quantize_f32_s8(src->from + at, count, src->scale, src->zero_point, src->to + at);
+        dnn64__quantize_piece(&src->q, src->from + at, count, src->to + at);
         dnn64_rsp_flush(src->to + at, (uint32_t)count);
     }
     src->have = need;
@@ -239,8 +239,7 @@ void dnn64_rsp_conv_quantized_s8(const dnn64_conv_geom *g, const float *x_f, flo
     dnn64__stem_input src;
     src.from = x_f;
     src.to = x;
-    src.scale = scale;
-    src.zero_point = zero_point;
+    dnn64__quantizer_init(&src.q, scale, zero_point);
     src.have = 0;
     /* The RSP writes y while the CPU reads x_f and writes back lines of x: neither may
      * share a line with y (the plan keeps them apart; checked, not trusted). */
@@ -249,7 +248,7 @@ void dnn64_rsp_conv_quantized_s8(const dnn64_conv_geom *g, const float *x_f, flo
         dnn64__rsp_stem_s8(g, &src, x, x_zero_point, w_tile, bias_tile, mult_tile, shift_tile,
                            oc_begin, oc_count, q, y))
         return;
-    dnn64_quantize_f32_s8(x_f, count, scale, zero_point, x);
+    dnn64__quantize_piece(&src.q, x_f, count, x);
     dnn64_rsp_conv_s8(g, x, x_zero_point, w_tile, bias_tile, mult_tile, shift_tile, oc_begin,
                       oc_count, q, y);
 }
