@@ -34,6 +34,28 @@ def model_workspace(root: Path, name: str, model: onnx.ModelProto, *, onnx_name:
     return ws
 
 
+
+def auto_kernels_rom(root: Path, name: str, model: onnx.ModelProto, *, seed: int,
+                     input_shape: tuple[int, ...]) -> tuple[Path, str]:
+    """Builds //models:m, ``model`` quantized to int8 with `kernels: auto` and `fusion:
+    none` (every node may take its RSP kernel), and asserts the ROM's outputs equal the
+    host build's bit for bit (`run` checks each against the integer reference executor).
+    Returns the target's output folder and its generated C."""
+    ws = model_workspace(root, name, model, onnx_name="m.onnx", seed=seed,
+                         input_shape=input_shape, samples=2)
+    ws.write("models/BUILD.yaml", """\
+        targets:
+          - rule: n64_model
+            name: m
+            src: m.onnx
+            quantize: {mode: int8, calibration: calib.npz}
+            kernels: auto
+            planner: {fusion: none}
+        """)
+    assert_rom_equals_host(ws, "//models:m")
+    out = ws.root / "dnn64-out/bin/models/m"
+    return out, next((out / "codegen").glob("*.c")).read_text()
+
 def run_outputs(ws: Workspace, target: str, platform: str) -> tuple[dict[str, np.ndarray], str]:
     """``target``'s outputs for in.npz on ``platform``, and what `run` printed."""
     out = ws.root / f"{target.replace('/', '_').replace(':', '_')}-{platform}.npz"

@@ -13,8 +13,7 @@ import numpy as np
 import pytest
 
 from dnn64build.quant.intmath import MulParams, mul_s8, quantize_multiplier
-from tests.emulator.cases_rom import run_cases_rom
-from tests.emulator.hex_dump import parse_hex_dump
+from tests.emulator.cases_rom import check_probe_cases, run_cases_rom
 from tests.emulator.test_rsp_kernels import PROBE, assert_conv_cases, case_data, pack_case
 
 OWN_DMA_PROBE = PROBE.parent / "rsp_own_dma_probe.c"  # rsp_conv_probe.c through the kernel
@@ -159,13 +158,8 @@ def mul_case(case, rng) -> tuple[bytes, np.ndarray]:
 @pytest.mark.emulator
 def test_rsp_channel_mul_bit_exact_in_mupen64plus(bare, boot_stub, mupen64plus, tmp_path):
     rng = np.random.default_rng(13)
-    cases = [mul_case(case, rng) for case in MUL_CASES]
-    blob = struct.pack(">i", len(cases)) + b"".join(c[0] for c in cases)
-    lines = run_cases_rom(bare, boot_stub, MUL_PROBE, blob, tmp_path / "mul.z64")
-    for i, (case, (_, want)) in enumerate(zip(MUL_CASES, cases, strict=True)):
-        got = parse_hex_dump(lines, f"mul{i:02d}", "int8", want.size).reshape(want.shape)
-        np.testing.assert_array_equal(got, want, err_msg=f"case {i} {case}")
-        assert f"sam{i:02d} 1" in lines, f"case {i}: dnn64_mul_s8 disagrees on the N64"
+    check_probe_cases(bare, boot_stub, MUL_PROBE, tmp_path / "mul.z64", MUL_CASES,
+                      [mul_case(case, rng) for case in MUL_CASES], "mul", "dnn64_mul_s8")
     # the RSP's cases: -shift in 2..15 and a normalised multiplier (else the CPU runs them)
     for i, case in enumerate(MUL_CASES):
         mult, shift = quantize_multiplier(case[5])
@@ -214,22 +208,11 @@ def test_own_dma_kernels_in_a_model_match_host_and_the_integer_reference(bare, m
     integer reference executor."""
     import json
 
-    from tests.emulator.rom_workspace import assert_rom_equals_host, model_workspace
+    from tests.emulator.rom_workspace import auto_kernels_rom
 
-    ws = model_workspace(tmp_path / "ws", "own_dma", _own_dma_model(), onnx_name="m.onnx",
-                         seed=7, input_shape=(1, 8, 14, 13), samples=2)
-    ws.write("models/BUILD.yaml", """\
-        targets:
-          - rule: n64_model
-            name: m
-            src: m.onnx
-            quantize: {mode: int8, calibration: calib.npz}
-            kernels: auto
-            planner: {fusion: none}
-        """)
-    assert_rom_equals_host(ws, "//models:m")
-    meta = json.loads((ws.root / "dnn64-out/bin/models/m/codegen/meta.json").read_text())
-    c_file = next((ws.root / "dnn64-out/bin/models/m/codegen").glob("*.c")).read_text()
+    out, c_file = auto_kernels_rom(tmp_path / "ws", "own_dma", _own_dma_model(), seed=7,
+                                   input_shape=(1, 8, 14, 13))
+    meta = json.loads((out / "codegen" / "meta.json").read_text())
     assert {"dw3", "squeeze", "se_fc1", "se_fc2", "se", "pw1", "dw5s2", "pw2", "pool",
             "fc"} <= set(meta["rsp_nodes"])
     for kernel, calls in (("dnn64_rsp_dwconv_s8(", 2), ("dnn64_rsp_mul_channels_s8(", 1),

@@ -13,8 +13,7 @@ import pytest
 
 from dnn64build.quant import intmath as im
 from dnn64build.toolchains.base import KERNELS_DIR
-from tests.emulator.cases_rom import run_cases_rom
-from tests.emulator.hex_dump import parse_hex_dump
+from tests.emulator.cases_rom import check_probe_cases
 
 PROBE = KERNELS_DIR.parent / "tests" / "emulator" / "programs" / "rsp_gap_probe.c"
 # (planes, hw, offset of x past an 8-byte boundary, fill: None (random) or one value,
@@ -61,10 +60,5 @@ def case(spec, rng) -> tuple[bytes, np.ndarray]:
 @pytest.mark.emulator
 def test_rsp_gap_bit_exact_in_mupen64plus(bare, boot_stub, mupen64plus, tmp_path):
     rng = np.random.default_rng(16)
-    cases = [case(spec, rng) for spec in CASES]
-    blob = struct.pack(">i", len(cases)) + b"".join(c[0] for c in cases)
-    lines = run_cases_rom(bare, boot_stub, PROBE, blob, tmp_path / "gap.z64")
-    for i, (spec, (_, want)) in enumerate(zip(CASES, cases, strict=True)):
-        got = parse_hex_dump(lines, f"gap{i:02d}", "int8", want.size)
-        np.testing.assert_array_equal(got, want, err_msg=f"case {i} {spec}")
-        assert f"sam{i:02d} 1" in lines, f"case {i}: the CPU kernel disagrees"
+    check_probe_cases(bare, boot_stub, PROBE, tmp_path / "gap.z64", CASES,
+                      [case(spec, rng) for spec in CASES], "gap", "the CPU kernel")

@@ -14,8 +14,7 @@ import pytest
 
 from dnn64build.quant.intmath import quantize_multiplier
 from dnn64build.toolchains.base import KERNELS_DIR
-from tests.emulator.cases_rom import run_cases_rom
-from tests.emulator.hex_dump import parse_hex_dump
+from tests.emulator.cases_rom import check_probe_cases
 from tests.kernels.kernels_refs import output_stage, requant_params
 
 PROBE = KERNELS_DIR.parent / "tests" / "emulator" / "programs" / "rsp_gemv_probe.c"
@@ -65,12 +64,8 @@ def case(spec, rng) -> tuple[bytes, np.ndarray, bool]:
 @pytest.mark.emulator
 def test_rsp_gemv_dma_bit_exact_in_mupen64plus(bare, boot_stub, mupen64plus, tmp_path):
     rng = np.random.default_rng(15)
-    cases = [case(spec, rng) for spec in CASES]
-    blob = struct.pack(">i", len(cases)) + b"".join(c[0] for c in cases)
-    lines = run_cases_rom(bare, boot_stub, PROBE, blob, tmp_path / "gemv.z64")
-    for i, (spec, (_, want)) in enumerate(zip(CASES, cases, strict=True)):
-        got = parse_hex_dump(lines, f"gemv{i:02d}", "int8", want.size)
-        np.testing.assert_array_equal(got, want, err_msg=f"case {i} {spec}")
-        assert f"sam{i:02d} 1" in lines, f"case {i}: dnn64_gemm_s8 disagrees on the N64"
+    lines = check_probe_cases(bare, boot_stub, PROBE, tmp_path / "gemv.z64", CASES,
+                              [case(spec, rng) for spec in CASES], "gemv", "dnn64_gemm_s8")
+    for i in range(len(CASES)):
         fits = "0" if i in CPU_CASES else "1"
         assert f"fit{i:02d} {fits}" in lines, f"case {i}: on the RSP: {fits}"

@@ -89,23 +89,11 @@ def test_quantize_and_stem_in_one_call_match_host_and_reference(bare, mupen64plu
     reference executor."""
     import json
 
-    from tests.emulator.rom_workspace import assert_rom_equals_host, model_workspace
+    from tests.emulator.rom_workspace import auto_kernels_rom
 
-    ws = model_workspace(tmp_path / "ws", "qstem", _stem_model(h, w, pads, activation),
-                         onnx_name="m.onnx", seed=5, input_shape=(1, 3, h, w), samples=2)
-    ws.write("models/BUILD.yaml", """\
-        targets:
-          - rule: n64_model
-            name: m
-            src: m.onnx
-            quantize: {mode: int8, calibration: calib.npz}
-            kernels: auto
-            planner: {fusion: none}
-        """)
-    assert_rom_equals_host(ws, "//models:m")
-    out = ws.root / "dnn64-out/bin/models/m"
+    out, c_file = auto_kernels_rom(tmp_path / "ws", "qstem", _stem_model(h, w, pads, activation),
+                                   seed=5, input_shape=(1, 3, h, w))
     plan = json.loads((out / "plan" / "plan.json").read_text())
     assert [p["conv"] for p in plan["quantize_stem"]["pairs"]] == ["stem"]
-    c_file = next((out / "codegen").glob("*.c")).read_text()
     assert "dnn64_rsp_conv_quantized_s8(" in c_file
     assert "dnn64_quantize_f32_s8(" not in c_file
