@@ -188,6 +188,23 @@ static inline int32_t dnn64__div_round(int32_t total, int32_t count)
     return total > 0 ? (total + count / 2) / count : (total - count / 2) / count;
 }
 
+/* The int8 output of a GlobalAveragePool plane from its sum of n values (the CPU's and the
+ * RSP's pools). */
+static inline int8_t dnn64__gap_out_s8(int32_t sum, int32_t n, int32_t act_min, int32_t act_max)
+{
+    return (int8_t)dnn64__clamp(dnn64__div_round(sum, n), act_min, act_max);
+}
+
+/* The int8 output of a ReduceMean from its sum of n values (the CPU's and the RSP's). */
+static inline int8_t dnn64__reduce_mean_out_s8(int32_t sum, int32_t n, int32_t x_zero_point,
+                                               int32_t mult, int32_t shift,
+                                               int32_t out_zero_point)
+{
+    const int32_t v = dnn64__mbqm(sum - n * x_zero_point, mult, shift);
+    return (int8_t)(dnn64__clamp(v, -128 - out_zero_point, 127 - out_zero_point) +
+                    out_zero_point);
+}
+
 /* rows x cols of the plane x (h_in x w_in) starting at (-top, -left), the places
  * outside it filled with `fill`, into out[rows][cols] (dnn64_conv.c; the RSP Conv's
  * padded channels too). */

@@ -147,6 +147,5 @@ void dnn64_global_avgpool_s8(int32_t planes, int32_t hw, int32_t act_min, int32_
 {
     int32_t p;
     for (p = 0; p < planes; ++p)
-        y[p] = (int8_t)dnn64__clamp(dnn64__div_round(dnn64__sum_s8(x + p * hw, hw), hw),
-                                    act_min, act_max);
+        y[p] = dnn64__gap_out_s8(dnn64__sum_s8(x + p * hw, hw), hw, act_min, act_max);
 }

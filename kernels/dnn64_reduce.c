@@ -88,12 +88,11 @@ void dnn64_reduce_mean_s8(int32_t rank, const int32_t *in_dims, int32_t axes_mas
                           int32_t out_zero_point, const int8_t *x, int8_t *y)
 {
     dnn64__reduce_plan r;
-    int32_t v, o;
+    int32_t o;
     dnn64__reduce_split(rank, in_dims, axes_mask, &r);
 #define DNN64__EMIT_S8(o, acc)                                                              \
-    v = dnn64__mbqm((acc) - r.red_count * x_zero_point, mult, shift);                      \
-    y[o] = (int8_t)(dnn64__clamp(v, -128 - out_zero_point, 127 - out_zero_point) +         \
-                    out_zero_point)
+    y[o] = dnn64__reduce_mean_out_s8(acc, r.red_count, x_zero_point, mult, shift,          \
+                                     out_zero_point)
     if (dnn64__reduce_trailing(rank, axes_mask, &r)) {
         for (o = 0; o < r.out_count; ++o) {
             DNN64__EMIT_S8(o, dnn64__sum_s8(x + o * r.red_count, r.red_count));

@@ -46,12 +46,9 @@ typedef struct {
 
 static int8_t out_s8(const out_stage *o, int32_t sum)
 {
-    int32_t v;
-    if (!o->mean)
-        return (int8_t)dnn64__clamp(dnn64__div_round(sum, o->n), o->act_min, o->act_max);
-    v = dnn64__mbqm(sum - o->n * o->x_zero_point, o->mult, o->shift);
-    return (int8_t)(dnn64__clamp(v, -128 - o->out_zero_point, 127 - o->out_zero_point) +
-                    o->out_zero_point);
+    return o->mean ? dnn64__reduce_mean_out_s8(sum, o->n, o->x_zero_point, o->mult, o->shift,
+                                               o->out_zero_point)
+                   : dnn64__gap_out_s8(sum, o->n, o->act_min, o->act_max);
 }
 
 /* y[p] = the output stage of plane p's sum, the sums on the RSP when it takes them. */
