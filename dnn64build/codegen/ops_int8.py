@@ -133,11 +133,9 @@ def pwconv_on_rsp(ctx: Ctx, reduction: int) -> bool:
     """Whether an int8 Conv that runs on the RSP (conv_on_rsp) calls dnn64_rsp_pwconv_s8
     (the RSP fetching its own weight rows, input rows and output spans) rather than
     dnn64_rsp_conv_s8: a 1x1 Conv, stride 1, no padding, one group, c_in up to 8 or a
-    multiple of 8.
-    The kernel still runs dnn64_rsp_conv_s8 when (c_in > 8) the weight rows are not 8-byte
-    aligned or
-    a channel's output stage cannot run on the RSP. Measured faster on every 1x1 layer
-    shape of MobileNetV3-Small (docs/benchmarks.md)."""
+    multiple of 8. The kernel still runs dnn64_rsp_conv_s8 when (c_in > 8) the weight rows
+    are not 8-byte aligned or a channel's output stage cannot run on the RSP. Measured
+    faster on every 1x1 layer shape of MobileNetV3-Small (docs/benchmarks.md)."""
     a = ctx.node.attrs
     _, _, h, w = ctx.shape(ctx.node.inputs[0])
     _, _, oh, ow = ctx.shape(ctx.node.outputs[0])
