@@ -22,6 +22,7 @@ from dnn64build.toolchains import (
 from dnn64build.workspace.labels import Label
 
 HOST = "host"
+BARE = "bare"
 N64_MEMORY_MAX = 8 * 1024 * 1024  # RDRAM with the Expansion Pak (4 MiB without)
 HOST_MEMORY_MAX = 2**31  # the generated C writes sizes and offsets as int32 literals (cfmt)
 
@@ -64,6 +65,13 @@ def check_memory(ctx: RuleContext, memory: int, toolchain: str) -> None:
     if memory > limit:
         raise UserError(f"target {ctx.label}: memory {ctx.written['memory']!r} ({memory} "
                         f"bytes) is more than {what}", where=ctx.where_of("memory"), hint=hint)
+
+
+def default_kernels(toolchain: str) -> str:
+    """``kernels`` when the target does not say: the RSP where it pays on ``bare``, whose
+    RSP kernels are proven in the emulators (docs/rsp.md); the CPU on libdragon, whose RSP
+    path is not proven yet, and on the host, which has no RSP."""
+    return "auto" if toolchain == BARE else "cpu"
 
 
 def resolve_toolchain(ctx: RuleContext, name: str) -> str:

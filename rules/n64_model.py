@@ -18,6 +18,7 @@ from ._model import (
     ModelInfo,
     c_symbol,
     check_memory,
+    default_kernels,
     resolve_toolchain,
 )
 from ._rom import ROM_ATTRS, declare_rom
@@ -69,6 +70,7 @@ def _implementation(ctx: RuleContext) -> ModelInfo:
     )
     memory = attrs["memory"]
     check_memory(ctx, memory, toolchain)
+    kernels = attrs.get("kernels", default_kernels(toolchain))
     plan = ctx.action(
         "plan",
         inputs={"graph": quantized["graph"], "weights": quantized["weights"]},
@@ -77,7 +79,7 @@ def _implementation(ctx: RuleContext) -> ModelInfo:
         # kernels: fused Convs run on the CPU, so RSP kernels change what `auto` fuses;
         # toolchain: only the one running the RSP kernels grows the weight staging
         config={**attrs["planner"], "memory": memory, "label": label,
-                "kernels": attrs["kernels"], "toolchain": toolchain},
+                "kernels": kernels, "toolchain": toolchain},
         progress=label,
     )
     ctx.offer_plan(plan=plan["plan"], report=plan["report"], timeline=plan["timeline"])
@@ -88,7 +90,7 @@ def _implementation(ctx: RuleContext) -> ModelInfo:
         outputs={"source": f"codegen/{symbol}.c", "header": f"codegen/{symbol}.h",
                  "meta": "codegen/meta.json", "weights_big": "codegen/weights.be.bin",
                  "weights_little": "codegen/weights.le.bin"},
-        config={"symbol": symbol, "label": label, "kernels": attrs["kernels"]},
+        config={"symbol": symbol, "label": label, "kernels": kernels},
         progress=label,
     )
     objects = {
@@ -218,8 +220,8 @@ RULE = Rule(
         "kernels": enum_attr(
             KERNELS,
             "where int8 Conv layers run on an N64: cpu; rsp (the vector unit, wherever an "
-            "RSP kernel exists); auto (the RSP where it pays); host builds always use the CPU",
-            default="cpu",
+            "RSP kernel exists); auto (the RSP where it pays). Default: auto for toolchain "
+            "bare, cpu for libdragon and host (host builds always use the CPU)",
             workspace_default=True,
         ),
         **ROM_ATTRS,

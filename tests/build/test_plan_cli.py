@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Callable
 
 import numpy as np
 
@@ -126,16 +127,13 @@ def test_fusion_that_cannot_apply_is_one_clear_error(workspace: Workspace) -> No
     assert "fusion 'patch' cannot apply" in proc.stderr and "//models:m" in proc.stderr
 
 
-def test_rsp_kernels_keep_convs_unfused_unless_the_model_needs_fusion_to_fit(
-    workspace: Workspace,
-) -> None:
-    """A fused Conv runs on the CPU: with `kernels: rsp`, `fusion: auto` fuses only when the
-    model does not fit without it (the plan checker validates each plan). The model is
-    small_cnn's layers at 64x64, so that the 128 KiB conv output fusion avoids outweighs
-    the region kernel the fused program links (the program estimate counts it)."""
+def _small_cnn_64(workspace: Workspace) -> Callable[[str], dict]:
+    """small_cnn's layers at 64x64 as //models:m, so that the 128 KiB conv output fusion
+    avoids outweighs the region kernel the fused program links (the program estimate counts
+    it). Returns plan(attributes): the target's plan with those attributes (the plan
+    checker validates each)."""
     import onnx
 
-    from dnn64build.planner.fit import needed_bytes
     from tools.zoo.builder import NetBuilder
 
     b = NetBuilder("small_cnn_64", seed=2)
@@ -145,15 +143,29 @@ def test_rsp_kernels_keep_convs_unfused_unless_the_model_needs_fusion_to_fit(
     onnx.save(b.build({b.gemm(b.view_flatten(x), 16 * 16 * 16, 10): [1, 10]}),
               workspace.root / "models" / "m.onnx")
 
-    def plan(kernels: str, memory: str = "4MiB") -> dict:
+    def plan(attributes: str) -> dict:
         workspace.write("models/BUILD.yaml", f"""\
             targets:
-              - {{rule: n64_model, name: m, src: m.onnx, toolchain: host, kernels: {kernels},
-                 memory: {memory}}}
+              - {{rule: n64_model, name: m, src: m.onnx, {attributes}}}
             """)
         result = json.loads(workspace.run("plan", "//models:m", "--json").stdout)
         assert check_plan(result) is None
         return result
+
+    return plan
+
+
+def test_rsp_kernels_keep_convs_unfused_unless_the_model_needs_fusion_to_fit(
+    workspace: Workspace,
+) -> None:
+    """A fused Conv runs on the CPU: with `kernels: rsp`, `fusion: auto` fuses only when the
+    model does not fit without it."""
+    from dnn64build.planner.fit import needed_bytes
+
+    small_cnn = _small_cnn_64(workspace)
+
+    def plan(kernels: str, memory: str = "4MiB") -> dict:
+        return small_cnn(f"toolchain: host, kernels: {kernels}, memory: {memory}")
 
     fused, unfused = plan("cpu"), plan("rsp")
     assert fused["fusion"]["groups"] and not unfused["fusion"]["groups"]
@@ -167,6 +179,20 @@ def test_rsp_kernels_keep_convs_unfused_unless_the_model_needs_fusion_to_fit(
     # A memory the unfused plan exceeds and the fused one fits: fused again.
     tight = plan("rsp", memory=str(needed(fused)))
     assert tight["fusion"]["groups"] and needed(tight) <= needed(fused)
+
+
+def test_default_kernels_are_the_rsp_on_bare_and_the_cpu_on_the_host(
+    workspace: Workspace,
+) -> None:
+    """Without `kernels:`, a bare target plans for the RSP kernels (`auto`: its Convs stay
+    unfused, as they would with an explicit `kernels: auto`), a host target for the CPU."""
+    small_cnn = _small_cnn_64(workspace)
+    bare, host = small_cnn("toolchain: bare"), small_cnn("toolchain: host")
+    assert not bare["fusion"]["groups"]
+    assert any("kernels: auto" in note for note in bare["fusion"]["notes"])
+    assert host["fusion"]["groups"]
+    assert host == small_cnn("toolchain: host, kernels: cpu")
+    assert bare == small_cnn("toolchain: bare, kernels: auto")
 
 
 def test_plan_says_the_input_is_streamed(workspace: Workspace) -> None:

@@ -37,10 +37,10 @@ def model_workspace(root: Path, name: str, model: onnx.ModelProto, *, onnx_name:
 
 def auto_kernels_rom(root: Path, name: str, model: onnx.ModelProto, *, seed: int,
                      input_shape: tuple[int, ...]) -> tuple[Path, str]:
-    """Builds //models:m, ``model`` quantized to int8 with `kernels: auto` and `fusion:
-    none` (every node may take its RSP kernel), and asserts the ROM's outputs equal the
-    host build's bit for bit (`run` checks each against the integer reference executor).
-    Returns the target's output folder and its generated C."""
+    """Builds //models:m, ``model`` quantized to int8 for `toolchain: bare` with the default
+    `kernels` (auto there) and `fusion: none` (every node may take its RSP kernel), and
+    asserts the ROM's outputs equal the host build's bit for bit (`run` checks each against
+    the integer reference executor). Returns the target's output folder and its generated C."""
     ws = model_workspace(root, name, model, onnx_name="m.onnx", seed=seed,
                          input_shape=input_shape, samples=2)
     ws.write("models/BUILD.yaml", """\
@@ -49,7 +49,7 @@ def auto_kernels_rom(root: Path, name: str, model: onnx.ModelProto, *, seed: int
             name: m
             src: m.onnx
             quantize: {mode: int8, calibration: calib.npz}
-            kernels: auto
+            toolchain: bare
             planner: {fusion: none}
         """)
     assert_rom_equals_host(ws, "//models:m")
