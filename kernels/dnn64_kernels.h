@@ -4,7 +4,7 @@
  * What it is for: the code that dnn64build generates calls one of these
  * functions per scheduled node, with pointers into one static arena. The
  * kernels are platform-free: no libc, no libm (see dnn64_math.h for the fp32
- * exp/tanh/sigmoid used here), no allocation, no global state. A compiler may
+ * exp/log/tanh/erf/... used here), no allocation, no global state. A compiler may
  * still turn a copy loop into a call to memcpy/memset; the platform provides
  * those two.
  *
@@ -94,7 +94,28 @@ typedef enum {
     DNN64_ACT_TANH = 5,         /* tanh(x) */
     DNN64_ACT_HARD_SIGMOID = 6, /* max(0, min(1, alpha * x + beta)) (ONNX: 0.2, 0.5) */
     DNN64_ACT_HARD_SWISH = 7,   /* x * max(0, min(1, x / 6 + 0.5)) */
-    DNN64_ACT_SILU = 8          /* x * sigmoid(x) */
+    DNN64_ACT_SILU = 8,         /* x * sigmoid(x) */
+    /* Unary element-wise ops (stand-alone ONNX ops; the functions of dnn64_math.h). */
+    DNN64_ACT_NEG = 9,          /* -x */
+    DNN64_ACT_ABS = 10,         /* |x| */
+    DNN64_ACT_EXP = 11,         /* exp(x) */
+    DNN64_ACT_LOG = 12,         /* ln(x) */
+    DNN64_ACT_SQRT = 13,        /* sqrt(x) */
+    DNN64_ACT_RECIPROCAL = 14,  /* 1 / x */
+    DNN64_ACT_POW = 15,         /* x ^ alpha (Pow with a constant exponent) */
+    DNN64_ACT_SIGN = 16,        /* -1, 0 or 1 (NaN stays NaN) */
+    DNN64_ACT_ERF = 17,         /* erf(x) */
+    DNN64_ACT_GELU = 18,        /* x (1 + erf(x / sqrt 2)) / 2 */
+    DNN64_ACT_GELU_TANH = 19,   /* x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) / 2 */
+    DNN64_ACT_ELU = 20,         /* x < 0 ? alpha (exp(x) - 1) : x */
+    DNN64_ACT_SELU = 21,        /* beta (x <= 0 ? alpha (exp(x) - 1) : x) (beta: ONNX gamma) */
+    DNN64_ACT_CELU = 22,        /* max(0, x) + min(0, alpha (exp(x / alpha) - 1)) */
+    DNN64_ACT_THRESHOLDED_RELU = 23, /* x > alpha ? x : 0 */
+    DNN64_ACT_SOFTPLUS = 24,    /* ln(1 + exp(x)) */
+    DNN64_ACT_SOFTSIGN = 25,    /* x / (1 + |x|) */
+    DNN64_ACT_MISH = 26,        /* x tanh(softplus(x)) */
+    DNN64_ACT_SHRINK = 27,      /* x < -alpha ? x + beta : x > alpha ? x - beta : 0 */
+    DNN64_ACT_SWISH = 28        /* x sigmoid(alpha x) */
 } dnn64_act_kind;
 
 /* An fp32 activation: kind is a dnn64_act_kind; alpha/beta as documented on

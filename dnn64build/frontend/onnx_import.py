@@ -263,8 +263,9 @@ class _Builder:
         out = node.output[0]
         t = self.types[out]
         g.tensors[out] = Tensor(list(t.shape), t.dtype, "activation")
-        if op == "Softmax" and self.opset < 13 and attrs["axis"] != len(in_shapes[0]) - 1:
-            self._legacy_softmax(name, inputs[0], out, attrs["axis"], in_shapes[0])
+        if (op in ("Softmax", "LogSoftmax") and self.opset < 13
+                and attrs["axis"] != len(in_shapes[0]) - 1):
+            self._legacy_softmax(op, name, inputs[0], out, attrs["axis"], in_shapes[0])
             return
         g.nodes.append(Node(name, op, inputs, [out], attrs))
 
@@ -305,8 +306,10 @@ class _Builder:
             if mode is None or bool(mode):
                 raise self._fail(node, "training_mode must be a constant false", hint=None)
 
-    def _legacy_softmax(self, name: str, x: str, out: str, axis: int, shape: list[int]) -> None:
-        """Opset < 13 Softmax normalises over all dims from ``axis`` on (as a 2-D matrix)."""
+    def _legacy_softmax(self, op: str, name: str, x: str, out: str, axis: int,
+                        shape: list[int]) -> None:
+        """Opset < 13 (Log)Softmax normalises over all dims from ``axis`` on (as a 2-D
+        matrix)."""
         g = self.graph
         flat = [int(np.prod(shape[:axis])), int(np.prod(shape[axis:]))]
         t_in, t_out = self._tensor_name(f"{name}_2d"), self._tensor_name(f"{name}_2d_out")
@@ -314,7 +317,7 @@ class _Builder:
         g.tensors[t_out] = Tensor(flat, g.tensors[out].dtype, "activation")
         g.nodes.append(Node(self._node_name(f"{name}_flatten"), "Reshape", [x], [t_in],
                             {"shape": flat}))
-        g.nodes.append(Node(name, "Softmax", [t_in], [t_out], {"axis": 1}))
+        g.nodes.append(Node(name, op, [t_in], [t_out], {"axis": 1}))
         g.nodes.append(Node(self._node_name(f"{name}_unflatten"), "Reshape", [t_out], [out],
                             {"shape": list(shape)}))
 

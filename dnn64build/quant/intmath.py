@@ -308,10 +308,13 @@ def activation_lut(
     """The 256-entry table of an int8 activation: entry ``q + 128`` is the output for input ``q``.
 
     ``clamp(round_half_away(fn((q - zp_in) * s_in) / s_out) + zp_out, -128, 127)``
-    computed in float64 at compile time; the kernel only looks it up.
+    computed in float64 at compile time; the kernel only looks it up. An infinite result
+    saturates; a NaN (Log, Sqrt, Pow of a negative value) gives the real 0, ``zp_out``.
     """
     q = np.arange(-128, 128, dtype=np.float64)
-    v = np.asarray(fn((q - in_zero_point) * in_scale), dtype=np.float64) / out_scale
+    with np.errstate(all="ignore"):
+        v = np.asarray(fn((q - in_zero_point) * in_scale), dtype=np.float64) / out_scale
+    v = np.where(np.isnan(v), 0.0, v)
     r = np.sign(v) * np.floor(np.abs(v) + 0.5)
     return np.clip(r + out_zero_point, -128, 127).astype(np.int8)
 

@@ -9,20 +9,11 @@ from __future__ import annotations
 import numpy as np
 
 from dnn64build.ir.kernels import ACTIVATIONS
+from dnn64build.ir.ops import ACTIVATION_OF_OP
 from dnn64build.quant import intmath
 from dnn64build.quant.plan import CLAMP_ACTIVATIONS
 from dnn64build.quant.qparams import QParams, clamp_bounds, quantize_values
 
-# Stand-alone activation op -> (ACTIVATIONS name, attrs -> params).
-ACTIVATION_OF_OP = {
-    "Relu": "relu",
-    "Clip": "clip",
-    "LeakyRelu": "leaky_relu",
-    "Sigmoid": "sigmoid",
-    "Tanh": "tanh",
-    "HardSigmoid": "hard_sigmoid",
-    "HardSwish": "hard_swish",
-}
 _CLAMP_RANGE = {"relu": (0.0, None), "relu6": (0.0, 6.0)}
 
 
@@ -88,14 +79,8 @@ def elementwise(op: str, attrs: dict, a_q: QParams, b_q: QParams, out_q: QParams
 
 
 def activation(op: str, attrs: dict, in_q: QParams, out_q: QParams) -> dict:
-    name = ACTIVATION_OF_OP[op]
-    if op == "Clip":
-        params = {"min": attrs.get("min"), "max": attrs.get("max")}
-    elif op in ("LeakyRelu", "HardSigmoid"):
-        params = {k: v for k, v in attrs.items() if k in ("alpha", "beta")}
-    else:
-        params = {}
-    return {"lut": lut(name, params, in_q, out_q)}
+    """A stand-alone activation: its parameters are the node's attributes."""
+    return {"lut": lut(ACTIVATION_OF_OP[op], attrs, in_q, out_q)}
 
 
 def reduce_mean(in_shape: list[int], axes: list[int], in_q: QParams, out_q: QParams) -> dict:

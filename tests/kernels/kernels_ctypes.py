@@ -68,7 +68,10 @@ class Bcast(ctypes.Structure):
 
 
 ACT = {"none": 0, "relu": 1, "clip": 2, "leaky_relu": 3, "sigmoid": 4, "tanh": 5,
-       "hard_sigmoid": 6, "hard_swish": 7, "silu": 8}
+       "hard_sigmoid": 6, "hard_swish": 7, "silu": 8, "neg": 9, "abs": 10, "exp": 11,
+       "log": 12, "sqrt": 13, "reciprocal": 14, "pow": 15, "sign": 16, "erf": 17, "gelu": 18,
+       "gelu_tanh": 19, "elu": 20, "selu": 21, "celu": 22, "thresholded_relu": 23,
+       "softplus": 24, "softsign": 25, "mish": 26, "shrink": 27, "swish": 28}
 BINARY = {"Add": 0, "Sub": 1, "Mul": 2, "Div": 3}
 PAD_MODE = {"constant": 0, "reflect": 1, "edge": 2}
 COORD = {"half_pixel": 0, "asymmetric": 1, "align_corners": 2, "pytorch_half_pixel": 3}
@@ -78,6 +81,8 @@ NEAREST = {"round_prefer_floor": 0, "round_prefer_ceil": 1, "floor": 2, "ceil": 
 _SIGNATURES: dict[str, tuple[str, str]] = {
     "dnn64_srdhm": ("ii", "i"), "dnn64_rdbp": ("ii", "i"), "dnn64_mbqm": ("iii", "i"),
     "dnn64_expf": ("f", "f"), "dnn64_tanhf": ("f", "f"), "dnn64_sigmoidf": ("f", "f"),
+    "dnn64_expm1f": ("f", "f"), "dnn64_logf": ("f", "f"), "dnn64_sqrtf": ("f", "f"),
+    "dnn64_erff": ("f", "f"), "dnn64_powf": ("ff", "f"),
     "dnn64_activation_f32": ("pppi", ""), "dnn64_lut_s8": ("pppi", ""),
     "dnn64_conv_f32": ("ppppiipp", ""), "dnn64_conv_s8": ("ppippppiipp", ""),
     "dnn64_conv_transpose_f32": ("ppppiipp", ""),
