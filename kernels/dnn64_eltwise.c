@@ -72,6 +72,18 @@ static void dnn64__row_f32(int32_t op, const float *a, int32_t sa, const float *
         for (i = 0; i < len; ++i)
             y[i] = a[i * sa] * b[i * sb];
         break;
+    case DNN64_BINARY_MAX:
+        for (i = 0; i < len; ++i)
+            y[i] = a[i * sa] > b[i * sb] ? a[i * sa] : b[i * sb];
+        break;
+    case DNN64_BINARY_MIN:
+        for (i = 0; i < len; ++i)
+            y[i] = a[i * sa] < b[i * sb] ? a[i * sa] : b[i * sb];
+        break;
+    case DNN64_BINARY_PRELU:
+        for (i = 0; i < len; ++i)
+            y[i] = a[i * sa] < 0.0f ? a[i * sa] * b[i * sb] : a[i * sa];
+        break;
     default:
         for (i = 0; i < len; ++i)
             y[i] = a[i * sa] / b[i * sb];

@@ -383,7 +383,10 @@ typedef enum {
     DNN64_BINARY_ADD = 0,
     DNN64_BINARY_SUB = 1,
     DNN64_BINARY_MUL = 2,
-    DNN64_BINARY_DIV = 3 /* IEEE division (x / 0 gives inf or nan) */
+    DNN64_BINARY_DIV = 3, /* IEEE division (x / 0 gives inf or nan) */
+    DNN64_BINARY_MAX = 4, /* a > b ? a : b (ONNX Max of two inputs) */
+    DNN64_BINARY_MIN = 5, /* a < b ? a : b */
+    DNN64_BINARY_PRELU = 6 /* a < 0 ? a * b : a (b: the slope) */
 } dnn64_binary_op;
 
 /* fp32 y = a op b. y may equal a (or b) when that operand is not broadcast
@@ -510,6 +513,10 @@ void dnn64_resize_linear_s8(int32_t planes, int32_t h_in, int32_t w_in, int32_t 
  * p = (e * 2^14 + sum / 2) / sum, y = clamp(out_zero_point + mbqm(p, mult,
  * shift), -128, 127) with (mult, shift) from intmath.softmax_out_multiplier. */
 void dnn64_softmax_f32(int32_t outer, int32_t axis_len, int32_t inner, const float *x, float *y);
+/* fp32 LogSoftmax, same layout: y = x - (max + ln(sum(exp(x - max)))) (dnn64_expf,
+ * dnn64_logf). y may equal x. */
+void dnn64_log_softmax_f32(int32_t outer, int32_t axis_len, int32_t inner, const float *x,
+                           float *y);
 void dnn64_softmax_s8(int32_t outer, int32_t axis_len, int32_t inner, const int8_t *x,
                       const int32_t *exp_table, int32_t mult, int32_t shift,
                       int32_t out_zero_point, int8_t *y);

@@ -219,7 +219,8 @@ def matmul(ctx: Ctx) -> Lowered:
 # --- element-wise ---
 
 _BINARY = {"Add": "DNN64_BINARY_ADD", "Sub": "DNN64_BINARY_SUB", "Mul": "DNN64_BINARY_MUL",
-           "Div": "DNN64_BINARY_DIV"}
+           "Div": "DNN64_BINARY_DIV", "Max": "DNN64_BINARY_MAX", "Min": "DNN64_BINARY_MIN",
+           "PRelu": "DNN64_BINARY_PRELU"}
 
 
 def binary(ctx: Ctx) -> Lowered:
@@ -283,7 +284,8 @@ def global_avgpool(ctx: Ctx) -> Lowered:
 
 def softmax(ctx: Ctx) -> Lowered:
     require_float(ctx, ctx.node.inputs[0], ctx.node.outputs[0])
-    return softmax_call(ctx, Lowered(), "f32")
+    kernel = "dnn64_log_softmax" if ctx.node.op == "LogSoftmax" else "dnn64_softmax"
+    return softmax_call(ctx, Lowered(), "f32", kernel=kernel)
 
 
 def reduce_mean(ctx: Ctx) -> Lowered:
@@ -304,6 +306,7 @@ FP32_EMITTERS: dict[str, Emitter] = {
     **dict.fromkeys(ACTIVATION_OF_OP, activation),
     "BatchNormalization": batch_norm,
     "Softmax": softmax,
+    "LogSoftmax": softmax,
     "MaxPool": pool,
     "AveragePool": pool,
     "GlobalAveragePool": global_avgpool,
