@@ -27,8 +27,6 @@ static float dnn64__unary_f32(const dnn64_act_f32 *act, float v)
         return dnn64_sqrtf(v);
     case DNN64_ACT_RECIPROCAL:
         return 1.0f / v;
-    case DNN64_ACT_POW:
-        return dnn64_powf(v, act->alpha);
     case DNN64_ACT_SIGN:
         return v > 0.0f ? 1.0f : (v < 0.0f ? -1.0f : v);
     case DNN64_ACT_ERF:

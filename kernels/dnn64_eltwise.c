@@ -4,6 +4,7 @@
  * each op is a tight loop over one row with constant input strides.
  */
 #include "dnn64_internal.h"
+#include "dnn64_math.h"
 
 /* Odometer over the output's outer dims, tracking the two input offsets. */
 typedef struct {
@@ -83,6 +84,10 @@ static void dnn64__row_f32(int32_t op, const float *a, int32_t sa, const float *
     case DNN64_BINARY_PRELU:
         for (i = 0; i < len; ++i)
             y[i] = a[i * sa] < 0.0f ? a[i * sa] * b[i * sb] : a[i * sa];
+        break;
+    case DNN64_BINARY_POW:
+        for (i = 0; i < len; ++i)
+            y[i] = dnn64_powf(a[i * sa], b[i * sb]);
         break;
     default:
         for (i = 0; i < len; ++i)

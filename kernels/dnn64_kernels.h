@@ -102,20 +102,19 @@ typedef enum {
     DNN64_ACT_LOG = 12,         /* ln(x) */
     DNN64_ACT_SQRT = 13,        /* sqrt(x) */
     DNN64_ACT_RECIPROCAL = 14,  /* 1 / x */
-    DNN64_ACT_POW = 15,         /* x ^ alpha (Pow with a constant exponent) */
-    DNN64_ACT_SIGN = 16,        /* -1, 0 or 1 (NaN stays NaN) */
-    DNN64_ACT_ERF = 17,         /* erf(x) */
-    DNN64_ACT_GELU = 18,        /* x (1 + erf(x / sqrt 2)) / 2 */
-    DNN64_ACT_GELU_TANH = 19,   /* x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) / 2 */
-    DNN64_ACT_ELU = 20,         /* x < 0 ? alpha (exp(x) - 1) : x */
-    DNN64_ACT_SELU = 21,        /* beta (x <= 0 ? alpha (exp(x) - 1) : x) (beta: ONNX gamma) */
-    DNN64_ACT_CELU = 22,        /* max(0, x) + min(0, alpha (exp(x / alpha) - 1)) */
-    DNN64_ACT_THRESHOLDED_RELU = 23, /* x > alpha ? x : 0 */
-    DNN64_ACT_SOFTPLUS = 24,    /* ln(1 + exp(x)) */
-    DNN64_ACT_SOFTSIGN = 25,    /* x / (1 + |x|) */
-    DNN64_ACT_MISH = 26,        /* x tanh(softplus(x)) */
-    DNN64_ACT_SHRINK = 27,      /* x < -alpha ? x + beta : x > alpha ? x - beta : 0 */
-    DNN64_ACT_SWISH = 28        /* x sigmoid(alpha x) */
+    DNN64_ACT_SIGN = 15,        /* -1, 0 or 1 (NaN stays NaN) */
+    DNN64_ACT_ERF = 16,         /* erf(x) */
+    DNN64_ACT_GELU = 17,        /* x (1 + erf(x / sqrt 2)) / 2 */
+    DNN64_ACT_GELU_TANH = 18,   /* x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) / 2 */
+    DNN64_ACT_ELU = 19,         /* x < 0 ? alpha (exp(x) - 1) : x */
+    DNN64_ACT_SELU = 20,        /* beta (x <= 0 ? alpha (exp(x) - 1) : x) (beta: ONNX gamma) */
+    DNN64_ACT_CELU = 21,        /* max(0, x) + min(0, alpha (exp(x / alpha) - 1)) */
+    DNN64_ACT_THRESHOLDED_RELU = 22, /* x > alpha ? x : 0 */
+    DNN64_ACT_SOFTPLUS = 23,    /* ln(1 + exp(x)) */
+    DNN64_ACT_SOFTSIGN = 24,    /* x / (1 + |x|) */
+    DNN64_ACT_MISH = 25,        /* x tanh(softplus(x)) */
+    DNN64_ACT_SHRINK = 26,      /* x < -alpha ? x + beta : x > alpha ? x - beta : 0 */
+    DNN64_ACT_SWISH = 27        /* x sigmoid(alpha x) */
 } dnn64_act_kind;
 
 /* An fp32 activation: kind is a dnn64_act_kind; alpha/beta as documented on
@@ -386,7 +385,8 @@ typedef enum {
     DNN64_BINARY_DIV = 3, /* IEEE division (x / 0 gives inf or nan) */
     DNN64_BINARY_MAX = 4, /* a > b ? a : b (ONNX Max of two inputs) */
     DNN64_BINARY_MIN = 5, /* a < b ? a : b */
-    DNN64_BINARY_PRELU = 6 /* a < 0 ? a * b : a (b: the slope) */
+    DNN64_BINARY_PRELU = 6, /* a < 0 ? a * b : a (b: the slope) */
+    DNN64_BINARY_POW = 7 /* a ^ b (dnn64_powf: an integral b takes a negative a) */
 } dnn64_binary_op;
 
 /* fp32 y = a op b. y may equal a (or b) when that operand is not broadcast

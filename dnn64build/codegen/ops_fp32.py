@@ -63,7 +63,6 @@ _ACT = {
     # unary element-wise ops: (kind, alpha, beta) as dnn64_kernels.h documents each kind
     **{name: _plain_kind(name) for name in ("neg", "abs", "exp", "log", "sqrt", "reciprocal",
                                              "sign", "erf", "softplus", "softsign", "mish")},
-    "pow": lambda p: ("DNN64_ACT_POW", p["exponent"], 0.0),
     "gelu": lambda p: ("DNN64_ACT_GELU_TANH" if p.get("approximate") == "tanh"
                        else "DNN64_ACT_GELU", 0.0, 0.0),
     "elu": lambda p: ("DNN64_ACT_ELU", p["alpha"], 0.0),
@@ -220,11 +219,14 @@ def matmul(ctx: Ctx) -> Lowered:
 
 _BINARY = {"Add": "DNN64_BINARY_ADD", "Sub": "DNN64_BINARY_SUB", "Mul": "DNN64_BINARY_MUL",
            "Div": "DNN64_BINARY_DIV", "Max": "DNN64_BINARY_MAX", "Min": "DNN64_BINARY_MIN",
-           "PRelu": "DNN64_BINARY_PRELU"}
+           "PRelu": "DNN64_BINARY_PRELU", "Pow": "DNN64_BINARY_POW"}
 
 
 def binary(ctx: Ctx) -> Lowered:
-    require_float(ctx, *ctx.node.inputs[:2], ctx.node.outputs[0])
+    a, b = ctx.node.inputs[:2]
+    # Pow's exponent may be an integer constant: it is staged as float32 like any constant
+    operands = (a,) if ctx.node.op == "Pow" and ctx.is_const(b) else (a, b)
+    require_float(ctx, *operands, ctx.node.outputs[0])
     low = Lowered()
     bc, parts, pointers = binary_operands(ctx, low, np.float32)
     op = _BINARY[ctx.node.op]

@@ -29,7 +29,7 @@ from dnn64build.codegen.ops_movement import (
     transpose,
 )
 from dnn64build.ir.graph import Graph, Node
-from dnn64build.ir.ops import ACTIVATION_OPS, VIEW_OPS
+from dnn64build.ir.ops import ACTIVATION_OPS, SCALAR_OPERAND_ACTIVATIONS, VIEW_OPS
 from dnn64build.planner.program_size import DECL_LINE_BYTES
 from dnn64build.quant import intmath
 from dnn64build.quant.int8_ops import add_params_of
@@ -602,7 +602,7 @@ INT8_EMITTERS: dict[str, Emitter] = {
     "Gemm": gemm,
     "MatMul": matmul,
     **dict.fromkeys(_ELTWISE, binary),
-    **dict.fromkeys(ACTIVATION_OPS, lut),
+    **dict.fromkeys((*ACTIVATION_OPS, *SCALAR_OPERAND_ACTIVATIONS), lut),
     "MaxPool": pool,
     "AveragePool": pool,
     "GlobalAveragePool": global_avgpool,

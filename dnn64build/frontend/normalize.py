@@ -266,14 +266,6 @@ def gelu(info: NodeInfo) -> dict:
     return {"approximate": approximate}
 
 
-def pow_(info: NodeInfo) -> dict:
-    exponent = info.in_shapes[1]
-    if exponent is None or int(np.prod(exponent)) != 1:
-        raise Unsupported(f"Pow with an exponent of shape {exponent}: only a constant scalar "
-                          "exponent is supported")
-    return {}
-
-
 def two_inputs(info: NodeInfo) -> dict:
     if len(info.in_shapes) != 2:
         raise Unsupported(f"{len(info.in_shapes)} inputs: only two are supported (chain the "
@@ -284,7 +276,7 @@ def two_inputs(info: NodeInfo) -> dict:
 UNARY_NORMALISERS: dict[str, Callable[[NodeInfo], dict]] = {
     **dict.fromkeys(("Neg", "Abs", "Exp", "Log", "Sqrt", "Reciprocal", "Sign", "Erf",
                      "Softplus", "Softsign", "Mish"), _none),
-    "Pow": pow_,
+    "Pow": _none,
     "Gelu": gelu,
     "Elu": _float_attrs(alpha=1.0),
     "Selu": _float_attrs(alpha=1.67326319217681884765625, gamma=1.05070102214813232421875),

@@ -375,6 +375,7 @@ KERNELS: dict[str, Kernel] = {
     "Mul": _elementwise(np.multiply),
     "Div": div,
     **{op: _activation(name) for op, name in ACTIVATION_OF_OP.items()},
+    "Pow": _elementwise(np.power),
     "PRelu": _elementwise(lambda x, slope: np.where(x < 0, x * slope, x)),
     "Max": _elementwise(np.maximum),
     "Min": _elementwise(np.minimum),

@@ -23,7 +23,6 @@ ACTIVATION_OF_OP = {
     "Log": "log",
     "Sqrt": "sqrt",
     "Reciprocal": "reciprocal",
-    "Pow": "pow",  # a constant scalar exponent, attribute "exponent"
     "Sign": "sign",
     "Erf": "erf",
     "Gelu": "gelu",
@@ -38,3 +37,7 @@ ACTIVATION_OF_OP = {
     "Swish": "swish",  # x * sigmoid(alpha * x); also made from Mul(x, Sigmoid(x))
 }
 ACTIVATION_OPS = tuple(ACTIVATION_OF_OP)
+# Two-input element-wise ops (fp32: dnn64_binary_f32) that are an activation of their first
+# input when the second is a constant scalar (int8: a lookup table): op -> (activation, the
+# name of its parameter, the scalar).
+SCALAR_OPERAND_ACTIVATIONS = {"Pow": ("pow", "exponent")}

@@ -20,7 +20,6 @@ PARAM_INPUTS: dict[str, tuple[str, ...]] = {
     "Pad": ("pads", "constant_value", "axes"),
     "Resize": ("roi", "scales", "sizes"),
     "Slice": ("starts", "ends", "axes", "steps"),
-    "Pow": ("exponent",),
 }
 
 
@@ -90,8 +89,6 @@ def absorb(
         attrs.pop("axes", None)
     elif op == "Slice":
         attrs.update(_slice_attrs(params, in_shape))
-    elif op == "Pow":
-        attrs["exponent"] = float(params["exponent"].reshape(-1)[0])
     return attrs
 
 

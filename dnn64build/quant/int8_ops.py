@@ -14,7 +14,7 @@ from collections.abc import Callable
 import numpy as np
 
 from dnn64build.ir.kernels import KERNELS
-from dnn64build.ir.ops import ACTIVATION_OPS, VIEW_OPS
+from dnn64build.ir.ops import ACTIVATION_OPS, SCALAR_OPERAND_ACTIVATIONS, VIEW_OPS
 from dnn64build.quant import intmath
 from dnn64build.quant.qparams import QParams, quantize_values
 
@@ -300,7 +300,7 @@ INT8_OPS: dict[str, Int8Op] = {
     "Sub": sub,
     "Mul": mul,
     "Div": div,
-    **dict.fromkeys(ACTIVATION_OPS, lut),
+    **dict.fromkeys((*ACTIVATION_OPS, *SCALAR_OPERAND_ACTIVATIONS), lut),
     "Pad": pad,
     "Resize": resize,
     "Concat": concat,

@@ -69,10 +69,10 @@ class Bcast(ctypes.Structure):
 
 ACT = {"none": 0, "relu": 1, "clip": 2, "leaky_relu": 3, "sigmoid": 4, "tanh": 5,
        "hard_sigmoid": 6, "hard_swish": 7, "silu": 8, "neg": 9, "abs": 10, "exp": 11,
-       "log": 12, "sqrt": 13, "reciprocal": 14, "pow": 15, "sign": 16, "erf": 17, "gelu": 18,
-       "gelu_tanh": 19, "elu": 20, "selu": 21, "celu": 22, "thresholded_relu": 23,
-       "softplus": 24, "softsign": 25, "mish": 26, "shrink": 27, "swish": 28}
-BINARY = {"Add": 0, "Sub": 1, "Mul": 2, "Div": 3}
+       "log": 12, "sqrt": 13, "reciprocal": 14, "sign": 15, "erf": 16, "gelu": 17,
+       "gelu_tanh": 18, "elu": 19, "selu": 20, "celu": 21, "thresholded_relu": 22,
+       "softplus": 23, "softsign": 24, "mish": 25, "shrink": 26, "swish": 27}
+BINARY = {"Add": 0, "Sub": 1, "Mul": 2, "Div": 3, "Max": 4, "Min": 5, "PRelu": 6, "Pow": 7}
 PAD_MODE = {"constant": 0, "reflect": 1, "edge": 2}
 COORD = {"half_pixel": 0, "asymmetric": 1, "align_corners": 2, "pytorch_half_pixel": 3}
 NEAREST = {"round_prefer_floor": 0, "round_prefer_ceil": 1, "floor": 2, "ceil": 3}

@@ -21,7 +21,7 @@ SHAPES = [
 LARGE_SHAPES = [((2, 8, 9, 10), (8, 1, 1)), ((4, 16, 20), (4, 16, 20))]
 
 
-@pytest.mark.parametrize("op", ["Add", "Sub", "Mul", "Div"])
+@pytest.mark.parametrize("op", ["Add", "Sub", "Mul", "Div", "Max", "Min"])
 @pytest.mark.parametrize("a_shape,b_shape", SHAPES)
 def test_binary_f32_matches_onnxruntime(kernels, op, a_shape, b_shape) -> None:
     rng = np.random.default_rng(31)
@@ -34,6 +34,23 @@ def test_binary_f32_matches_onnxruntime(kernels, op, a_shape, b_shape) -> None:
     out_shape = want.shape or (1,)
     kernels.dnn64_binary_f32(BINARY[op], bcast(out_shape, a_shape, b_shape), a, b, y)
     assert_close_to_scale(y, want)
+
+
+@pytest.mark.parametrize("a_shape,b_shape", [((2, 3, 4, 5), (3, 1, 1)), ((4, 6), (4, 6)),
+                                             ((5,), ())])
+def test_prelu_and_pow_f32_match_onnxruntime(kernels, a_shape, b_shape) -> None:
+    """PRelu (slope broadcast to x) and Pow: positive bases with any exponent, any base with
+    integral exponents."""
+    rng = np.random.default_rng(32)
+    a = rng.standard_normal(a_shape).astype(np.float32)
+    cases = [("PRelu", a, rng.standard_normal(b_shape).astype(np.float32)),
+             ("Pow", np.abs(a) + np.float32(0.1), rng.uniform(-3, 3, b_shape).astype(np.float32)),
+             ("Pow", a * 3, rng.integers(-3, 4, b_shape).astype(np.float32))]
+    for op, x, b in cases:
+        want = run_node(op, {"a": x, "b": b})
+        y = np.empty(want.shape, np.float32)
+        kernels.dnn64_binary_f32(BINARY[op], bcast(want.shape, a_shape, b_shape), x, b, y)
+        np.testing.assert_allclose(y, want, rtol=2e-6, atol=1e-30, err_msg=op)
 
 
 def test_binary_f32_in_place(kernels) -> None:

@@ -110,17 +110,18 @@ def test_unary_ops_prelu_max_min_run_in_place():
                "w": Tensor([4, 4, 1, 1], "float32", "constant"),
                "s": Tensor([4, 1, 1], "float32", "constant"),
                "m": Tensor([8], "float32", "constant"),
+               "e": Tensor([], "float32", "constant"),
                **{n: Tensor(shape, "float32", "activation") for n in "abcdef"},
                "y": Tensor(shape, "float32", "output")}
     nodes = [Node("conv", "Conv", ["x", "w"], ["a"]),
              Node("exp", "Exp", ["a"], ["b"]),
-             Node("pow", "Pow", ["b"], ["c"], {"exponent": 2.0}),
+             Node("pow", "Pow", ["b", "e"], ["c"]),
              Node("prelu", "PRelu", ["c", "s"], ["d"]),
              Node("max", "Max", ["d", "m"], ["e"]),
              Node("gelu", "Gelu", ["e"], ["f"], {"approximate": "none"}),
              Node("min", "Min", ["f", "m"], ["y"])]
     consts = {"w": np.zeros((4, 4, 1, 1), np.float32), "s": np.zeros((4, 1, 1), np.float32),
-              "m": np.zeros(8, np.float32)}
+              "m": np.zeros(8, np.float32), "e": np.float32(2.0)}
     plan = plan_graph(Graph("u", ["x"], ["y"], tensors, nodes, consts),
                       PlanParams(scheduler="graph"))
     assert check_plan(plan) is None
