@@ -352,6 +352,11 @@ def slice_(inputs: list[np.ndarray], attrs: dict, out_shapes: list[list[int]]):
     return [y]
 
 
+def _power(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore"):  # NaN / inf are the spec's results
+        return np.power(a, b)
+
+
 def _elementwise(fn: Callable[..., np.ndarray]) -> Kernel:
     def kernel(inputs: list[np.ndarray], attrs: dict, out_shapes: list[list[int]]):
         return [np.asarray(fn(*inputs)).astype(inputs[0].dtype)]
@@ -375,7 +380,7 @@ KERNELS: dict[str, Kernel] = {
     "Mul": _elementwise(np.multiply),
     "Div": div,
     **{op: _activation(name) for op, name in ACTIVATION_OF_OP.items()},
-    "Pow": _elementwise(np.power),
+    "Pow": _elementwise(_power),
     "PRelu": _elementwise(lambda x, slope: np.where(x < 0, x * slope, x)),
     "Max": _elementwise(np.maximum),
     "Min": _elementwise(np.minimum),
