@@ -50,6 +50,21 @@
  *     +infinity, INT32_MIN * INT32_MIN -> INT32_MAX); for s < 0,
  *     RoundingDivideByPOT by -s (round half away from zero).
  *   Every other rounding choice is stated on the function that makes it.
+ *
+ * int8 semantics of the element-wise ops (the compiler picks the kernel):
+ *   op                                  int8 kernel      semantics
+ *   Relu, Clip (fused)                  output clamp     act_min/act_max of the stage
+ *   LeakyRelu, Sigmoid, Tanh,           dnn64_lut_s8     y = lut[x + 128]: 256 entries
+ *     HardSigmoid, HardSwish, Neg, Abs,                  clamp(round_half_away(f(real(x))
+ *     Exp, Log, Sqrt, Reciprocal, Sign,                  / s_out) + zp_out), f in float64
+ *     Erf, Gelu, Elu, Selu, Celu,                        at compile time; +-inf saturates,
+ *     ThresholdedRelu, Softplus,                         NaN (Log, Sqrt of x < 0) gives
+ *     Softsign, Mish, Shrink, Swish,                     zp_out (the real 0). Fused after
+ *     Pow with a constant scalar                         a Conv/Gemm: the same table on
+ *     exponent                                           the requantized pre-activation.
+ *   Add, Sub, Mul, Div                  dnn64_*_s8       see dnn64_add_s8 and below
+ *   Max, Min, PRelu, Pow (tensor        none             fp32 between Dequantize and
+ *     exponent), LogSoftmax                              Quantize nodes
  */
 #ifndef DNN64_KERNELS_H
 #define DNN64_KERNELS_H
