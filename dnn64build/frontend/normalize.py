@@ -283,7 +283,6 @@ UNARY_NORMALISERS: dict[str, Callable[[NodeInfo], dict]] = {
     "Celu": _float_attrs(alpha=1.0),
     "ThresholdedRelu": _float_attrs(alpha=1.0),
     "Shrink": _float_attrs(lambd=0.5, bias=0.0),
-    "Swish": _float_attrs(alpha=1.0),
     "PRelu": _none,
     "Max": two_inputs,
     "Min": two_inputs,

@@ -34,7 +34,7 @@ ACTIVATION_OF_OP = {
     "Softsign": "softsign",
     "Mish": "mish",
     "Shrink": "shrink",
-    "Swish": "swish",  # x * sigmoid(alpha * x); also made from Mul(x, Sigmoid(x))
+    "Swish": "swish",  # x * sigmoid(alpha * x), made from Mul(x, Sigmoid(x)) by a pass
 }
 ACTIVATION_OPS = tuple(ACTIVATION_OF_OP)
 # Two-input element-wise ops (fp32: dnn64_binary_f32) that are an activation of their first
