@@ -63,8 +63,11 @@
  *     Pow with a constant scalar                         a Conv/Gemm: the same table on
  *     exponent                                           the requantized pre-activation.
  *   Add, Sub, Mul, Div                  dnn64_*_s8       see dnn64_add_s8 and below
- *   Max, Min, PRelu, Pow (tensor        none             fp32 between Dequantize and
- *     exponent), LogSoftmax                              Quantize nodes
+ *   Max, Min                            dnn64_max_s8,    each input rescaled to the output
+ *                                       dnn64_min_s8     steps (rounded, clamped), then the
+ *                                                        larger / smaller
+ *   PRelu, Pow (tensor exponent),       none             fp32 between Dequantize and
+ *     LogSoftmax                                         Quantize nodes
  */
 #ifndef DNN64_KERNELS_H
 #define DNN64_KERNELS_H
@@ -430,6 +433,21 @@ typedef struct {
     int32_t mult, shift;
     int32_t act_min, act_max;
 } dnn64_mul_s8_params;
+
+/* int8 Max/Min parameters (intmath.minmax_params): each input's rescale to the
+ * output steps, (a_mult, a_shift) = quantize_multiplier(a_scale / out_scale), b alike. */
+typedef struct {
+    int32_t a_zero_point, b_zero_point, out_zero_point;
+    int32_t a_mult, a_shift, b_mult, b_shift;
+} dnn64_minmax_s8_params;
+
+/* int8 Max / Min (intmath.minmax_s8): ra = clamp(zp_out + mbqm(a - zp_a, a_mult,
+ * a_shift), -128, 127), rb alike, y = max(ra, rb) (min(ra, rb)). Aliasing rule as
+ * dnn64_binary_f32. */
+void dnn64_max_s8(const dnn64_bcast *bc, const int8_t *a, const int8_t *b,
+                  const dnn64_minmax_s8_params *p, int8_t *y);
+void dnn64_min_s8(const dnn64_bcast *bc, const int8_t *a, const int8_t *b,
+                  const dnn64_minmax_s8_params *p, int8_t *y);
 
 /* int8 element-wise ops; aliasing rule as dnn64_binary_f32.
  * add/sub: TFLite (see dnn64_add_s8_params).

@@ -394,10 +394,14 @@ _ADD_FIELDS = ("a_zero_point", "b_zero_point", "out_zero_point", "a_multiplier",
                "act_min", "act_max")
 _MUL_FIELDS = ("a_zero_point", "b_zero_point", "out_zero_point", "multiplier", "shift",
                "act_min", "act_max")
+_MINMAX_FIELDS = ("a_zero_point", "b_zero_point", "out_zero_point", "a_multiplier", "a_shift",
+                  "b_multiplier", "b_shift")
 _ELTWISE = {"Add": ("dnn64_add_s8", "dnn64_add_s8_params", _ADD_FIELDS),
             "Sub": ("dnn64_sub_s8", "dnn64_add_s8_params", _ADD_FIELDS),
             "Mul": ("dnn64_mul_s8", "dnn64_mul_s8_params", _MUL_FIELDS),
-            "Div": ("dnn64_div_s8", "dnn64_mul_s8_params", _MUL_FIELDS)}
+            "Div": ("dnn64_div_s8", "dnn64_mul_s8_params", _MUL_FIELDS),
+            "Max": ("dnn64_max_s8", "dnn64_minmax_s8_params", _MINMAX_FIELDS),
+            "Min": ("dnn64_min_s8", "dnn64_minmax_s8_params", _MINMAX_FIELDS)}
 
 
 def eltwise_params(ctx: Ctx, low: Lowered, node: Node) -> str:

@@ -65,6 +65,11 @@ def elementwise(op: str, attrs: dict, a_q: QParams, b_q: QParams, out_q: QParams
             out_q.zero_point)
     stage = fused_output_stage(attrs, out_q, None)
     bounds = {"act_min": stage["act_min"], "act_max": stage["act_max"]}
+    if op in ("Max", "Min"):
+        m = intmath.minmax_params(*args)
+        return {"a_zero_point": m.a_zero_point, "b_zero_point": m.b_zero_point,
+                "out_zero_point": m.out_zero_point, "a_multiplier": m.a_multiplier,
+                "a_shift": m.a_shift, "b_multiplier": m.b_multiplier, "b_shift": m.b_shift}
     if op in ("Add", "Sub"):
         p = intmath.add_params(*args)
         return {"a_zero_point": p.a_zero_point, "b_zero_point": p.b_zero_point,

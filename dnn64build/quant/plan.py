@@ -24,7 +24,7 @@ from dnn64build.quant.shared_scales import share_concat_qparams
 # Fused activations that are only a clamp of the output; the others need a lookup table.
 CLAMP_ACTIVATIONS = ("relu", "relu6", "clip")
 WEIGHTED = ("Conv", "ConvTranspose", "Gemm", "MatMul")
-ELEMENTWISE = ("Add", "Sub", "Mul", "Div")
+ELEMENTWISE = ("Add", "Sub", "Mul", "Div", "Max", "Min")
 VIEWS = (*VIEW_OPS, "Transpose")
 # Output quantisation == input quantisation.
 SHARED = (*VIEWS, "MaxPool", "AveragePool", "GlobalAveragePool", "Pad", "Resize")

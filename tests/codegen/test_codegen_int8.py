@@ -60,16 +60,18 @@ def _matmul_mix() -> onnx.ModelProto:
 
 
 def _unary_chain() -> onnx.ModelProto:
-    """The unary element-wise ops of issue 22 between int8 tensors (each a table)."""
+    """The element-wise ops of issue 22 between int8 tensors (tables, Max and Min)."""
     ops = [("Gelu", {}), ("Elu", {"alpha": 0.5}), ("Softsign", {}), ("Neg", {}), ("Abs", {}),
            ("Sqrt", {}), ("Mish", {}), ("Exp", {}), ("Log", {}), ("Erf", {}), ("Selu", {})]
     nodes = [node("Conv", ["x", "w"], ["t0"], pads=[1, 1, 1, 1])]
     for k, (op, attrs) in enumerate(ops):
         nodes.append(helper.make_node(op, [f"t{k}"], [f"t{k + 1}"], name=op, **attrs))
-    nodes.append(helper.make_node("Pow", [f"t{len(ops)}", "e"], ["y"], name="pow"))
+    nodes += [helper.make_node("Pow", [f"t{len(ops)}", "e"], ["p"], name="pow"),
+              helper.make_node("Max", ["p", "c"], ["mx"], name="max"),  # by a constant
+              helper.make_node("Min", ["mx", "t0"], ["y"], name="min")]  # of two activations
     return onnx_model(nodes, {"x": [1, 2, 6, 6]}, ["y"],
-                      {"w": rand(4, 2, 3, 3, seed=1), "e": np.array(2.0, np.float32)},
-                      opset=20)
+                      {"w": rand(4, 2, 3, 3, seed=1), "e": np.array(2.0, np.float32),
+                       "c": rand(4, 1, 1, seed=2)}, opset=20)
 
 
 MODELS = {"conv block": _conv_block, "matmul mix": _matmul_mix, "unary chain": _unary_chain,

@@ -49,6 +49,8 @@ class AddS8Params(ctypes.Structure):
         "a_zero_point", "b_zero_point", "out_zero_point", "a_mult", "a_shift", "b_mult",
         "b_shift", "out_mult", "out_shift", "left_shift", "act_min", "act_max")),
         ("tables", ctypes.c_void_p)]
+MinMaxS8Params = _int_struct("MinMaxS8Params", [
+    "a_zero_point", "b_zero_point", "out_zero_point", "a_mult", "a_shift", "b_mult", "b_shift"])
 MulS8Params = _int_struct("MulS8Params", [
     "a_zero_point", "b_zero_point", "out_zero_point", "mult", "shift", "act_min", "act_max"])
 
@@ -94,6 +96,7 @@ _SIGNATURES: dict[str, tuple[str, str]] = {
     "dnn64_global_avgpool_f32": ("iipp", ""), "dnn64_global_avgpool_s8": ("iiiipp", ""),
     "dnn64_binary_f32": ("ipppp", ""), "dnn64_add_s8": ("ppppp", ""),
     "dnn64_sub_s8": ("ppppp", ""), "dnn64_mul_s8": ("ppppp", ""), "dnn64_div_s8": ("ppppp", ""),
+    "dnn64_max_s8": ("ppppp", ""), "dnn64_min_s8": ("ppppp", ""),
     "dnn64_concat_copy": ("iiiiipp", ""), "dnn64_pad": ("iipppippp", ""),
     "dnn64_transpose": ("iipppp", ""),
     "dnn64_resize_nearest": ("iiiiiiffiipp", ""), "dnn64_resize_linear_f32": ("iiiiiffipp", ""),
