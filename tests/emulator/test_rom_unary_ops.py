@@ -52,6 +52,8 @@ def test_unary_ops_rom_equals_the_host_build(tmp_path) -> None:
     # float32 code compiled for two CPUs: the same operations, rounding may differ at most
     assert_rom_equals_host(ws, "//models:fp32", tolerance=1e-5)
     assert_rom_equals_host(ws, "//models:int8")
-    # the int8 build ran the one-input ops as tables on the N64 (Max/Min/PRelu stay fp32)
+    # the int8 build ran the one-input ops as tables and Max/Min in int8 on the N64 (PRelu
+    # and LogSoftmax stay fp32)
     source = next((ws.root / "dnn64-out/bin/models/int8/codegen").glob("*.c")).read_text()
     assert source.count("dnn64_lut_s8(") >= 9
+    assert "dnn64_max_s8(" in source and "dnn64_min_s8(" in source
