@@ -60,14 +60,14 @@
  *     Erf, Gelu, Elu, Selu, Celu,                        at compile time; +-inf saturates,
  *     ThresholdedRelu, Softplus,                         NaN (Log, Sqrt of x < 0) gives
  *     Softsign, Mish, Shrink, Swish,                     zp_out (the real 0). Fused after
- *     Pow with a constant scalar                         a Conv/Gemm: the same table on
- *     exponent                                           the requantized pre-activation.
+ *     Pow, PRelu with a constant                         a Conv/Gemm: the same table on
+ *     scalar exponent / slope                            the requantized pre-activation.
  *   Add, Sub, Mul, Div                  dnn64_*_s8       see dnn64_add_s8 and below
  *   Max, Min                            dnn64_max_s8,    each input rescaled to the output
  *                                       dnn64_min_s8     steps (rounded, clamped), then the
  *                                                        larger / smaller
- *   PRelu, Pow (tensor exponent),       none             fp32 between Dequantize and
- *     LogSoftmax                                         Quantize nodes
+ *   PRelu (slope per channel), Pow      none             fp32 between Dequantize and
+ *     (tensor exponent), LogSoftmax                      Quantize nodes
  */
 #ifndef DNN64_KERNELS_H
 #define DNN64_KERNELS_H

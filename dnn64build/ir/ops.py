@@ -40,4 +40,4 @@ ACTIVATION_OPS = tuple(ACTIVATION_OF_OP)
 # Two-input element-wise ops (fp32: dnn64_binary_f32) that are an activation of their first
 # input when the second is a constant scalar (int8: a lookup table): op -> (activation, the
 # name of its parameter, the scalar).
-SCALAR_OPERAND_ACTIVATIONS = {"Pow": ("pow", "exponent")}
+SCALAR_OPERAND_ACTIVATIONS = {"Pow": ("pow", "exponent"), "PRelu": ("leaky_relu", "alpha")}

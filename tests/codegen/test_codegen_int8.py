@@ -68,10 +68,12 @@ def _unary_chain() -> onnx.ModelProto:
         nodes.append(helper.make_node(op, [f"t{k}"], [f"t{k + 1}"], name=op, **attrs))
     nodes += [helper.make_node("Pow", [f"t{len(ops)}", "e"], ["p"], name="pow"),
               helper.make_node("Max", ["p", "c"], ["mx"], name="max"),  # by a constant
-              helper.make_node("Min", ["mx", "t0"], ["y"], name="min")]  # of two activations
+              helper.make_node("Min", ["mx", "t0"], ["mn"], name="min"),  # of two activations
+              helper.make_node("PRelu", ["mn", "s"], ["y"], name="prelu")]  # one slope: a table
     return onnx_model(nodes, {"x": [1, 2, 6, 6]}, ["y"],
                       {"w": rand(4, 2, 3, 3, seed=1), "e": np.array(2.0, np.float32),
-                       "c": rand(4, 1, 1, seed=2)}, opset=20)
+                       "c": rand(4, 1, 1, seed=2), "s": np.array([0.2], np.float32)},
+                      opset=20)
 
 
 MODELS = {"conv block": _conv_block, "matmul mix": _matmul_mix, "unary chain": _unary_chain,

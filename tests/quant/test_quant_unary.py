@@ -25,6 +25,7 @@ OPS = [
     ("Elu", {"alpha": 0.5}, None, 17), ("Selu", {}, None, 17), ("Celu", {}, None, 17),
     ("ThresholdedRelu", {"alpha": 0.2}, None, 17), ("Softplus", {}, None, 17),
     ("Softsign", {}, None, 17), ("Mish", {}, None, 18), ("Shrink", {"lambd": 0.4}, None, 17),
+    ("PRelu", {}, np.array([0.3], np.float32), 17),  # one slope for all: a table too
 ]
 
 
@@ -50,10 +51,10 @@ def _quantized(op: str, attrs: dict, exponent: np.ndarray | None, opset: int, tm
 @pytest.mark.parametrize("op,attrs,exponent,opset", OPS, ids=lambda v: str(v))
 def test_unary_table_is_onnxruntime_quantised(op, attrs, exponent, opset, tmp_path) -> None:
     graph, node = _quantized(op, attrs, exponent, opset, tmp_path)
-    assert node.inputs == [node.inputs[0]]  # Pow's exponent became an attribute
+    assert node.inputs == [node.inputs[0]]  # Pow's exponent (PRelu's slope) is in the table
     qin, qout = (graph.tensors[t].quant for t in (node.inputs[0], node.outputs[0]))
     x = ((np.arange(-128, 128) - qin["zero_point"]) * qin["scale"]).astype(np.float32)
-    inits = {} if exponent is None else {"e": np.asarray(exponent)}
+    inits = {} if exponent is None else {"e": np.asarray(exponent)}  # Pow's or PRelu's
     real = run_node(op, {"x": x}, attrs, inits, opset=opset).astype(np.float64)
     steps = np.nan_to_num(real / qout["scale"], nan=0.0)  # NaN: the real 0
     want = np.clip(np.sign(steps) * np.floor(np.abs(steps) + 0.5) + qout["zero_point"],
