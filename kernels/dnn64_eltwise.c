@@ -4,6 +4,7 @@
  * each op is a tight loop over one row with constant input strides.
  */
 #include "dnn64_internal.h"
+#include "dnn64_math.h"
 
 /* Odometer over the output's outer dims, tracking the two input offsets. */
 typedef struct {
@@ -71,6 +72,22 @@ static void dnn64__row_f32(int32_t op, const float *a, int32_t sa, const float *
     case DNN64_BINARY_MUL:
         for (i = 0; i < len; ++i)
             y[i] = a[i * sa] * b[i * sb];
+        break;
+    case DNN64_BINARY_MAX:
+        for (i = 0; i < len; ++i)
+            y[i] = a[i * sa] > b[i * sb] ? a[i * sa] : b[i * sb];
+        break;
+    case DNN64_BINARY_MIN:
+        for (i = 0; i < len; ++i)
+            y[i] = a[i * sa] < b[i * sb] ? a[i * sa] : b[i * sb];
+        break;
+    case DNN64_BINARY_PRELU:
+        for (i = 0; i < len; ++i)
+            y[i] = a[i * sa] < 0.0f ? a[i * sa] * b[i * sb] : a[i * sa];
+        break;
+    case DNN64_BINARY_POW:
+        for (i = 0; i < len; ++i)
+            y[i] = dnn64_powf(a[i * sa], b[i * sb]);
         break;
     default:
         for (i = 0; i < len; ++i)
@@ -335,4 +352,41 @@ void dnn64_div_s8(const dnn64_bcast *bc, const int8_t *a, const int8_t *b,
 #define DNN64__ROW_DIV(ar, sa, br, sb, yr, len) dnn64__row_div_s8(ar, sa, br, sb, yr, len, p)
     DNN64__FOR_ROWS(bc, a, b, y, DNN64__ROW_DIV);
 #undef DNN64__ROW_DIV
+}
+
+/* int8 Max / Min: each input rescaled to the output steps, then compared. */
+static int32_t dnn64__minmax_side(int32_t v, int32_t zero_point, int32_t mult, int32_t shift,
+                                  int32_t out_zero_point)
+{
+    return dnn64__clamp(out_zero_point + dnn64__mbqm(v - zero_point, mult, shift), -128, 127);
+}
+
+static void dnn64__minmax_row_s8(int32_t maximum, const int8_t *a, int32_t sa, const int8_t *b,
+                                 int32_t sb, const dnn64_minmax_s8_params *p, int8_t *y,
+                                 int32_t len)
+{
+    int32_t i;
+    for (i = 0; i < len; ++i) {
+        const int32_t ra = dnn64__minmax_side(a[i * sa], p->a_zero_point, p->a_mult,
+                                              p->a_shift, p->out_zero_point);
+        const int32_t rb = dnn64__minmax_side(b[i * sb], p->b_zero_point, p->b_mult,
+                                              p->b_shift, p->out_zero_point);
+        y[i] = (int8_t)(maximum ? (ra > rb ? ra : rb) : (ra < rb ? ra : rb));
+    }
+}
+
+void dnn64_max_s8(const dnn64_bcast *bc, const int8_t *a, const int8_t *b,
+                  const dnn64_minmax_s8_params *p, int8_t *y)
+{
+#define DNN64__ROW_MAX(ar, sa, br, sb, yr, len) dnn64__minmax_row_s8(1, ar, sa, br, sb, p, yr, len)
+    DNN64__FOR_ROWS(bc, a, b, y, DNN64__ROW_MAX);
+#undef DNN64__ROW_MAX
+}
+
+void dnn64_min_s8(const dnn64_bcast *bc, const int8_t *a, const int8_t *b,
+                  const dnn64_minmax_s8_params *p, int8_t *y)
+{
+#define DNN64__ROW_MIN(ar, sa, br, sb, yr, len) dnn64__minmax_row_s8(0, ar, sa, br, sb, p, yr, len)
+    DNN64__FOR_ROWS(bc, a, b, y, DNN64__ROW_MIN);
+#undef DNN64__ROW_MIN
 }

@@ -4,7 +4,7 @@
  * What it is for: the code that dnn64build generates calls one of these
  * functions per scheduled node, with pointers into one static arena. The
  * kernels are platform-free: no libc, no libm (see dnn64_math.h for the fp32
- * exp/tanh/sigmoid used here), no allocation, no global state. A compiler may
+ * exp/log/tanh/erf/... used here), no allocation, no global state. A compiler may
  * still turn a copy loop into a call to memcpy/memset; the platform provides
  * those two.
  *
@@ -50,6 +50,24 @@
  *     +infinity, INT32_MIN * INT32_MIN -> INT32_MAX); for s < 0,
  *     RoundingDivideByPOT by -s (round half away from zero).
  *   Every other rounding choice is stated on the function that makes it.
+ *
+ * int8 semantics of the element-wise ops (the compiler picks the kernel):
+ *   op                                  int8 kernel      semantics
+ *   Relu, Clip (fused)                  output clamp     act_min/act_max of the stage
+ *   LeakyRelu, Sigmoid, Tanh,           dnn64_lut_s8     y = lut[x + 128]: 256 entries
+ *     HardSigmoid, HardSwish, Neg, Abs,                  clamp(round_half_away(f(real(x))
+ *     Exp, Log, Sqrt, Reciprocal, Sign,                  / s_out) + zp_out), f in float64
+ *     Erf, Gelu, Elu, Selu, Celu,                        at compile time; +-inf saturates,
+ *     ThresholdedRelu, Softplus,                         NaN (Log, Sqrt of x < 0) gives
+ *     Softsign, Mish, Shrink, Swish,                     zp_out (the real 0). Fused after
+ *     Pow, PRelu with a constant                         a Conv/Gemm: the same table on
+ *     scalar exponent / slope                            the requantized pre-activation.
+ *   Add, Sub, Mul, Div                  dnn64_*_s8       see dnn64_add_s8 and below
+ *   Max, Min                            dnn64_max_s8,    each input rescaled to the output
+ *                                       dnn64_min_s8     steps (rounded, clamped), then the
+ *                                                        larger / smaller
+ *   PRelu (slope per channel), Pow      none             fp32 between Dequantize and
+ *     (tensor exponent), LogSoftmax                      Quantize nodes
  */
 #ifndef DNN64_KERNELS_H
 #define DNN64_KERNELS_H
@@ -94,7 +112,27 @@ typedef enum {
     DNN64_ACT_TANH = 5,         /* tanh(x) */
     DNN64_ACT_HARD_SIGMOID = 6, /* max(0, min(1, alpha * x + beta)) (ONNX: 0.2, 0.5) */
     DNN64_ACT_HARD_SWISH = 7,   /* x * max(0, min(1, x / 6 + 0.5)) */
-    DNN64_ACT_SILU = 8          /* x * sigmoid(x) */
+    DNN64_ACT_SILU = 8,         /* x * sigmoid(x) */
+    /* Unary element-wise ops (stand-alone ONNX ops; the functions of dnn64_math.h). */
+    DNN64_ACT_NEG = 9,          /* -x */
+    DNN64_ACT_ABS = 10,         /* |x| */
+    DNN64_ACT_EXP = 11,         /* exp(x) */
+    DNN64_ACT_LOG = 12,         /* ln(x) */
+    DNN64_ACT_SQRT = 13,        /* sqrt(x) */
+    DNN64_ACT_RECIPROCAL = 14,  /* 1 / x */
+    DNN64_ACT_SIGN = 15,        /* -1, 0 or 1 (NaN stays NaN) */
+    DNN64_ACT_ERF = 16,         /* erf(x) */
+    DNN64_ACT_GELU = 17,        /* x (1 + erf(x / sqrt 2)) / 2 */
+    DNN64_ACT_GELU_TANH = 18,   /* x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) / 2 */
+    DNN64_ACT_ELU = 19,         /* x < 0 ? alpha (exp(x) - 1) : x */
+    DNN64_ACT_SELU = 20,        /* beta (x <= 0 ? alpha (exp(x) - 1) : x) (beta: ONNX gamma) */
+    DNN64_ACT_CELU = 21,        /* max(0, x) + min(0, alpha (exp(x / alpha) - 1)) */
+    DNN64_ACT_THRESHOLDED_RELU = 22, /* x > alpha ? x : 0 */
+    DNN64_ACT_SOFTPLUS = 23,    /* ln(1 + exp(x)) */
+    DNN64_ACT_SOFTSIGN = 24,    /* x / (1 + |x|) */
+    DNN64_ACT_MISH = 25,        /* x tanh(softplus(x)) */
+    DNN64_ACT_SHRINK = 26,      /* x < -alpha ? x + beta : x > alpha ? x - beta : 0 */
+    DNN64_ACT_SWISH = 27        /* x sigmoid(alpha x) */
 } dnn64_act_kind;
 
 /* An fp32 activation: kind is a dnn64_act_kind; alpha/beta as documented on
@@ -362,7 +400,11 @@ typedef enum {
     DNN64_BINARY_ADD = 0,
     DNN64_BINARY_SUB = 1,
     DNN64_BINARY_MUL = 2,
-    DNN64_BINARY_DIV = 3 /* IEEE division (x / 0 gives inf or nan) */
+    DNN64_BINARY_DIV = 3, /* IEEE division (x / 0 gives inf or nan) */
+    DNN64_BINARY_MAX = 4, /* a > b ? a : b (ONNX Max of two inputs) */
+    DNN64_BINARY_MIN = 5, /* a < b ? a : b */
+    DNN64_BINARY_PRELU = 6, /* a < 0 ? a * b : a (b: the slope) */
+    DNN64_BINARY_POW = 7 /* a ^ b (dnn64_powf: an integral b takes a negative a) */
 } dnn64_binary_op;
 
 /* fp32 y = a op b. y may equal a (or b) when that operand is not broadcast
@@ -391,6 +433,21 @@ typedef struct {
     int32_t mult, shift;
     int32_t act_min, act_max;
 } dnn64_mul_s8_params;
+
+/* int8 Max/Min parameters (intmath.minmax_params): each input's rescale to the
+ * output steps, (a_mult, a_shift) = quantize_multiplier(a_scale / out_scale), b alike. */
+typedef struct {
+    int32_t a_zero_point, b_zero_point, out_zero_point;
+    int32_t a_mult, a_shift, b_mult, b_shift;
+} dnn64_minmax_s8_params;
+
+/* int8 Max / Min (intmath.minmax_s8): ra = clamp(zp_out + mbqm(a - zp_a, a_mult,
+ * a_shift), -128, 127), rb alike, y = max(ra, rb) (min(ra, rb)). Aliasing rule as
+ * dnn64_binary_f32. */
+void dnn64_max_s8(const dnn64_bcast *bc, const int8_t *a, const int8_t *b,
+                  const dnn64_minmax_s8_params *p, int8_t *y);
+void dnn64_min_s8(const dnn64_bcast *bc, const int8_t *a, const int8_t *b,
+                  const dnn64_minmax_s8_params *p, int8_t *y);
 
 /* int8 element-wise ops; aliasing rule as dnn64_binary_f32.
  * add/sub: TFLite (see dnn64_add_s8_params).
@@ -489,6 +546,10 @@ void dnn64_resize_linear_s8(int32_t planes, int32_t h_in, int32_t w_in, int32_t 
  * p = (e * 2^14 + sum / 2) / sum, y = clamp(out_zero_point + mbqm(p, mult,
  * shift), -128, 127) with (mult, shift) from intmath.softmax_out_multiplier. */
 void dnn64_softmax_f32(int32_t outer, int32_t axis_len, int32_t inner, const float *x, float *y);
+/* fp32 LogSoftmax, same layout: y = x - (max + ln(sum(exp(x - max)))) (dnn64_expf,
+ * dnn64_logf). y may equal x. */
+void dnn64_log_softmax_f32(int32_t outer, int32_t axis_len, int32_t inner, const float *x,
+                           float *y);
 void dnn64_softmax_s8(int32_t outer, int32_t axis_len, int32_t inner, const int8_t *x,
                       const int32_t *exp_table, int32_t mult, int32_t shift,
                       int32_t out_zero_point, int8_t *y);

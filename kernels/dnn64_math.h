@@ -13,6 +13,16 @@
  *   dnn64_sigmoidf: relative error <= 2.5e-7 for results >= FLT_MIN
  *                  (1 / (1 + exp(-x)) for x >= 0, e / (1 + e) with e = exp(x)
  *                  for x < 0, so small results keep their precision).
+ *   dnn64_expm1f:  exp(x) - 1; relative error <= 2e-7 for |x| < ln(2) / 2 (series),
+ *                  as dnn64_expf's result minus 1 beyond.
+ *   dnn64_logf:    relative error <= 2e-7 (ln 0 = -inf, negative or NaN gives NaN).
+ *   dnn64_sqrtf:   within one ulp (three Newton steps; sqrt(-x) is NaN, -0 stays -0).
+ *   dnn64_erff:    absolute error <= 2e-7 (series below |x| = 1, Abramowitz &
+ *                  Stegun 7.1.26 up to 4, +-1 beyond).
+ *   dnn64_powf:    an integer exponent (|e| < 2^24) by repeated squaring (any base,
+ *                  one rounding per multiply); 0.5 as dnn64_sqrtf; otherwise
+ *                  exp(e ln x), relative error about (|e ln x| + 2) * 1.2e-7;
+ *                  a negative base to a non-integer exponent gives NaN.
  */
 #ifndef DNN64_MATH_H
 #define DNN64_MATH_H
@@ -20,5 +30,10 @@
 float dnn64_expf(float x);
 float dnn64_tanhf(float x);
 float dnn64_sigmoidf(float x);
+float dnn64_expm1f(float x);
+float dnn64_logf(float x);
+float dnn64_sqrtf(float x);
+float dnn64_erff(float x);
+float dnn64_powf(float x, float e);
 
 #endif /* DNN64_MATH_H */

@@ -1,4 +1,5 @@
-/* Softmax along one axis, fp32 (own expf) and integer-only int8 (exp table). */
+/* Softmax along one axis, fp32 (own expf) and integer-only int8 (exp table); fp32
+ * LogSoftmax. */
 #include "dnn64_internal.h"
 #include "dnn64_math.h"
 
@@ -20,6 +21,26 @@ void dnn64_softmax_f32(int32_t outer, int32_t axis_len, int32_t inner, const flo
             inv = 1.0f / sum;
             for (i = 0; i < axis_len; ++i)
                 ys[i * inner] *= inv;
+        }
+    }
+}
+
+void dnn64_log_softmax_f32(int32_t outer, int32_t axis_len, int32_t inner, const float *x,
+                           float *y)
+{
+    int32_t o, j, i;
+    for (o = 0; o < outer; ++o) {
+        for (j = 0; j < inner; ++j) {
+            const float *xs = x + o * axis_len * inner + j;
+            float *ys = y + o * axis_len * inner + j;
+            float mx = xs[0], sum = 0.0f, shift;
+            for (i = 1; i < axis_len; ++i)
+                mx = xs[i * inner] > mx ? xs[i * inner] : mx;
+            for (i = 0; i < axis_len; ++i)
+                sum += dnn64_expf(xs[i * inner] - mx);
+            shift = mx + dnn64_logf(sum);
+            for (i = 0; i < axis_len; ++i)
+                ys[i * inner] = xs[i * inner] - shift;
         }
     }
 }

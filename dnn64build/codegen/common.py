@@ -199,11 +199,12 @@ def reduce_mean_call(ctx: Ctx, suffix: str, *args: object) -> Lowered:
     return low
 
 
-def softmax_call(ctx: Ctx, low: Lowered, suffix: str, *args: object) -> Lowered:
-    """dnn64_softmax_<suffix>(outer, length, inner, x, args..., y) over attrs["axis"]."""
+def softmax_call(ctx: Ctx, low: Lowered, suffix: str, *args: object,
+                 kernel: str = "dnn64_softmax") -> Lowered:
+    """<kernel>_<suffix>(outer, length, inner, x, args..., y) over attrs["axis"]."""
     x, y = ctx.node.inputs[0], ctx.node.outputs[0]
     ctx.require_disjoint(y, x)
     outer, length, inner = outer_inner(ctx.shape(x), ctx.node.attrs["axis"])
-    low.steps.append(statement(c_call(f"dnn64_softmax_{suffix}", outer, length, inner,
+    low.steps.append(statement(c_call(f"{kernel}_{suffix}", outer, length, inner,
                                       ctx.ptr(x), *args, ctx.ptr(y))))
     return low

@@ -44,7 +44,7 @@ from dnn64build.codegen.lowering import (
     Reread,
     part_bytes,
 )
-from dnn64build.codegen.ops_fp32 import _ACT_OPS, _bias, _fused_act, act_decl
+from dnn64build.codegen.ops_fp32 import _bias, _fused_act, act_decl
 from dnn64build.codegen.ops_int8 import (
     _ELTWISE,
     _channel_params,
@@ -54,6 +54,7 @@ from dnn64build.codegen.ops_int8 import (
 )
 from dnn64build.codegen.staging import DEFAULT_STAGING_CAP
 from dnn64build.ir.graph import Node
+from dnn64build.ir.ops import ACTIVATION_OF_OP
 from dnn64build.planner.dagstream import DagProgram, RowTaps, row_refusal, stage_of
 from dnn64build.planner.fusion import group_io
 
@@ -331,8 +332,7 @@ def _row_stage(ctx: MemberCtx, low: Lowered, node: Node, layout: _Layout
         table = _table(ctx, low, "lut", "int8_t", node.attrs["int8"]["lut"])
         call = c_call("dnn64_lut_s8", table, at(0), out_at, count)
     else:
-        name, params = _ACT_OPS[node.op]
-        act = act_decl(ctx, low, name, params(node.attrs))
+        act = act_decl(ctx, low, ACTIVATION_OF_OP[node.op], node.attrs)
         call = c_call("dnn64_activation_f32", act, at(0), out_at, count)
     return [], lambda offsets, stage: head + loop + call + "\n"
 

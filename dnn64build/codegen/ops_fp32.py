@@ -38,7 +38,14 @@ from dnn64build.codegen.ops_movement import (
     slice_,
     transpose,
 )
-from dnn64build.ir.ops import VIEW_OPS
+from dnn64build.ir.ops import ACTIVATION_OF_OP, VIEW_OPS
+
+
+def _plain_kind(name: str) -> Callable[[dict], tuple[str, float, float]]:
+    """An activation without parameters: kind DNN64_ACT_<NAME>."""
+    kind = f"DNN64_ACT_{name.upper()}"
+    return lambda p: (kind, 0.0, 0.0)
+
 
 # fused/stand-alone activation name -> (kernel kind, alpha, beta) from its params
 _ACT = {
@@ -53,16 +60,17 @@ _ACT = {
     "hard_sigmoid": lambda p: ("DNN64_ACT_HARD_SIGMOID", p["alpha"], p["beta"]),
     "hard_swish": lambda p: ("DNN64_ACT_HARD_SWISH", 0.0, 0.0),
     "silu": lambda p: ("DNN64_ACT_SILU", 0.0, 0.0),
-}
-# stand-alone activation op -> (activation name, its params from the node attrs)
-_ACT_OPS = {
-    "Relu": ("relu", lambda a: {}),
-    "Clip": ("clip", lambda a: a),
-    "LeakyRelu": ("leaky_relu", lambda a: a),
-    "Sigmoid": ("sigmoid", lambda a: {}),
-    "Tanh": ("tanh", lambda a: {}),
-    "HardSigmoid": ("hard_sigmoid", lambda a: a),
-    "HardSwish": ("hard_swish", lambda a: {}),
+    # unary element-wise ops: (kind, alpha, beta) as dnn64_kernels.h documents each kind
+    **{name: _plain_kind(name) for name in ("neg", "abs", "exp", "log", "sqrt", "reciprocal",
+                                             "sign", "erf", "softplus", "softsign", "mish")},
+    "gelu": lambda p: ("DNN64_ACT_GELU_TANH" if p.get("approximate") == "tanh"
+                       else "DNN64_ACT_GELU", 0.0, 0.0),
+    "elu": lambda p: ("DNN64_ACT_ELU", p["alpha"], 0.0),
+    "selu": lambda p: ("DNN64_ACT_SELU", p["alpha"], p["gamma"]),
+    "celu": lambda p: ("DNN64_ACT_CELU", p["alpha"], 0.0),
+    "thresholded_relu": lambda p: ("DNN64_ACT_THRESHOLDED_RELU", p["alpha"], 0.0),
+    "shrink": lambda p: ("DNN64_ACT_SHRINK", p["lambd"], p["bias"]),
+    "swish": lambda p: ("DNN64_ACT_SWISH", p["alpha"], 0.0),
 }
 
 
@@ -210,11 +218,15 @@ def matmul(ctx: Ctx) -> Lowered:
 # --- element-wise ---
 
 _BINARY = {"Add": "DNN64_BINARY_ADD", "Sub": "DNN64_BINARY_SUB", "Mul": "DNN64_BINARY_MUL",
-           "Div": "DNN64_BINARY_DIV"}
+           "Div": "DNN64_BINARY_DIV", "Max": "DNN64_BINARY_MAX", "Min": "DNN64_BINARY_MIN",
+           "PRelu": "DNN64_BINARY_PRELU", "Pow": "DNN64_BINARY_POW"}
 
 
 def binary(ctx: Ctx) -> Lowered:
-    require_float(ctx, *ctx.node.inputs[:2], ctx.node.outputs[0])
+    a, b = ctx.node.inputs[:2]
+    # Pow's exponent may be an integer constant: it is staged as float32 like any constant
+    operands = (a,) if ctx.node.op == "Pow" and ctx.is_const(b) else (a, b)
+    require_float(ctx, *operands, ctx.node.outputs[0])
     low = Lowered()
     bc, parts, pointers = binary_operands(ctx, low, np.float32)
     op = _BINARY[ctx.node.op]
@@ -228,8 +240,7 @@ def activation(ctx: Ctx) -> Lowered:
     require_float(ctx, x, y)
     check_inplace(ctx, y, x)
     low = Lowered()
-    name, params = _ACT_OPS[node.op]
-    act = act_decl(ctx, low, name, params(node.attrs))
+    act = act_decl(ctx, low, ACTIVATION_OF_OP[node.op], node.attrs)
     low.steps.append(statement(c_call("dnn64_activation_f32", act, ctx.ptr(x), ctx.ptr(y),
                                       ctx.numel(y))))
     return low
@@ -275,7 +286,8 @@ def global_avgpool(ctx: Ctx) -> Lowered:
 
 def softmax(ctx: Ctx) -> Lowered:
     require_float(ctx, ctx.node.inputs[0], ctx.node.outputs[0])
-    return softmax_call(ctx, Lowered(), "f32")
+    kernel = "dnn64_log_softmax" if ctx.node.op == "LogSoftmax" else "dnn64_softmax"
+    return softmax_call(ctx, Lowered(), "f32", kernel=kernel)
 
 
 def reduce_mean(ctx: Ctx) -> Lowered:
@@ -293,9 +305,10 @@ FP32_EMITTERS: dict[str, Emitter] = {
     "Gemm": gemm,
     "MatMul": matmul,
     **dict.fromkeys(_BINARY, binary),
-    **dict.fromkeys(_ACT_OPS, activation),
+    **dict.fromkeys(ACTIVATION_OF_OP, activation),
     "BatchNormalization": batch_norm,
     "Softmax": softmax,
+    "LogSoftmax": softmax,
     "MaxPool": pool,
     "AveragePool": pool,
     "GlobalAveragePool": global_avgpool,

@@ -29,7 +29,7 @@ from dnn64build.codegen.ops_movement import (
     transpose,
 )
 from dnn64build.ir.graph import Graph, Node
-from dnn64build.ir.ops import ACTIVATION_OPS, VIEW_OPS
+from dnn64build.ir.ops import ACTIVATION_OPS, SCALAR_OPERAND_ACTIVATIONS, VIEW_OPS
 from dnn64build.planner.program_size import DECL_LINE_BYTES
 from dnn64build.quant import intmath
 from dnn64build.quant.int8_ops import add_params_of
@@ -394,10 +394,14 @@ _ADD_FIELDS = ("a_zero_point", "b_zero_point", "out_zero_point", "a_multiplier",
                "act_min", "act_max")
 _MUL_FIELDS = ("a_zero_point", "b_zero_point", "out_zero_point", "multiplier", "shift",
                "act_min", "act_max")
+_MINMAX_FIELDS = ("a_zero_point", "b_zero_point", "out_zero_point", "a_multiplier", "a_shift",
+                  "b_multiplier", "b_shift")
 _ELTWISE = {"Add": ("dnn64_add_s8", "dnn64_add_s8_params", _ADD_FIELDS),
             "Sub": ("dnn64_sub_s8", "dnn64_add_s8_params", _ADD_FIELDS),
             "Mul": ("dnn64_mul_s8", "dnn64_mul_s8_params", _MUL_FIELDS),
-            "Div": ("dnn64_div_s8", "dnn64_mul_s8_params", _MUL_FIELDS)}
+            "Div": ("dnn64_div_s8", "dnn64_mul_s8_params", _MUL_FIELDS),
+            "Max": ("dnn64_max_s8", "dnn64_minmax_s8_params", _MINMAX_FIELDS),
+            "Min": ("dnn64_min_s8", "dnn64_minmax_s8_params", _MINMAX_FIELDS)}
 
 
 def eltwise_params(ctx: Ctx, low: Lowered, node: Node) -> str:
@@ -602,7 +606,7 @@ INT8_EMITTERS: dict[str, Emitter] = {
     "Gemm": gemm,
     "MatMul": matmul,
     **dict.fromkeys(_ELTWISE, binary),
-    **dict.fromkeys(ACTIVATION_OPS, lut),
+    **dict.fromkeys((*ACTIVATION_OPS, *SCALAR_OPERAND_ACTIVATIONS), lut),
     "MaxPool": pool,
     "AveragePool": pool,
     "GlobalAveragePool": global_avgpool,

@@ -250,6 +250,46 @@ def _none(info: NodeInfo) -> dict:
     return {}
 
 
+# --- unary element-wise ops, PRelu, Max/Min (issue 22) ---
+
+def _float_attrs(**defaults: float) -> Callable[[NodeInfo], dict]:
+    """Float attributes with the spec's defaults (Elu's alpha, Selu's alpha and gamma, ...)."""
+    def normalise(info: NodeInfo) -> dict:
+        return {key: float(info.attrs.get(key, value)) for key, value in defaults.items()}
+    return normalise
+
+
+def gelu(info: NodeInfo) -> dict:
+    approximate = info.attrs.get("approximate", "none")
+    if approximate not in ("none", "tanh"):
+        raise Unsupported(f"Gelu approximate={approximate!r} (the spec has 'none' and 'tanh')")
+    return {"approximate": approximate}
+
+
+def two_inputs(info: NodeInfo) -> dict:
+    if len(info.in_shapes) != 2:
+        raise Unsupported(f"{len(info.in_shapes)} inputs: only two are supported (chain the "
+                          "operator to combine more)")
+    return {}
+
+
+UNARY_NORMALISERS: dict[str, Callable[[NodeInfo], dict]] = {
+    **dict.fromkeys(("Neg", "Abs", "Exp", "Log", "Sqrt", "Reciprocal", "Sign", "Erf",
+                     "Softplus", "Softsign", "Mish"), _none),
+    "Pow": _none,
+    "Gelu": gelu,
+    "Elu": _float_attrs(alpha=1.0),
+    "Selu": _float_attrs(alpha=1.67326319217681884765625, gamma=1.05070102214813232421875),
+    "Celu": _float_attrs(alpha=1.0),
+    "ThresholdedRelu": _float_attrs(alpha=1.0),
+    "Shrink": _float_attrs(lambd=0.5, bias=0.0),
+    "PRelu": _none,
+    "Max": two_inputs,
+    "Min": two_inputs,
+    "LogSoftmax": softmax,
+}
+
+
 NORMALISERS: dict[str, Callable[[NodeInfo], dict]] = {
     "Conv": conv,
     "ConvTranspose": conv_transpose,
@@ -289,6 +329,7 @@ NORMALISERS: dict[str, Callable[[NodeInfo], dict]] = {
     "Cast": cast,
     "Floor": _none,
     "Ceil": _none,
+    **UNARY_NORMALISERS,
 }
 
 SUPPORTED_OPS = tuple(sorted([*NORMALISERS, "Constant"]))

@@ -187,6 +187,14 @@ def _bind_inputs(model: onnx.ModelProto, input_shapes: dict[str, list[int]], whe
     del model.graph.value_info[:]
 
 
+def _broadcasts_to(shape: list[int], target: list[int]) -> bool:
+    """Whether ``shape`` broadcasts to ``target`` (ONNX unidirectional broadcasting)."""
+    try:
+        return list(np.broadcast_shapes(tuple(shape), tuple(target))) == list(target)
+    except ValueError:
+        return False
+
+
 def _dims_text(dims) -> str:
     return "[" + ", ".join(str(d.dim_value) if d.HasField("dim_value") else (d.dim_param or "?")
                            for d in dims) + "]"
@@ -259,12 +267,15 @@ class _Builder:
             inputs = inputs[:1]
         elif node.op_type == "Upsample":
             inputs = [inputs[0], "", inputs[1], ""]  # Resize's X, roi, scales, sizes
+        elif op == "PRelu":
+            inputs[1] = self._prelu_slope(node, inputs[1], in_shapes[0], in_shapes[1])
         name = self._node_name(node.name or f"{op}_{index}")
         out = node.output[0]
         t = self.types[out]
         g.tensors[out] = Tensor(list(t.shape), t.dtype, "activation")
-        if op == "Softmax" and self.opset < 13 and attrs["axis"] != len(in_shapes[0]) - 1:
-            self._legacy_softmax(name, inputs[0], out, attrs["axis"], in_shapes[0])
+        if (op in ("Softmax", "LogSoftmax") and self.opset < 13
+                and attrs["axis"] != len(in_shapes[0]) - 1):
+            self._legacy_softmax(op, name, inputs[0], out, attrs["axis"], in_shapes[0])
             return
         g.nodes.append(Node(name, op, inputs, [out], attrs))
 
@@ -305,8 +316,22 @@ class _Builder:
             if mode is None or bool(mode):
                 raise self._fail(node, "training_mode must be a constant false", hint=None)
 
-    def _legacy_softmax(self, name: str, x: str, out: str, axis: int, shape: list[int]) -> None:
-        """Opset < 13 Softmax normalises over all dims from ``axis`` on (as a 2-D matrix)."""
+    def _prelu_slope(self, node: onnx.NodeProto, slope: str, x: list[int],
+                     shape: list[int]) -> str:
+        """The slope, broadcastable to x. Before opset 7 a 1-D slope of C values is per
+        channel (axis 1); converted models keep that shape: it becomes [C, 1, ...]."""
+        if _broadcasts_to(shape, x):
+            return slope
+        if len(shape) == 1 and len(x) > 2 and shape[0] == x[1] and slope in self.graph.constants:
+            value = self.graph.constants[slope].reshape(shape[0], *[1] * (len(x) - 2))
+            return self.graph.add_constant(self._tensor_name(f"{slope}_per_channel"), value)
+        raise self._fail(node, f"a slope of shape {shape} that does not broadcast to the "
+                         f"input's {x}", hint=None)
+
+    def _legacy_softmax(self, op: str, name: str, x: str, out: str, axis: int,
+                        shape: list[int]) -> None:
+        """Opset < 13 (Log)Softmax normalises over all dims from ``axis`` on (as a 2-D
+        matrix)."""
         g = self.graph
         flat = [int(np.prod(shape[:axis])), int(np.prod(shape[axis:]))]
         t_in, t_out = self._tensor_name(f"{name}_2d"), self._tensor_name(f"{name}_2d_out")
@@ -314,7 +339,7 @@ class _Builder:
         g.tensors[t_out] = Tensor(flat, g.tensors[out].dtype, "activation")
         g.nodes.append(Node(self._node_name(f"{name}_flatten"), "Reshape", [x], [t_in],
                             {"shape": flat}))
-        g.nodes.append(Node(name, "Softmax", [t_in], [t_out], {"axis": 1}))
+        g.nodes.append(Node(name, op, [t_in], [t_out], {"axis": 1}))
         g.nodes.append(Node(self._node_name(f"{name}_unflatten"), "Reshape", [t_out], [out],
                             {"shape": list(shape)}))
 

@@ -6,9 +6,12 @@ output shapes, and returns the output arrays. Float kernels compute in float32.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
+
+from dnn64build.ir.ops import ACTIVATION_OF_OP
 
 Kernel = Callable[[list[np.ndarray], dict, list[list[int]]], list[np.ndarray]]
 
@@ -32,6 +35,64 @@ def _hard_sigmoid(x: np.ndarray, alpha: float, beta: float) -> np.ndarray:
     return _clip(x * np.float32(alpha) + np.float32(beta), 0.0, 1.0)
 
 
+# --- unary element-wise ops (issue 22), from the ONNX operator spec: fn(x, attrs) ---
+
+def _float_op(fn: Callable[..., np.ndarray]) -> Callable[[np.ndarray, dict], np.ndarray]:
+    """``fn(x, params)`` in x's float dtype, without numpy's warnings for log(0) and the like
+    (the IEEE results, inf and nan, are the spec's)."""
+    def run(x: np.ndarray, p: dict) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            return np.asarray(fn(x, p)).astype(x.dtype)
+    return run
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    return np.vectorize(math.erf, otypes=[np.float64])(x)
+
+
+def _softplus(x: np.ndarray) -> np.ndarray:
+    return np.logaddexp(x, 0.0)
+
+
+def _gelu(x: np.ndarray, approximate: str) -> np.ndarray:
+    if approximate == "tanh":
+        return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+    return 0.5 * x * (1 + _erf(x / math.sqrt(2)))
+
+
+def _elu(x: np.ndarray, alpha: float) -> np.ndarray:
+    return np.where(x < 0, alpha * np.expm1(x), x)
+
+
+def _shrink(x: np.ndarray, lambd: float, bias: float) -> np.ndarray:
+    return np.where(x < -lambd, x + bias, np.where(x > lambd, x - bias, 0))
+
+
+UNARY: dict[str, Callable[[np.ndarray, dict], np.ndarray]] = {
+    name: _float_op(fn) for name, fn in {
+        "neg": lambda x, p: -x,
+        "abs": lambda x, p: np.abs(x),
+        "exp": lambda x, p: np.exp(x),
+        "log": lambda x, p: np.log(x),
+        "sqrt": lambda x, p: np.sqrt(x),
+        "reciprocal": lambda x, p: 1 / x,
+        "pow": lambda x, p: np.power(x, p["exponent"]),
+        "sign": lambda x, p: np.sign(x),
+        "erf": lambda x, p: _erf(x),
+        "gelu": lambda x, p: _gelu(x, p.get("approximate", "none")),
+        "elu": lambda x, p: _elu(x, p["alpha"]),
+        "selu": lambda x, p: p["gamma"] * np.where(x <= 0, p["alpha"] * np.expm1(x), x),
+        "celu": lambda x, p: (np.maximum(x, 0)
+                              + np.minimum(0, p["alpha"] * np.expm1(x / p["alpha"]))),
+        "thresholded_relu": lambda x, p: np.where(x > p["alpha"], x, 0),
+        "softplus": lambda x, p: _softplus(x),
+        "softsign": lambda x, p: x / (1 + np.abs(x)),
+        "mish": lambda x, p: x * np.tanh(_softplus(x)),
+        "shrink": lambda x, p: _shrink(x, p["lambd"], p["bias"]),
+        "swish": lambda x, p: x * _sigmoid(x * p["alpha"]),
+    }.items()
+}
+
 ACTIVATIONS: dict[str, Callable[[np.ndarray, dict], np.ndarray]] = {
     "relu": lambda x, p: np.maximum(x, 0),
     "relu6": lambda x, p: _clip(x, 0.0, 6.0),
@@ -42,6 +103,7 @@ ACTIVATIONS: dict[str, Callable[[np.ndarray, dict], np.ndarray]] = {
     "sigmoid": lambda x, p: _sigmoid(x),
     "tanh": lambda x, p: np.tanh(x),
     "silu": lambda x, p: x * _sigmoid(x),
+    **UNARY,
 }
 
 
@@ -179,6 +241,13 @@ def softmax(inputs: list[np.ndarray], attrs: dict, out_shapes: list[list[int]]):
     return [e / e.sum(axis=attrs["axis"], keepdims=True)]
 
 
+def log_softmax(inputs: list[np.ndarray], attrs: dict, out_shapes: list[list[int]]):
+    x = inputs[0]
+    shifted = x - x.max(axis=attrs["axis"], keepdims=True)
+    return [(shifted - np.log(np.exp(shifted).sum(axis=attrs["axis"], keepdims=True)))
+            .astype(x.dtype)]
+
+
 def _int_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """ONNX integer Div: the quotient truncated toward zero."""
     q = np.abs(a) // np.abs(b)
@@ -283,15 +352,21 @@ def slice_(inputs: list[np.ndarray], attrs: dict, out_shapes: list[list[int]]):
     return [y]
 
 
+def _power(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore"):  # NaN / inf are the spec's results
+        return np.power(a, b)
+
+
 def _elementwise(fn: Callable[..., np.ndarray]) -> Kernel:
     def kernel(inputs: list[np.ndarray], attrs: dict, out_shapes: list[list[int]]):
         return [np.asarray(fn(*inputs)).astype(inputs[0].dtype)]
     return kernel
 
 
-def _activation(name: str, params: Callable[[dict], dict] = lambda attrs: {}) -> Kernel:
+def _activation(name: str) -> Kernel:
+    """A stand-alone activation: its parameters are the node's attributes."""
     def kernel(inputs: list[np.ndarray], attrs: dict, out_shapes: list[list[int]]):
-        return [ACTIVATIONS[name](inputs[0], params(attrs))]
+        return [ACTIVATIONS[name](inputs[0], attrs)]
     return kernel
 
 
@@ -304,13 +379,12 @@ KERNELS: dict[str, Kernel] = {
     "Sub": _elementwise(np.subtract),
     "Mul": _elementwise(np.multiply),
     "Div": div,
-    "Relu": _activation("relu"),
-    "Clip": _activation("clip", lambda a: a),
-    "LeakyRelu": _activation("leaky_relu", lambda a: a),
-    "Sigmoid": _activation("sigmoid"),
-    "Tanh": _activation("tanh"),
-    "HardSigmoid": _activation("hard_sigmoid", lambda a: a),
-    "HardSwish": _activation("hard_swish"),
+    **{op: _activation(name) for op, name in ACTIVATION_OF_OP.items()},
+    "Pow": _elementwise(_power),
+    "PRelu": _elementwise(lambda x, slope: np.where(x < 0, x * slope, x)),
+    "Max": _elementwise(np.maximum),
+    "Min": _elementwise(np.minimum),
+    "LogSoftmax": log_softmax,
     "Softmax": softmax,
     "MaxPool": max_pool,
     "AveragePool": average_pool,

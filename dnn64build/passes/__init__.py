@@ -7,8 +7,11 @@
 | remove_identity  | removes Identity and Dropout                                       |
 | fold_batchnorm   | folds BatchNormalization into the preceding Conv/ConvTranspose/Gemm;|
 |                  | a BN elsewhere becomes a per-channel Mul + Add                     |
+| unary_patterns   | Mul(x, Sigmoid(x)) -> Swish, Mul(x, Tanh(Softplus(x))) -> Mish,      |
+|                  | 0.5 * x * (1 + Erf(x / sqrt 2)) -> Gelu (how exporters write them) |
 | fuse_activation  | fuses Relu/Clip/LeakyRelu/HardSwish/HardSigmoid/Sigmoid/Tanh,       |
-|                  | x*sigmoid(x) (SiLU), x*hardsigmoid(x) (HardSwish) into the preceding|
+|                  | x*sigmoid(x) (SiLU), x*hardsigmoid(x) (HardSwish) and the other    |
+|                  | one-input activations (Elu, Gelu, Mish, ...) into the preceding    |
 |                  | Conv/ConvTranspose/Gemm                                            |
 | mark_views       | marks Reshape/Flatten/Squeeze/Unsqueeze/Identity and size-1        |
 |                  | Transposes as views (attr "view": true): output aliases input      |
@@ -25,6 +28,7 @@ from dnn64build.passes.fold_constants import fold_constants
 from dnn64build.passes.fuse_activation import fuse_activation
 from dnn64build.passes.mark_views import mark_views
 from dnn64build.passes.remove_identity import remove_identity
+from dnn64build.passes.unary_patterns import unary_patterns
 
 Pass = Callable[[Graph], Graph]
 
@@ -32,6 +36,7 @@ PASSES: dict[str, Pass] = {
     "fold_constants": fold_constants,
     "remove_identity": remove_identity,
     "fold_batchnorm": fold_batchnorm,
+    "unary_patterns": unary_patterns,
     "fuse_activation": fuse_activation,
     "mark_views": mark_views,
 }

@@ -1,7 +1,8 @@
 """Fuse an activation into the Conv/ConvTranspose/Gemm that feeds it.
 
-The producer gets attrs "activation" (relu, relu6, clip, leaky_relu, hard_swish,
-hard_sigmoid, sigmoid, tanh, silu) and "activation_params"; the activation node goes.
+The producer gets attrs "activation" (relu, relu6, clip, or the activation of any one-input
+op in dnn64build.ir.ops.ACTIVATION_OF_OP: leaky_relu, sigmoid, silu, elu, gelu, ...) and
+"activation_params" (the op's attributes); the activation node goes.
 SiLU is recognised as Mul(x, Sigmoid(x)), HardSwish as Mul(x, HardSigmoid(x)) with
 alpha 1/6 and beta 0.5 (how PyTorch exports it before opset 14). Only a producer output
 read by nothing but the activation (and not a graph output) is fused.
@@ -10,6 +11,7 @@ read by nothing but the activation (and not a graph output) is fused.
 from __future__ import annotations
 
 from dnn64build.ir.graph import Graph, Node
+from dnn64build.ir.ops import ACTIVATION_OF_OP
 
 FUSE_INTO = ("Conv", "ConvTranspose", "Gemm")
 
@@ -26,15 +28,12 @@ def _clip_activation(attrs: dict) -> tuple[str, dict]:
 def _activation_of(node: Node) -> tuple[str, dict] | None:
     if len(node.inputs) != 1:
         return None  # e.g. a Clip whose min/max are not constant
-    simple = {"Relu": "relu", "Sigmoid": "sigmoid", "Tanh": "tanh", "HardSwish": "hard_swish"}
-    if node.op in simple:
-        return simple[node.op], {}
     if node.op == "Clip":
         return _clip_activation(node.attrs)
-    if node.op == "LeakyRelu":
-        return "leaky_relu", {"alpha": node.attrs["alpha"]}
-    if node.op == "HardSigmoid":
-        return "hard_sigmoid", {"alpha": node.attrs["alpha"], "beta": node.attrs["beta"]}
+    if node.op == "Swish" and node.attrs["alpha"] == 1.0:
+        return "silu", {}
+    if node.op in ACTIVATION_OF_OP:
+        return ACTIVATION_OF_OP[node.op], dict(node.attrs)
     return None
 
 

@@ -41,6 +41,7 @@ from dnn64build.planner.schedule import Dag, Op, peak_bytes
 
 ELEMENTWISE_OPS = frozenset({
     "Add", "Sub", "Mul", "Div", *ACTIVATION_OPS, "Floor", "Ceil", "BatchNormalization",
+    "PRelu", "Max", "Min", "Pow",
 })
 
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 import numpy as np
 
 from dnn64build.ir.kernels import KERNELS
-from dnn64build.ir.ops import ACTIVATION_OPS, VIEW_OPS
+from dnn64build.ir.ops import ACTIVATION_OPS, SCALAR_OPERAND_ACTIVATIONS, VIEW_OPS
 from dnn64build.quant import intmath
 from dnn64build.quant.qparams import QParams, quantize_values
 
@@ -191,6 +191,16 @@ def div(inputs: list[np.ndarray], attrs: dict, out_shape: list[int]) -> np.ndarr
     return intmath.div_s8(*inputs, _mul_params(p), p["act_min"], p["act_max"])
 
 
+def _minmax(maximum: bool) -> Int8Op:
+    def run(inputs: list[np.ndarray], attrs: dict, out_shape: list[int]) -> np.ndarray:
+        p = attrs["int8"]
+        keys = ("a_zero_point", "b_zero_point", "out_zero_point", "a_multiplier", "a_shift",
+                "b_multiplier", "b_shift")
+        return intmath.minmax_s8(*inputs, intmath.MinMaxParams(*(p[k] for k in keys)),
+                                 maximum)
+    return run
+
+
 def lut(inputs: list[np.ndarray], attrs: dict, out_shape: list[int]) -> np.ndarray:
     return _lut(inputs[0], attrs["int8"]["lut"])
 
@@ -300,7 +310,9 @@ INT8_OPS: dict[str, Int8Op] = {
     "Sub": sub,
     "Mul": mul,
     "Div": div,
-    **dict.fromkeys(ACTIVATION_OPS, lut),
+    "Max": _minmax(maximum=True),
+    "Min": _minmax(maximum=False),
+    **dict.fromkeys((*ACTIVATION_OPS, *SCALAR_OPERAND_ACTIVATIONS), lut),
     "Pad": pad,
     "Resize": resize,
     "Concat": concat,

@@ -308,10 +308,13 @@ def activation_lut(
     """The 256-entry table of an int8 activation: entry ``q + 128`` is the output for input ``q``.
 
     ``clamp(round_half_away(fn((q - zp_in) * s_in) / s_out) + zp_out, -128, 127)``
-    computed in float64 at compile time; the kernel only looks it up.
+    computed in float64 at compile time; the kernel only looks it up. An infinite result
+    saturates; a NaN (Log, Sqrt, Pow of a negative value) gives the real 0, ``zp_out``.
     """
     q = np.arange(-128, 128, dtype=np.float64)
-    v = np.asarray(fn((q - in_zero_point) * in_scale), dtype=np.float64) / out_scale
+    with np.errstate(all="ignore"):
+        v = np.asarray(fn((q - in_zero_point) * in_scale), dtype=np.float64) / out_scale
+    v = np.where(np.isnan(v), 0.0, v)
     r = np.sign(v) * np.floor(np.abs(v) + 0.5)
     return np.clip(r + out_zero_point, -128, 127).astype(np.int8)
 
@@ -344,3 +347,42 @@ def softmax_s8(
     p = (e * (1 << SOFTMAX_PROB_BITS) + total // 2) // total
     y = _i64(multiply_by_quantized_multiplier(p, multiplier, shift)) + out_zero_point
     return np.clip(y, -128, 127).astype(np.int8)
+
+
+# --- int8 Max / Min (issue 22) ---
+
+@dataclass(frozen=True)
+class MinMaxParams:
+    """Integer parameters of an int8 element-wise Max or Min: each input's rescale to the
+    output steps (``a_scale / out_scale`` and ``b_scale / out_scale``)."""
+
+    a_zero_point: int
+    b_zero_point: int
+    out_zero_point: int
+    a_multiplier: int
+    a_shift: int
+    b_multiplier: int
+    b_shift: int
+
+
+def minmax_params(
+    a_scale: float, a_zero_point: int, b_scale: float, b_zero_point: int,
+    out_scale: float, out_zero_point: int,
+) -> MinMaxParams:
+    a_m, a_s = quantize_multiplier(a_scale / out_scale)
+    b_m, b_s = quantize_multiplier(b_scale / out_scale)
+    return MinMaxParams(a_zero_point, b_zero_point, out_zero_point, a_m, a_s, b_m, b_s)
+
+
+def minmax_s8(a: ArrayLike, b: ArrayLike, p: MinMaxParams, maximum: bool) -> NDArray[np.int8]:
+    """int8 ``max(a, b)`` / ``min(a, b)`` (dnn64's own definition): each input rescaled to
+    the output, ``clamp(zp_out + mbqm(x - zp_x, M_x, shift_x), -128, 127)``, then the larger
+    (smaller) one; the rescale never decreases, so this is the max (min) of the reals, each
+    rounded once."""
+    def rescaled(x: ArrayLike, zero_point: int, multiplier: int, shift: int) -> NDArray:
+        y = multiply_by_quantized_multiplier(_i64(x) - zero_point, multiplier, shift)
+        return np.clip(_i64(y) + p.out_zero_point, -128, 127)
+
+    ra = rescaled(a, p.a_zero_point, p.a_multiplier, p.a_shift)
+    rb = rescaled(b, p.b_zero_point, p.b_multiplier, p.b_shift)
+    return (np.maximum(ra, rb) if maximum else np.minimum(ra, rb)).astype(np.int8)

@@ -9,20 +9,11 @@ from __future__ import annotations
 import numpy as np
 
 from dnn64build.ir.kernels import ACTIVATIONS
+from dnn64build.ir.ops import ACTIVATION_OF_OP
 from dnn64build.quant import intmath
 from dnn64build.quant.plan import CLAMP_ACTIVATIONS
 from dnn64build.quant.qparams import QParams, clamp_bounds, quantize_values
 
-# Stand-alone activation op -> (ACTIVATIONS name, attrs -> params).
-ACTIVATION_OF_OP = {
-    "Relu": "relu",
-    "Clip": "clip",
-    "LeakyRelu": "leaky_relu",
-    "Sigmoid": "sigmoid",
-    "Tanh": "tanh",
-    "HardSigmoid": "hard_sigmoid",
-    "HardSwish": "hard_swish",
-}
 _CLAMP_RANGE = {"relu": (0.0, None), "relu6": (0.0, 6.0)}
 
 
@@ -74,6 +65,11 @@ def elementwise(op: str, attrs: dict, a_q: QParams, b_q: QParams, out_q: QParams
             out_q.zero_point)
     stage = fused_output_stage(attrs, out_q, None)
     bounds = {"act_min": stage["act_min"], "act_max": stage["act_max"]}
+    if op in ("Max", "Min"):
+        m = intmath.minmax_params(*args)
+        return {"a_zero_point": m.a_zero_point, "b_zero_point": m.b_zero_point,
+                "out_zero_point": m.out_zero_point, "a_multiplier": m.a_multiplier,
+                "a_shift": m.a_shift, "b_multiplier": m.b_multiplier, "b_shift": m.b_shift}
     if op in ("Add", "Sub"):
         p = intmath.add_params(*args)
         return {"a_zero_point": p.a_zero_point, "b_zero_point": p.b_zero_point,
@@ -88,14 +84,8 @@ def elementwise(op: str, attrs: dict, a_q: QParams, b_q: QParams, out_q: QParams
 
 
 def activation(op: str, attrs: dict, in_q: QParams, out_q: QParams) -> dict:
-    name = ACTIVATION_OF_OP[op]
-    if op == "Clip":
-        params = {"min": attrs.get("min"), "max": attrs.get("max")}
-    elif op in ("LeakyRelu", "HardSigmoid"):
-        params = {k: v for k, v in attrs.items() if k in ("alpha", "beta")}
-    else:
-        params = {}
-    return {"lut": lut(name, params, in_q, out_q)}
+    """A stand-alone activation: its parameters are the node's attributes."""
+    return {"lut": lut(ACTIVATION_OF_OP[op], attrs, in_q, out_q)}
 
 
 def reduce_mean(in_shape: list[int], axes: list[int], in_q: QParams, out_q: QParams) -> dict:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 import numpy as np
 
 from dnn64build.ir.graph import Graph, Node
-from dnn64build.ir.ops import ACTIVATION_OPS, VIEW_OPS
+from dnn64build.ir.ops import ACTIVATION_OPS, SCALAR_OPERAND_ACTIVATIONS, VIEW_OPS
 from dnn64build.ir.params import has_pending_params
 from dnn64build.quant.calibrate import pre_key
 from dnn64build.quant.overflow import MAX_ACTIVATION_PRODUCT_TERMS
@@ -24,12 +24,13 @@ from dnn64build.quant.shared_scales import share_concat_qparams
 # Fused activations that are only a clamp of the output; the others need a lookup table.
 CLAMP_ACTIVATIONS = ("relu", "relu6", "clip")
 WEIGHTED = ("Conv", "ConvTranspose", "Gemm", "MatMul")
-ELEMENTWISE = ("Add", "Sub", "Mul", "Div")
+ELEMENTWISE = ("Add", "Sub", "Mul", "Div", "Max", "Min")
 VIEWS = (*VIEW_OPS, "Transpose")
 # Output quantisation == input quantisation.
 SHARED = (*VIEWS, "MaxPool", "AveragePool", "GlobalAveragePool", "Pad", "Resize")
 OTHER = ("Softmax", "ReduceMean", "Concat")
-INT8_CAPABLE = frozenset((*WEIGHTED, *ELEMENTWISE, *ACTIVATION_OPS, *SHARED, *OTHER))
+INT8_CAPABLE = frozenset((*WEIGHTED, *ELEMENTWISE, *ACTIVATION_OPS, *SHARED, *OTHER,
+                          *SCALAR_OPERAND_ACTIVATIONS))
 # Weighted ops with a longer reduction stay fp32 without trying (only unusually small
 # weights could pass the proof). Shorter ones are proven channel by channel once quantised
 # (quant/overflow.py), the bias included; a node that fails it is refused.
@@ -63,6 +64,9 @@ def fp32_reason(graph: Graph, node: Node, int8_tensors: set[str]) -> str | None:
         return None
     if consts[0]:
         return "constant input"
+    if node.op in SCALAR_OPERAND_ACTIVATIONS and not all(
+            graph.is_constant(name) and graph.constants[name].size == 1 for name in data[1:]):
+        return f"{node.op} with a second operand other than a constant scalar"
     return _other_reason(graph, node)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from dnn64build.ir.graph import Graph, Node, Tensor
+from dnn64build.ir.ops import SCALAR_OPERAND_ACTIVATIONS
 from dnn64build.quant import lower
 from dnn64build.quant.calibrate import pre_key
 from dnn64build.quant.overflow import check_weighted_accumulator, widen_scales
@@ -145,7 +146,9 @@ class Rewriter:
             inputs = [self._concat_input(name, node.outputs[0]) for name in node.inputs]
             attrs["int8"] = {}
         else:
-            inputs = [self.int8(name) for name in node.inputs if name]
+            # an activation of its first input keeps that one (the scalar is in its table)
+            data = node.inputs[:1] if node.op in SCALAR_OPERAND_ACTIVATIONS else node.inputs
+            inputs = [self.int8(name) for name in data if name]
             attrs["int8"] = self._params(node, attrs)
         out_name = node.outputs[0]
         q = self.table[out_name]
@@ -184,6 +187,10 @@ class Rewriter:
             return lower.elementwise(node.op, attrs, t[x], t[node.inputs[1]], out_q)
         if node.op in ACTIVATION_OPS:
             return lower.activation(node.op, attrs, t[x], out_q)
+        if node.op in SCALAR_OPERAND_ACTIVATIONS:
+            name, key = SCALAR_OPERAND_ACTIVATIONS[node.op]
+            scalar = float(self.src.constants[node.inputs[1]].reshape(-1)[0])
+            return {"lut": lower.lut(name, {key: scalar}, t[x], out_q)}
         if node.op == "AveragePool":
             return {"x_zero_point": t[x].zero_point, "act_min": -128, "act_max": 127}
         if node.op == "GlobalAveragePool":

@@ -59,7 +59,24 @@ def _matmul_mix() -> onnx.ModelProto:
                       {"w": rand(8, 5, seed=1), "d": np.array(1.7, np.float32)})
 
 
-MODELS = {"conv block": _conv_block, "matmul mix": _matmul_mix,
+def _unary_chain() -> onnx.ModelProto:
+    """The element-wise ops of issue 22 between int8 tensors (tables, Max and Min)."""
+    ops = [("Gelu", {}), ("Elu", {"alpha": 0.5}), ("Softsign", {}), ("Neg", {}), ("Abs", {}),
+           ("Sqrt", {}), ("Mish", {}), ("Exp", {}), ("Log", {}), ("Erf", {}), ("Selu", {})]
+    nodes = [node("Conv", ["x", "w"], ["t0"], pads=[1, 1, 1, 1])]
+    for k, (op, attrs) in enumerate(ops):
+        nodes.append(helper.make_node(op, [f"t{k}"], [f"t{k + 1}"], name=op, **attrs))
+    nodes += [helper.make_node("Pow", [f"t{len(ops)}", "e"], ["p"], name="pow"),
+              helper.make_node("Max", ["p", "c"], ["mx"], name="max"),  # by a constant
+              helper.make_node("Min", ["mx", "t0"], ["mn"], name="min"),  # of two activations
+              helper.make_node("PRelu", ["mn", "s"], ["y"], name="prelu")]  # one slope: a table
+    return onnx_model(nodes, {"x": [1, 2, 6, 6]}, ["y"],
+                      {"w": rand(4, 2, 3, 3, seed=1), "e": np.array(2.0, np.float32),
+                       "c": rand(4, 1, 1, seed=2), "s": np.array([0.2], np.float32)},
+                      opset=20)
+
+
+MODELS = {"conv block": _conv_block, "matmul mix": _matmul_mix, "unary chain": _unary_chain,
           **{name: (lambda name=name: build(name)) for name in NAMES}}
 SLOW = {"resnet18", "resnet50", "mobilenetv2", "squeezenet"}
 

@@ -104,6 +104,45 @@ CASES: dict[str, list[Case]] = {
             [node("Relu", ["x"], ["r"]), helper.make_node("Add", ["r", "x"], ["y"], name="add")],
             {"x": [4, 4]}, ["y"])),
     ],
+    # The unary element-wise ops (issue 22): (op, attrs, opset, positive inputs only)
+    "Unary": [
+        Case(f"{op}{attrs}", onnx_model([node(op, ["x"], **attrs)], {"x": [2, 3, 4, 5]}, ["y"],
+                                        opset=opset),
+             inputs={"x": np.abs(rand(2, 3, 4, 5, seed=3)) + 0.05} if positive else {})
+        for op, attrs, opset, positive in [
+            ("Neg", {}, 17, False), ("Abs", {}, 17, False), ("Exp", {}, 17, False),
+            ("Log", {}, 17, True), ("Sqrt", {}, 17, True), ("Reciprocal", {}, 17, True),
+            ("Sign", {}, 17, False), ("Erf", {}, 17, False), ("Gelu", {}, 20, False),
+            ("Gelu", {"approximate": "tanh"}, 20, False), ("Elu", {"alpha": 0.5}, 17, False),
+            ("Selu", {}, 17, False), ("Celu", {"alpha": 2.0}, 17, False),
+            ("ThresholdedRelu", {}, 17, False), ("Softplus", {}, 17, False),
+            ("Softsign", {}, 17, False), ("Mish", {}, 18, False),
+            ("Shrink", {"lambd": 0.3, "bias": 0.1}, 17, False),
+        ]
+    ] + [
+        Case(f"Pow {e}", onnx_model([node("Pow", ["x", "e"])], {"x": [3, 8]}, ["y"],
+                                    {"e": np.array(e, dtype)}))
+        for e, dtype in [(2.0, np.float32), (3, np.int64), (-1.0, np.float32)]
+    ] + [
+        Case("Pow 0.5 of positives", onnx_model([node("Pow", ["x", "e"])], {"x": [3, 8]},
+                                                ["y"], {"e": np.array([0.5], np.float32)}),
+             inputs={"x": np.abs(rand(3, 8, seed=4)) + 0.05}),
+    ],
+    "MaxMinPRelu": [
+        Case(f"{op} {a}x{b}", onnx_model([node(op, ["a", "b"])], {"a": a, "b": b}, ["y"]))
+        for op in ("Max", "Min") for a, b in [([2, 3, 4], [2, 3, 4]), ([2, 3, 4], [3, 1])]
+    ] + [
+        Case("PRelu per channel", onnx_model([node("PRelu", ["x", "s"])], {"x": [2, 4, 3, 3]},
+                                             ["y"], {"s": rand(4, 1, 1, seed=5)})),
+        Case("PRelu scalar slope", onnx_model([node("PRelu", ["x", "s"])], {"x": [2, 5]},
+                                              ["y"], {"s": np.array([0.25], np.float32)})),
+        Case("Max of a constant", onnx_model([node("Max", ["x", "c"])], {"x": [4, 6]}, ["y"],
+                                             {"c": rand(6, seed=6)})),
+    ] + [
+        Case(f"LogSoftmax axis {axis} opset {opset}", onnx_model(
+            [node("LogSoftmax", ["x"], axis=axis)], {"x": [2, 3, 5]}, ["y"], opset=opset))
+        for axis, opset in [(-1, 17), (1, 17), (1, 11)]
+    ],
     "Softmax": [
         Case(f"axis {axis}", onnx_model([node("Softmax", ["x"], axis=axis)],
                                         {"x": [2, 3, 5]}, ["y"]))

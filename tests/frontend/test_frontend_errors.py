@@ -33,11 +33,11 @@ def import_error(model: onnx.ModelProto, tmp_path, **kwargs) -> UserError:
 
 
 def test_unsupported_operator_names_node_op_shapes_and_supported_list(tmp_path) -> None:
-    model = make([helper.make_node("Erf", ["x"], ["y"], name="my_erf")],
-                 [vi("x", [1, 3])], [vi("y", [1, 3])])
+    model = make([helper.make_node("Det", ["x"], ["y"], name="my_det")],
+                 [vi("x", [2, 3, 3])], [vi("y", [2])])
     error = import_error(model, tmp_path)
-    assert "node 'my_erf' (op Erf, input shapes [[1, 3]])" in error.message
-    assert "unsupported operator 'Erf'" in error.message
+    assert "node 'my_det' (op Det, input shapes [[2, 3, 3]])" in error.message
+    assert "unsupported operator 'Det'" in error.message
     assert "Conv" in error.hint and "Resize" in error.hint
 
 

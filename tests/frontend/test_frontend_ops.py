@@ -134,6 +134,39 @@ def activation_cases():
     yield "Softmax_default_11", single("Softmax", {"x": [2, 3, 4]}, ["x"], opset=11)
 
 
+def _after_abs(model: onnx.ModelProto) -> onnx.ModelProto:
+    """``model``, whose node reads "a", with a = Abs(x) in front."""
+    model.graph.node.insert(0, helper.make_node("Abs", ["x"], ["a"], name="abs"))
+    return model
+
+
+def unary_cases():
+    """Issue 22's element-wise ops (Log, Sqrt and a tensor Pow read Abs(x): NaN is no value
+    to compare)."""
+    x = {"x": [2, 3, 4, 5]}
+    for op in ("Neg", "Abs", "Exp", "Sign", "Erf", "Softplus", "Softsign", "Elu", "Selu",
+               "Celu", "ThresholdedRelu", "Shrink"):
+        yield op, single(op, x, ["x"])
+    yield "Elu_alpha", single("Elu", x, ["x"], alpha=0.3)
+    yield "Selu_params", single("Selu", x, ["x"], alpha=1.2, gamma=0.8)
+    yield "Shrink_params", single("Shrink", x, ["x"], lambd=0.2, bias=0.1)
+    yield "Mish_18", single("Mish", x, ["x"], opset=18)
+    yield "Gelu_20", single("Gelu", x, ["x"], opset=20)
+    yield "Gelu_tanh_20", single("Gelu", x, ["x"], opset=20, approximate="tanh")
+    yield "Reciprocal", single("Reciprocal", x, ["x"])
+    for op in ("Log", "Sqrt"):
+        yield op, _after_abs(single(op, x, ["a"]))
+    yield "Pow_scalar", single("Pow", x, ["x", "e"], {"e": f32(2.0)})
+    yield "Pow_int_exponent", single("Pow", x, ["x", "e"], {"e": np.int64(3)})
+    yield "Pow_tensor", _after_abs(single("Pow", {"x": [2, 3], "e": [3]}, ["a", "e"]))
+    yield "PRelu_channel", single("PRelu", x, ["x", "s"], {"s": w(3, 1, 1)})
+    yield "Max_two", single("Max", {"a": [2, 3, 4], "b": [4]}, ["a", "b"])
+    yield "Min_two", single("Min", {"a": [2, 3, 4], "b": [3, 1]}, ["a", "b"])
+    yield "LogSoftmax_last", single("LogSoftmax", {"x": [2, 3, 4]}, ["x"])
+    yield "LogSoftmax_axis1_11", single("LogSoftmax", {"x": [2, 3, 4]}, ["x"], axis=1,
+                                        opset=11)
+
+
 def pool_cases():
     x = {"x": [1, 2, 8, 8]}
     yield "max_k2s2", single("MaxPool", x, ["x"], kernel_shape=[2, 2], strides=[2, 2])
@@ -257,7 +290,7 @@ def resize_cases():
 CASES = [
     (f"{family.__name__[:-6]}/{name}", model)
     for family in (conv_cases, conv_transpose_cases, gemm_cases, elementwise_cases,
-                   activation_cases, pool_cases, shape_op_cases, resize_cases)
+                   activation_cases, unary_cases, pool_cases, shape_op_cases, resize_cases)
     for name, model in family()
 ]
 

@@ -49,6 +49,8 @@ class AddS8Params(ctypes.Structure):
         "a_zero_point", "b_zero_point", "out_zero_point", "a_mult", "a_shift", "b_mult",
         "b_shift", "out_mult", "out_shift", "left_shift", "act_min", "act_max")),
         ("tables", ctypes.c_void_p)]
+MinMaxS8Params = _int_struct("MinMaxS8Params", [
+    "a_zero_point", "b_zero_point", "out_zero_point", "a_mult", "a_shift", "b_mult", "b_shift"])
 MulS8Params = _int_struct("MulS8Params", [
     "a_zero_point", "b_zero_point", "out_zero_point", "mult", "shift", "act_min", "act_max"])
 
@@ -68,8 +70,11 @@ class Bcast(ctypes.Structure):
 
 
 ACT = {"none": 0, "relu": 1, "clip": 2, "leaky_relu": 3, "sigmoid": 4, "tanh": 5,
-       "hard_sigmoid": 6, "hard_swish": 7, "silu": 8}
-BINARY = {"Add": 0, "Sub": 1, "Mul": 2, "Div": 3}
+       "hard_sigmoid": 6, "hard_swish": 7, "silu": 8, "neg": 9, "abs": 10, "exp": 11,
+       "log": 12, "sqrt": 13, "reciprocal": 14, "sign": 15, "erf": 16, "gelu": 17,
+       "gelu_tanh": 18, "elu": 19, "selu": 20, "celu": 21, "thresholded_relu": 22,
+       "softplus": 23, "softsign": 24, "mish": 25, "shrink": 26, "swish": 27}
+BINARY = {"Add": 0, "Sub": 1, "Mul": 2, "Div": 3, "Max": 4, "Min": 5, "PRelu": 6, "Pow": 7}
 PAD_MODE = {"constant": 0, "reflect": 1, "edge": 2}
 COORD = {"half_pixel": 0, "asymmetric": 1, "align_corners": 2, "pytorch_half_pixel": 3}
 NEAREST = {"round_prefer_floor": 0, "round_prefer_ceil": 1, "floor": 2, "ceil": 3}
@@ -78,6 +83,8 @@ NEAREST = {"round_prefer_floor": 0, "round_prefer_ceil": 1, "floor": 2, "ceil": 
 _SIGNATURES: dict[str, tuple[str, str]] = {
     "dnn64_srdhm": ("ii", "i"), "dnn64_rdbp": ("ii", "i"), "dnn64_mbqm": ("iii", "i"),
     "dnn64_expf": ("f", "f"), "dnn64_tanhf": ("f", "f"), "dnn64_sigmoidf": ("f", "f"),
+    "dnn64_expm1f": ("f", "f"), "dnn64_logf": ("f", "f"), "dnn64_sqrtf": ("f", "f"),
+    "dnn64_erff": ("f", "f"), "dnn64_powf": ("ff", "f"),
     "dnn64_activation_f32": ("pppi", ""), "dnn64_lut_s8": ("pppi", ""),
     "dnn64_conv_f32": ("ppppiipp", ""), "dnn64_conv_s8": ("ppippppiipp", ""),
     "dnn64_conv_transpose_f32": ("ppppiipp", ""),
@@ -89,11 +96,13 @@ _SIGNATURES: dict[str, tuple[str, str]] = {
     "dnn64_global_avgpool_f32": ("iipp", ""), "dnn64_global_avgpool_s8": ("iiiipp", ""),
     "dnn64_binary_f32": ("ipppp", ""), "dnn64_add_s8": ("ppppp", ""),
     "dnn64_sub_s8": ("ppppp", ""), "dnn64_mul_s8": ("ppppp", ""), "dnn64_div_s8": ("ppppp", ""),
+    "dnn64_max_s8": ("ppppp", ""), "dnn64_min_s8": ("ppppp", ""),
     "dnn64_concat_copy": ("iiiiipp", ""), "dnn64_pad": ("iipppippp", ""),
     "dnn64_transpose": ("iipppp", ""),
     "dnn64_resize_nearest": ("iiiiiiffiipp", ""), "dnn64_resize_linear_f32": ("iiiiiffipp", ""),
     "dnn64_resize_linear_s8": ("iiiiiffipp", ""),
-    "dnn64_softmax_f32": ("iiipp", ""), "dnn64_softmax_s8": ("iiippiiip", ""),
+    "dnn64_softmax_f32": ("iiipp", ""), "dnn64_log_softmax_f32": ("iiipp", ""),
+    "dnn64_softmax_s8": ("iiippiiip", ""),
     "dnn64_reduce_mean_f32": ("ipipp", ""), "dnn64_reduce_mean_s8": ("ipiiiiipp", ""),
     "dnn64_quantize_f32_s8": ("pifip", ""), "dnn64_dequantize_s8_f32": ("pifip", ""),
     "dnn64_requantize_s8": ("piiiiip", ""),

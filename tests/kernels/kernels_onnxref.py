@@ -20,6 +20,7 @@ def run_node(
     initializers: Mapping[str, np.ndarray] | None = None,
     input_order: list[str] | None = None,
     out_dtype: str = "float32",
+    opset: int = 17,
 ) -> np.ndarray:
     """One node ``op`` reading ``input_order`` (graph inputs and initializers, '' = absent)."""
     initializers = dict(initializers or {})
@@ -31,7 +32,7 @@ def run_node(
     graph = helper.make_graph(
         [node], "one_node", graph_inputs, [output],
         initializer=[numpy_helper.from_array(a, n) for n, a in initializers.items()])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=10)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=10)
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     session = ort.InferenceSession(model.SerializeToString(), options,

@@ -22,6 +22,48 @@ CASES = [
     ("hard_swish", 0, 0, "HardSwish", {}, {}),
 ]
 
+# The unary element-wise ops: (kernel kind, alpha, beta, ONNX op, ONNX attrs, opset)
+UNARY_CASES = [
+    ("neg", 0, 0, "Neg", {}, 17),
+    ("abs", 0, 0, "Abs", {}, 17),
+    ("exp", 0, 0, "Exp", {}, 17),
+    ("sign", 0, 0, "Sign", {}, 17),
+    ("erf", 0, 0, "Erf", {}, 17),
+    ("gelu", 0, 0, "Gelu", {}, 20),
+    ("gelu_tanh", 0, 0, "Gelu", {"approximate": "tanh"}, 20),
+    ("elu", 0.7, 0, "Elu", {"alpha": 0.7}, 17),
+    ("selu", 1.67326319217681884765625, 1.05070102214813232421875, "Selu", {}, 17),
+    ("celu", 1.5, 0, "Celu", {"alpha": 1.5}, 17),
+    ("thresholded_relu", 0.5, 0, "ThresholdedRelu", {"alpha": 0.5}, 17),
+    ("softplus", 0, 0, "Softplus", {}, 17),
+    ("softsign", 0, 0, "Softsign", {}, 17),
+    ("mish", 0, 0, "Mish", {}, 18),
+    ("shrink", 1.5, 0.25, "Shrink", {"lambd": 1.5, "bias": 0.25}, 17),
+    ("swish", 1.7, 0, "Swish", {"alpha": 1.7}, 24),
+]
+# Ops defined on positive inputs: (kind, ONNX op)
+POSITIVE_CASES = [("log", "Log"), ("sqrt", "Sqrt"), ("reciprocal", "Reciprocal")]
+
+
+@pytest.mark.parametrize("kind,alpha,beta,op,attrs,opset", UNARY_CASES)
+def test_unary_f32_matches_onnxruntime(kernels, kind, alpha, beta, op, attrs, opset) -> None:
+    x = np.concatenate([np.linspace(-12, 12, 2001), [-30, -1e-3, -0.0, 0.0, 1e-3, 30]])
+    x = x.astype(np.float32)
+    want = run_node(op, {"x": x}, attrs, opset=opset)
+    y = np.empty_like(x)
+    kernels.dnn64_activation_f32(act_f32(kind, alpha, beta), x, y, x.size)
+    assert_close_to_scale(y, want)
+    assert_close_to_scale(y[np.abs(x) <= 1], want[np.abs(x) <= 1])  # small values too
+
+
+@pytest.mark.parametrize("kind,op", POSITIVE_CASES)
+def test_positive_domain_f32_matches_onnxruntime(kernels, kind, op) -> None:
+    x = np.geomspace(1e-3, 1e3, 2001).astype(np.float32)
+    want = run_node(op, {"x": x})
+    y = np.empty_like(x)
+    kernels.dnn64_activation_f32(act_f32(kind), x, y, x.size)
+    np.testing.assert_allclose(y, want, rtol=2e-6, atol=0)
+
 
 @pytest.mark.parametrize("kind,alpha,beta,op,attrs,inits", CASES)
 def test_activation_f32_matches_onnxruntime(kernels, kind, alpha, beta, op, attrs, inits) -> None:

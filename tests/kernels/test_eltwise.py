@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from kernels_ctypes import BINARY, AddS8Params, MulS8Params, bcast
+from kernels_ctypes import BINARY, AddS8Params, MinMaxS8Params, MulS8Params, bcast
 from kernels_onnxref import assert_close_to_scale, run_node
 
 from dnn64build.quant import intmath as im
@@ -21,7 +21,7 @@ SHAPES = [
 LARGE_SHAPES = [((2, 8, 9, 10), (8, 1, 1)), ((4, 16, 20), (4, 16, 20))]
 
 
-@pytest.mark.parametrize("op", ["Add", "Sub", "Mul", "Div"])
+@pytest.mark.parametrize("op", ["Add", "Sub", "Mul", "Div", "Max", "Min"])
 @pytest.mark.parametrize("a_shape,b_shape", SHAPES)
 def test_binary_f32_matches_onnxruntime(kernels, op, a_shape, b_shape) -> None:
     rng = np.random.default_rng(31)
@@ -34,6 +34,23 @@ def test_binary_f32_matches_onnxruntime(kernels, op, a_shape, b_shape) -> None:
     out_shape = want.shape or (1,)
     kernels.dnn64_binary_f32(BINARY[op], bcast(out_shape, a_shape, b_shape), a, b, y)
     assert_close_to_scale(y, want)
+
+
+@pytest.mark.parametrize("a_shape,b_shape", [((2, 3, 4, 5), (3, 1, 1)), ((4, 6), (4, 6)),
+                                             ((5,), ())])
+def test_prelu_and_pow_f32_match_onnxruntime(kernels, a_shape, b_shape) -> None:
+    """PRelu (slope broadcast to x) and Pow: positive bases with any exponent, any base with
+    integral exponents."""
+    rng = np.random.default_rng(32)
+    a = rng.standard_normal(a_shape).astype(np.float32)
+    cases = [("PRelu", a, rng.standard_normal(b_shape).astype(np.float32)),
+             ("Pow", np.abs(a) + np.float32(0.1), rng.uniform(-3, 3, b_shape).astype(np.float32)),
+             ("Pow", a * 3, rng.integers(-3, 4, b_shape).astype(np.float32))]
+    for op, x, b in cases:
+        want = run_node(op, {"a": x, "b": b})
+        y = np.empty(want.shape, np.float32)
+        kernels.dnn64_binary_f32(BINARY[op], bcast(want.shape, a_shape, b_shape), x, b, y)
+        np.testing.assert_allclose(y, want, rtol=2e-6, atol=1e-30, err_msg=op)
 
 
 def test_binary_f32_in_place(kernels) -> None:
@@ -70,6 +87,26 @@ def _int8_pair(a_shape, b_shape, seed):
     rng = np.random.default_rng(seed)
     return (rng.integers(-128, 128, a_shape, dtype=np.int8),
             rng.integers(-128, 128, b_shape, dtype=np.int8))
+
+
+@pytest.mark.parametrize("q", QUANT)
+@pytest.mark.parametrize("a_shape,b_shape", SHAPES[:5] + LARGE_SHAPES)
+@pytest.mark.parametrize("op", ["max", "min"])
+def test_minmax_s8_bit_exact_and_the_real_max_rounded(kernels, q, a_shape, b_shape, op) -> None:
+    a, b = _int8_pair(a_shape, b_shape, 33)
+    out_shape = np.broadcast_shapes(a_shape, b_shape)
+    p = im.minmax_params(*q)
+    want = im.minmax_s8(a, b, p, maximum=op == "max")
+    y = np.empty(out_shape, np.int8)
+    params = MinMaxS8Params(p.a_zero_point, p.b_zero_point, p.out_zero_point, p.a_multiplier,
+                            p.a_shift, p.b_multiplier, p.b_shift)
+    getattr(kernels, f"dnn64_{op}_s8")(bcast(out_shape, a_shape, b_shape), a, b, params, y)
+    np.testing.assert_array_equal(y, want)
+    # against the definition: the real max (min), in output steps, rounded and clamped
+    real = getattr(np, f"{op}imum")((a.astype(np.float64) - q[1]) * q[0],
+                                    (b.astype(np.float64) - q[3]) * q[2])
+    exact = np.clip(np.round(real / q[4]) + q[5], -128, 127)
+    assert np.max(np.abs(y - exact)) <= 1
 
 
 @pytest.mark.parametrize("q", QUANT)

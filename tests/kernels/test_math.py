@@ -30,3 +30,38 @@ def test_tanh_and_sigmoid_accuracy(kernels) -> None:
     sg = np.empty_like(x)
     kernels.dnn64_activation_f32(act_f32("sigmoid"), x, sg, x.size)
     assert _rel_err(sg, 1 / (1 + np.exp(-x.astype(np.float64)))) <= 2.5e-7
+
+
+def _each(fn, x: np.ndarray) -> np.ndarray:
+    return np.array([fn(float(v)) for v in x], np.float32)
+
+
+def test_expm1_log_sqrt_accuracy(kernels) -> None:
+    """The bounds dnn64_math.h states, against float64 (math.erf for erf)."""
+    small = np.concatenate([np.geomspace(1e-30, 0.3465, 300), np.linspace(0.35, 20, 300)])
+    small = np.concatenate([small, -small]).astype(np.float32)
+    assert _rel_err(_each(kernels.dnn64_expm1f, small), np.expm1(small.astype(np.float64))) \
+        <= 2e-7
+    pos = np.concatenate([np.geomspace(1e-44, 3e38, 20001), [0.5, 1.5, 2.0]]).astype(np.float32)
+    pos = pos[pos != 1.0]  # ln 1 = 0: no relative error to speak of
+    assert _rel_err(_each(kernels.dnn64_logf, pos), np.log(pos.astype(np.float64))) <= 2e-7
+    assert kernels.dnn64_logf(1.0) == 0.0
+    root = _each(kernels.dnn64_sqrtf, pos)
+    exact = np.sqrt(pos.astype(np.float64))
+    assert np.all(np.abs(root - exact) <= np.spacing(exact.astype(np.float32)))  # one ulp
+    assert kernels.dnn64_logf(0.0) == -np.inf and np.isnan(kernels.dnn64_logf(-1.0))
+    assert np.isnan(kernels.dnn64_sqrtf(-1.0)) and kernels.dnn64_sqrtf(np.inf) == np.inf
+
+
+def test_erf_and_pow_accuracy(kernels) -> None:
+    import math
+    x = np.linspace(-6, 6, 12001).astype(np.float32)
+    want = np.array([math.erf(float(v)) for v in x])
+    assert float(np.max(np.abs(_each(kernels.dnn64_erff, x) - want))) <= 2e-7
+    base = np.geomspace(1e-3, 1e3, 501).astype(np.float32)
+    for e in (0.3, -1.7, 3.5):
+        got = np.array([kernels.dnn64_powf(float(b), e) for b in base], np.float32)
+        exact = base.astype(np.float64) ** np.float64(np.float32(e))
+        bound = (np.abs(np.float32(e) * np.log(base.astype(np.float64))) + 2) * 1.2e-7
+        assert np.all(np.abs(got / exact - 1) <= bound), e
+    assert np.isnan(kernels.dnn64_powf(-2.0, 0.5)) and kernels.dnn64_powf(-2.0, 3.0) == -8.0

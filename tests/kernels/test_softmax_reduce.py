@@ -27,6 +27,17 @@ def test_softmax_f32_matches_onnxruntime(kernels, shape, axis) -> None:
     assert_close_to_scale(y, want)
 
 
+@pytest.mark.parametrize("shape,axis", [((3, 10), 1), ((2, 4, 3, 5), 1), ((2, 3, 7), 2),
+                                        ((5, 2), 0)])
+def test_log_softmax_f32_matches_onnxruntime(kernels, shape, axis) -> None:
+    x = (4 * np.random.default_rng(63).standard_normal(shape)).astype(np.float32)
+    x.flat[0] = 80.0  # large logits must not overflow
+    want = run_node("LogSoftmax", {"x": x}, {"axis": axis})
+    y = x.copy()
+    kernels.dnn64_log_softmax_f32(*_outer_inner(shape, axis), y, y)  # in place
+    np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("shape,axis", [((3, 10), 1), ((2, 4, 3, 5), 1), ((4, 1000), 1)])
 @pytest.mark.parametrize("in_scale", [0.02, 0.1, 0.5])
 def test_softmax_s8_bit_exact(kernels, shape, axis, in_scale) -> None:

@@ -221,6 +221,67 @@ def test_silu_of_a_non_conv_is_left_alone(tmp_path) -> None:
     assert ops(after) == ["Sigmoid", "Mul"]
 
 
+# --- unary_patterns ---
+
+def _gelu_nodes(half_first: bool, by_mul: bool) -> list:
+    """0.5 * x * (1 + erf(x / sqrt 2)) as PyTorch exports it (two orders, Div or Mul)."""
+    scale = (helper.make_node("Mul", ["isq", "x"], ["d"]) if by_mul
+             else helper.make_node("Div", ["x", "sq"], ["d"]))
+    nodes = [scale, helper.make_node("Erf", ["d"], ["e"]),
+             helper.make_node("Add", ["one", "e"], ["a"])]
+    if half_first:
+        return [*nodes, helper.make_node("Mul", ["x", "half"], ["h"]),
+                helper.make_node("Mul", ["h", "a"], ["y"])]
+    return [*nodes, helper.make_node("Mul", ["x", "a"], ["m"]),
+            helper.make_node("Mul", ["m", "half"], ["y"])]
+
+
+GELU_CONSTANTS = {"sq": np.float32(np.sqrt(2)), "isq": np.float32(np.sqrt(0.5)),
+                  "one": np.float32(1), "half": np.float32(0.5)}
+PATTERNS = [
+    ("Swish", [helper.make_node("Sigmoid", ["x"], ["s"]),
+               helper.make_node("Mul", ["s", "x"], ["y"])], {"alpha": 1.0}),
+    ("Mish", [helper.make_node("Softplus", ["x"], ["p"]), helper.make_node("Tanh", ["p"], ["t"]),
+              helper.make_node("Mul", ["x", "t"], ["y"])], {}),
+    *[("Gelu", _gelu_nodes(half_first, by_mul), {"approximate": "none"})
+      for half_first in (False, True) for by_mul in (False, True)],
+]
+
+
+@pytest.mark.parametrize(("op", "nodes", "attrs"), PATTERNS,
+                         ids=[f"{p[0]}_{i}" for i, p in enumerate(PATTERNS)])
+def test_unary_pattern_becomes_one_node(op, nodes, attrs, tmp_path) -> None:
+    inits = {k: v for k, v in GELU_CONSTANTS.items() if any(k in n.input for n in nodes)}
+    m = model_of(nodes, {"x": [2, 3, 4]}, {"y": 3}, inits)
+    _, after = run_pass("unary_patterns", m, tmp_path)  # outputs checked against onnxruntime
+    assert [(n.op, n.inputs, n.outputs, n.attrs) for n in after.nodes] == [
+        (op, ["x"], ["y"], attrs)]
+
+
+def test_unary_pattern_with_a_shared_inner_tensor_is_left_alone(tmp_path) -> None:
+    nodes = [helper.make_node("Sigmoid", ["x"], ["s"]), helper.make_node("Mul", ["x", "s"], ["m"]),
+             helper.make_node("Add", ["m", "s"], ["y"])]
+    _, after = run_pass("unary_patterns", model_of(nodes, {"x": [2, 3]}, {"y": 2}, {}),
+                        tmp_path)
+    assert ops(after) == ["Sigmoid", "Mul", "Add"]
+    wrong = _gelu_nodes(False, False)  # a Gelu with 0.25 in place of 0.5 is no Gelu
+    _, after = run_pass("unary_patterns", model_of(
+        wrong, {"x": [2, 3]}, {"y": 2}, {**GELU_CONSTANTS, "half": np.float32(0.25)}), tmp_path)
+    assert "Gelu" not in ops(after)
+
+
+@pytest.mark.parametrize(("op", "attrs", "name", "params"), [
+    ("Elu", {"alpha": 0.5}, "elu", {"alpha": 0.5}), ("Softplus", {}, "softplus", {}),
+    ("Selu", {"gamma": 2.0}, "selu", {"alpha": 1.67326319217681884765625, "gamma": 2.0})])
+def test_unary_op_fuses_into_conv(op, attrs, name, params, tmp_path) -> None:
+    nodes = [helper.make_node("Conv", ["x", "W"], ["t"]), helper.make_node(op, ["t"], ["y"],
+                                                                           **attrs)]
+    _, after = run_pass("fuse_activation", model_of(nodes, {"x": [1, 3, 4, 4]}, {"y": 4},
+                                                    {"W": w(2, 3, 3, 3)}), tmp_path)
+    (conv,) = after.nodes
+    assert conv.attrs["activation"] == name and conv.attrs["activation_params"] == params
+
+
 # --- mark_views ---
 
 def test_views_are_marked(tmp_path) -> None:

@@ -100,3 +100,31 @@ def test_inplace_only_over_an_input_of_the_output_shape():
     assert check_plan(plan) is None
     y = next(b for b in plan["buffers"] if b["name"] == "y")
     assert y["alias_of"] == "q"
+
+
+def test_unary_ops_prelu_max_min_run_in_place():
+    """Issue 22's element-wise ops write over their input: a chain needs one buffer (the
+    PRelu slope and the broadcast Max operand are never overwritten)."""
+    shape = [1, 4, 8, 8]
+    tensors = {"x": Tensor(shape, "float32", "input"),
+               "w": Tensor([4, 4, 1, 1], "float32", "constant"),
+               "s": Tensor([4, 1, 1], "float32", "constant"),
+               "m": Tensor([8], "float32", "constant"),
+               "e": Tensor([], "float32", "constant"),
+               **{n: Tensor(shape, "float32", "activation") for n in "abcdef"},
+               "y": Tensor(shape, "float32", "output")}
+    nodes = [Node("conv", "Conv", ["x", "w"], ["a"]),
+             Node("exp", "Exp", ["a"], ["b"]),
+             Node("pow", "Pow", ["b", "e"], ["c"]),
+             Node("prelu", "PRelu", ["c", "s"], ["d"]),
+             Node("max", "Max", ["d", "m"], ["e"]),
+             Node("gelu", "Gelu", ["e"], ["f"], {"approximate": "none"}),
+             Node("min", "Min", ["f", "m"], ["y"])]
+    consts = {"w": np.zeros((4, 4, 1, 1), np.float32), "s": np.zeros((4, 1, 1), np.float32),
+              "m": np.zeros(8, np.float32), "e": np.float32(2.0)}
+    plan = plan_graph(Graph("u", ["x"], ["y"], tensors, nodes, consts),
+                      PlanParams(scheduler="graph"))
+    assert check_plan(plan) is None
+    by_name = {b["name"]: b for b in plan["buffers"]}
+    assert all(by_name[n].get("alias_of") == "a" for n in "bcdef")
+    assert by_name["y"].get("alias_of") == "a"
