@@ -24,6 +24,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+from dnn64build.array_files import float32_input
 from dnn64build.codegen import generate_model
 from dnn64build.codegen.model import GeneratedModel
 from dnn64build.errors import UserError
@@ -121,6 +122,13 @@ def compile_case(case: Case, symbol: str) -> tuple[Graph, GeneratedModel]:
     return graph, generate_model(graph, plan, symbol=symbol, where=case.key)
 
 
+def _as_input(value: np.ndarray, dtype: str, name: str, where: str) -> np.ndarray:
+    """What ``dnn64build run`` feeds: float data converted as its --input is."""
+    if dtype == "float32":
+        return float32_input(value, name, where)
+    return value.astype(dtype)
+
+
 def _failure(exc: Exception) -> Outcome:
     if isinstance(exc, UserError):
         return Outcome("refused", str(exc))
@@ -154,7 +162,8 @@ def classify(cases: Sequence[Case], workdir: Path, runtime_cache: Path | None = 
         try:
             graph, model = compile_case(case, f"case{index}")
             feeds = case.feeds()
-            inputs = [feeds[n].astype(graph.tensors[n].dtype) for n in graph.inputs]
+            inputs = [_as_input(feeds[n], graph.tensors[n].dtype, n, case.key)
+                      for n in graph.inputs]
         except Exception as exc:  # classified, not hidden: the outcome records it
             outcomes[case.key] = _failure(exc)
             continue

@@ -22,7 +22,7 @@ CASES = backend_cases()
 SMALL = [case for case in CASES if case.folder != "light"]
 LIGHT = [case for case in CASES if case.folder == "light"]
 # A refusal names the node with its op, the node's op alone, or the graph input at fault.
-NAMED = re.compile(r"node '[^']*' \((op )?\w+[,)]|input '[^']*' ")
+NAMED = re.compile(r"node '[^']*' \((op )?\w+[,)]|input '[^']*'")
 
 
 @pytest.fixture(scope="module")
