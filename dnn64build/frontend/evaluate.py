@@ -1,7 +1,7 @@
 """ONNX node -> canonical IR attributes, and evaluation of nodes whose inputs are known.
 
-Shared by shape resolution (which evaluates shape sub-graphs on the ONNX model) and
-by graph building (which records the canonical attributes).
+Shared by shape resolution and constant folding (frontend/shapes.py evaluates every node
+whose inputs are known) and by graph building (which records the canonical attributes).
 """
 
 from __future__ import annotations
