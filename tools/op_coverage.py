@@ -20,6 +20,7 @@ from dnn64build.codegen.rsp_routes import RSP_ROUTES
 from dnn64build.frontend.limits import LIMITS
 from dnn64build.frontend.normalize import NORMALISERS
 from dnn64build.frontend.qdq import QDQ_OPS
+from dnn64build.frontend.rewrite import REWRITES
 from dnn64build.quant.plan import INT8_CAPABLE
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "operators.md"
@@ -49,8 +50,11 @@ means the node is only ever evaluated at import.
 """
 
 FOOTER = f"""
-Pre-quantised models: {", ".join(QDQ_OPS)} are read by the QDQ
-importer (frontend/qdq.py, docs/quant-ir.md).
+Rewritten at import into the operators above (frontend/rewrite.py):
+{"; ".join(f"{op} as {what}" for op, (what, _) in sorted(REWRITES.items()))}.
+
+Pre-quantised models (the QDQ importer, frontend/qdq.py, docs/quant-ir.md):
+{", ".join(QDQ_OPS)}.
 
 Refused by design (one message naming the node): string and sequence operators, 3-D
 convolutions and pools, training-only operators (Gradient, ...), operators of other

@@ -1,7 +1,8 @@
 """import_onnx: an ONNX file -> a verified IR Graph (no optimisation; see passes).
 
 Steps: load and check the model, convert its opset into the supported range and its
-float64 tensors to float32 (frontend/float64.py), bind
+float64 tensors to float32 (frontend/float64.py), rewrite Sum and the like
+(frontend/rewrite.py), bind
 dynamic input dims from ``input_shapes`` (the target attribute ``inputs``), resolve static
 shapes and fold every node computed from constants alone (frontend/shapes.py), then
 translate every other node into an IR node with canonical attributes. Constant parameter
@@ -22,6 +23,7 @@ from dnn64build.errors import UserError
 from dnn64build.frontend.evaluate import canonical_attrs, constant_value, param_names
 from dnn64build.frontend.float64 import float64_as_float32
 from dnn64build.frontend.normalize import SUPPORTED_OPS, Unsupported
+from dnn64build.frontend.rewrite import rewrite_model
 from dnn64build.frontend.shapes import ShapeInferenceError, TensorType, resolve_types
 from dnn64build.ir.graph import Graph, Node, Tensor
 from dnn64build.ir.params import PARAM_INPUTS
@@ -40,6 +42,7 @@ def import_model(model: onnx.ModelProto, input_shapes: dict[str, list[int]] | No
     operator or attribute, or a shape that cannot be resolved."""
     model, opset = _convert_opset(model, where)
     float64_as_float32(model, where)
+    rewrite_model(model)
     _check_outputs(model, where)
     _bind_inputs(model, input_shapes or {}, where)
     try:
