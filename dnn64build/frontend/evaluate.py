@@ -95,14 +95,14 @@ def try_evaluate(node: onnx.NodeProto, known: dict[str, np.ndarray],
         if any(name and name not in known for name in node.input):
             return None
         arrays = {name: known[name] for name in node.input if name}
-    values = _by_project_kernel(node, arrays, opset)
-    if values is None:
-        values = _by_onnx_reference(node, arrays, opset)
-    outputs = [name for name in node.output if name]
-    if values is None or len(values) < len(outputs) or not all(
-            isinstance(v, np.ndarray | np.generic) for v in values[:len(outputs)]):
-        return None  # e.g. a sequence, or fewer outputs than the node names
-    return [np.asarray(v) for v in values[:len(outputs)]]
+    needed = max(k for k, name in enumerate(node.output) if name) + 1 if any(node.output) else 0
+    for evaluate in (_by_project_kernel, _by_onnx_reference):
+        values = evaluate(node, arrays, opset)
+        # Not a sequence, and every named output computed (positions match node.output).
+        if values is not None and len(values) >= needed and all(
+                isinstance(v, np.ndarray | np.generic) for v in values[:needed]):
+            return [np.asarray(v) for v in values[:needed]]
+    return None
 
 
 def _by_project_kernel(node: onnx.NodeProto, arrays: dict[str, np.ndarray],

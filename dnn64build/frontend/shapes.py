@@ -106,8 +106,9 @@ def resolve_types(model: onnx.ModelProto, opset: int
             values = try_evaluate(node, known, shapes, opset)
             if values is not None:
                 for name, value in zip(node.output, values, strict=False):
-                    known[name] = value
-                    shapes[name] = list(value.shape)
+                    if name:
+                        known[name] = value
+                        shapes[name] = list(value.shape)
                 folded.add(index)
                 stale = True
         if not stale:

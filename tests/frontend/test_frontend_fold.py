@@ -134,3 +134,15 @@ def test_ir3_initializers_listed_as_inputs_have_static_shapes(tmp_path) -> None:
     assert error <= 1e-5
     assert graph.tensors["y"].shape == [1, 4, 4, 4]
     assert optimize(graph).nodes[0].op == "Conv"
+
+
+def test_multi_output_node_on_constants_folds(tmp_path) -> None:
+    """Split (no IR kernel) of a constant, its middle output unused."""
+    nodes = [helper.make_node("Split", ["c", "sizes"], ["a", "m", "b"], axis=1),
+             helper.make_node("Mul", ["x", "a"], ["xa"]),
+             helper.make_node("Add", ["xa", "b"], ["y"])]
+    inits = {"c": w(2, 6), "sizes": i64(2, 2, 2)}
+    graph, error = import_and_compare(model_of(nodes, {"x": [2, 2]}, {"y": 2}, inits), tmp_path)
+    assert error <= 1e-6
+    assert ops(graph) == ["Mul", "Add"]
+    assert np.array_equal(graph.constants["b"], inits["c"][:, 4:])
