@@ -48,3 +48,18 @@ def numeric(array: np.ndarray, name: str, *, where: str) -> np.ndarray:
     if not (np.issubdtype(array.dtype, np.number) or array.dtype == np.bool_):
         raise UserError(f"array {name!r} holds {array.dtype} values, not numbers", where=where)
     return array
+
+
+def float32_input(value: np.ndarray, name: str, where: str) -> np.ndarray:
+    """A graph input's values as float32; UserError if float64 values overflow float32
+    (the conversion would change their meaning, not just round them)."""
+    value = np.asarray(value)
+    with np.errstate(over="ignore"):  # an overflow is the error below
+        converted = value.astype(np.float32)
+    overflow = np.isfinite(value) & ~np.isfinite(converted)
+    if overflow.any():
+        raise UserError(f"input {name!r}: float64 values up to "
+                        f"{float(np.abs(value[overflow]).max()):.3g} are outside the float32 "
+                        "range the model runs in", where=where,
+                        hint="scale the input into float32's range (|x| < 3.4e38)")
+    return converted

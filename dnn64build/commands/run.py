@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from dnn64build import rules_api as offers
-from dnn64build.array_files import numeric, read_npz
+from dnn64build.array_files import float32_input, numeric, read_npz
 from dnn64build.build_outputs import load_json
 from dnn64build.commands.build import build
 from dnn64build.commands.platforms import CEN64, HOST
@@ -202,7 +202,7 @@ def _load_inputs(path: Path | None, metas: list[dict[str, Any]], labels: list[st
                 raise UserError(f"{path}: no array named {spec['name']!r}",
                                 hint=f"the model's inputs: {[s['name'] for s in meta['inputs']]}")
             else:
-                array = _as_input(numeric(given[key], key, where=str(path)), spec)
+                array = _as_input(numeric(given[key], key, where=str(path)), spec, str(path))
                 if array.shape == shape:
                     array = array[None]
                 elif shape[0] == 1 and array.shape[1:] == shape[1:]:  # samples as the batch
@@ -233,13 +233,15 @@ def _test_labels(label: str, name: str | None, inputs: Path, root: Path) -> np.n
     return numeric(arrays[name], name, where=str(inputs))
 
 
-def _as_input(value: np.ndarray, spec: dict[str, Any]) -> np.ndarray:
+def _as_input(value: np.ndarray, spec: dict[str, Any], where: str) -> np.ndarray:
     """``value`` as the input's element type; float data for an int8 input (``io: int8``)
     is quantised with the input's scale and zero point, integer data taken as it is."""
     if "scale" in spec and np.issubdtype(np.asarray(value).dtype, np.floating):
         from dnn64build.quant.qparams import QParams, quantize_values
 
         return quantize_values(value, QParams(spec["scale"], spec["zero_point"]))
+    if spec["dtype"] == "float32":
+        return float32_input(value, spec["name"], where)
     return np.asarray(value, dtype=spec["dtype"])
 
 

@@ -1,7 +1,7 @@
 """ONNX node -> canonical IR attributes, and evaluation of nodes whose inputs are known.
 
-Shared by shape resolution (which evaluates shape sub-graphs on the ONNX model) and
-by graph building (which records the canonical attributes).
+Shared by shape resolution and constant folding (frontend/shapes.py evaluates every node
+whose inputs are known) and by graph building (which records the canonical attributes).
 """
 
 from __future__ import annotations
@@ -9,15 +9,16 @@ from __future__ import annotations
 import numpy as np
 import onnx
 from onnx import numpy_helper
+from onnx.reference import ReferenceEvaluator
 
-from dnn64build.frontend.normalize import NORMALISERS, NodeInfo, Unsupported
+from dnn64build.frontend.normalize import NORMALISERS, NodeInfo
 from dnn64build.ir.kernels import KERNELS
 from dnn64build.ir.params import PARAM_INPUTS, absorb
 
-# Ops evaluated at import time when their inputs are known, to resolve shapes.
-SHAPE_OPS = frozenset({"Shape", "Gather", "Slice", "Concat", "Reshape", "Div", "Mul", "Add",
-                       "Sub", "Cast", "Unsqueeze", "Squeeze", "Floor", "Ceil", "Identity"})
-_MAX_EVAL_ELEMENTS = 4096
+# Never evaluated at import: their value is not a function of their inputs.
+_NONDETERMINISTIC = frozenset({"RandomNormal", "RandomNormalLike", "RandomUniform",
+                               "RandomUniformLike", "Bernoulli", "Multinomial"})
+_SUBGRAPH = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
 
 
 def onnx_attrs(node: onnx.NodeProto) -> dict:
@@ -69,32 +70,60 @@ def param_names(node: onnx.NodeProto) -> dict[str, str]:
 
 
 def try_evaluate(node: onnx.NodeProto, known: dict[str, np.ndarray],
-                 shapes: dict[str, list[int] | None], opset: int) -> np.ndarray | None:
-    """The value of a small shape-computing node's output, if its inputs are known."""
-    if node.op_type not in SHAPE_OPS or len(node.output) != 1:
+                 shapes: dict[str, list[int] | None], opset: int) -> list[np.ndarray] | None:
+    """The values of ``node``'s outputs if its inputs are all known (a Shape node's: if
+    its input's shape is static), else None.
+
+    Any deterministic operator of the default domain is evaluated, by the project's
+    reference kernel when there is one, else by onnx.reference; evaluation is
+    opportunistic (a node that fails here is translated, and its problem reported, later).
+    """
+    if (node.domain not in ("", "ai.onnx") or node.op_type in _NONDETERMINISTIC
+            or any(attr.type in _SUBGRAPH for attr in node.attribute)):
         return None
-    inputs = list(node.input)
-    if node.op_type in PARAM_INPUTS:
-        data, params = inputs[:1], param_names(node)
-    else:
-        data, params = inputs, {}
-    needed = [n for n in data if n] if node.op_type != "Shape" else []
-    if any(name not in known for name in [*needed, *params.values()]):
-        return None
+    if node.op_type == "Constant":
+        try:
+            return [constant_value(node)]
+        except ValueError:
+            return None
     if node.op_type == "Shape":
-        in_shape = shapes.get(inputs[0])
+        in_shape = shapes.get(node.input[0])
         if in_shape is None or None in in_shape:
             return None
-        arrays = [np.broadcast_to(np.uint8(0), in_shape)]  # only the shape is read
+        arrays = {node.input[0]: np.broadcast_to(np.uint8(0), in_shape)}  # only the shape
     else:
-        arrays = [known[name] for name in data if name]
-        if any(a.size > _MAX_EVAL_ELEMENTS for a in arrays):
+        if any(name and name not in known for name in node.input):
             return None
-    try:
-        attrs = canonical_attrs(node, [list(a.shape) for a in arrays], [None], opset,
-                                {key: known[name] for key, name in params.items()})
-        result = KERNELS[node.op_type](arrays, attrs, [None])[0]
-    except (Unsupported, ValueError, KeyError, IndexError, TypeError):
-        # Evaluation is opportunistic: translating the node later reports what is wrong.
+        arrays = {name: known[name] for name in node.input if name}
+    needed = max(k for k, name in enumerate(node.output) if name) + 1 if any(node.output) else 0
+    for evaluate in (_by_project_kernel, _by_onnx_reference):
+        values = evaluate(node, arrays, opset)
+        # Not a sequence, and every named output computed (positions match node.output).
+        if values is not None and len(values) >= needed and all(
+                isinstance(v, np.ndarray | np.generic) for v in values[:needed]):
+            return [np.asarray(v) for v in values[:needed]]
+    return None
+
+
+def _by_project_kernel(node: onnx.NodeProto, arrays: dict[str, np.ndarray],
+                       opset: int) -> list[np.ndarray] | None:
+    if node.op_type not in KERNELS or node.op_type not in NORMALISERS:
         return None
-    return np.asarray(result) if result.size <= _MAX_EVAL_ELEMENTS else None
+    data = node.input[:1] if node.op_type in PARAM_INPUTS else node.input
+    data_arrays = [arrays[name] for name in data if name]
+    params = {key: arrays[name] for key, name in param_names(node).items()}
+    try:
+        attrs = canonical_attrs(node, [list(a.shape) for a in data_arrays], [None], opset,
+                                params)
+        return list(KERNELS[node.op_type](data_arrays, attrs, [None]))
+    except Exception:  # noqa: BLE001 - any failure falls back to onnx.reference
+        return None
+
+
+def _by_onnx_reference(node: onnx.NodeProto, arrays: dict[str, np.ndarray],
+                       opset: int) -> list[np.ndarray] | None:
+    try:
+        evaluator = ReferenceEvaluator(node, opsets={"": opset})
+        return list(evaluator.run(None, arrays))
+    except Exception:  # noqa: BLE001 - onnx.reference raises many unrelated types
+        return None

@@ -1,10 +1,12 @@
 """import_onnx: an ONNX file -> a verified IR Graph (no optimisation; see passes).
 
-Steps: load and check the model, convert its opset into the supported range, bind
+Steps: load and check the model, convert its opset into the supported range and its
+float64 tensors to float32 (frontend/float64.py), rewrite Sum and the like
+(frontend/rewrite.py), bind
 dynamic input dims from ``input_shapes`` (the target attribute ``inputs``), resolve static
-shapes, then translate every node into an IR node with canonical attributes. Constant
-parameter inputs are absorbed into attributes; computed ones stay as inputs for the
-constant-folding pass.
+shapes and fold every node computed from constants alone (frontend/shapes.py), then
+translate every other node into an IR node with canonical attributes. Constant parameter
+inputs are absorbed into attributes.
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ from onnx import external_data_helper, numpy_helper, version_converter
 
 from dnn64build.errors import UserError
 from dnn64build.frontend.evaluate import canonical_attrs, constant_value, param_names
+from dnn64build.frontend.float64 import float64_as_float32
 from dnn64build.frontend.normalize import SUPPORTED_OPS, Unsupported
+from dnn64build.frontend.rewrite import rewrite_model
 from dnn64build.frontend.shapes import ShapeInferenceError, TensorType, resolve_types
 from dnn64build.ir.graph import Graph, Node, Tensor
 from dnn64build.ir.params import PARAM_INPUTS
@@ -37,13 +41,15 @@ def import_model(model: onnx.ModelProto, input_shapes: dict[str, list[int]] | No
     ``name`` names the graph when the model does not. Raises UserError for an unsupported
     operator or attribute, or a shape that cannot be resolved."""
     model, opset = _convert_opset(model, where)
+    float64_as_float32(model, where)
+    rewrite_model(model)
     _check_outputs(model, where)
     _bind_inputs(model, input_shapes or {}, where)
     try:
-        types = resolve_types(model, opset)
+        types, folded = resolve_types(model, opset)
     except ShapeInferenceError as exc:
         raise UserError(f"malformed model: shape inference failed: {exc}", where=where) from exc
-    graph = _Builder(model, types, opset, where).build(model.graph.name or name)
+    graph = _Builder(model, types, folded, opset, where).build(model.graph.name or name)
     verify(graph)
     return graph
 
@@ -203,10 +209,11 @@ def _dims_text(dims) -> str:
 class _Builder:
     """Translates the ONNX nodes one by one into a Graph."""
 
-    def __init__(self, model: onnx.ModelProto, types: dict[str, TensorType], opset: int,
-                 where: str):
+    def __init__(self, model: onnx.ModelProto, types: dict[str, TensorType],
+                 folded: dict[str, np.ndarray], opset: int, where: str):
         self.model = model
         self.types = types
+        self.folded = folded
         self.opset = opset
         self.where = where
         self.graph = Graph(name="", inputs=[], outputs=[], tensors={}, nodes=[])
@@ -241,6 +248,11 @@ class _Builder:
 
     def _translate(self, node: onnx.NodeProto, index: int) -> None:
         g = self.graph
+        if node.output and all(name in self.folded for name in node.output if name):
+            for name in node.output:
+                if name in self.used:
+                    g.add_constant(name, self.folded[name])
+            return
         if node.domain not in ("", "ai.onnx") or node.op_type not in SUPPORTED_OPS:
             domain = f" in domain {node.domain!r}" if node.domain else ""
             raise self._fail(node, f"unsupported operator {node.op_type!r}{domain}")
@@ -255,8 +267,10 @@ class _Builder:
         out_shapes = [self._static(node, node.output[0])]
         params = param_names(node)
         known = None
-        if all(name in g.constants for name in params.values()):
-            known = {key: g.constants[name] for key, name in params.items()}
+        # Reshape's target is its static output shape, whatever computes the shape input.
+        if node.op_type == "Reshape" or all(name in g.constants for name in params.values()):
+            known = {key: g.constants[name] for key, name in params.items()
+                     if name in g.constants}
         try:
             attrs = canonical_attrs(node, in_shapes, out_shapes, self.opset, known)
         except Unsupported as exc:

@@ -1,10 +1,12 @@
-"""Static shapes and dtypes for every tensor of an ONNX model.
+"""Static shapes and dtypes for every tensor of an ONNX model, and constant folding.
 
 onnx.shape_inference (with data propagation) resolves most shapes, but not those that
-depend on shape arithmetic it cannot propagate (e.g. Div in a PyTorch channel-shuffle
-chain). So: infer, evaluate the shape sub-graphs whose inputs are now known, feed their
-values back as initializers of a weight-free copy of the model, and infer again until
-every shape is static or nothing new can be evaluated.
+depend on values it cannot propagate (e.g. Div in a PyTorch channel-shuffle chain, or a
+ConstantOfShape that builds a weight). So: evaluate every node whose inputs are known
+(frontend/evaluate.py: any operator), feed the values back into a weight-free copy of
+the model, infer shapes, and repeat until nothing new can be evaluated. The evaluated
+nodes are folded: the importer takes their outputs as constants and never translates
+them, so an operator that only ever computes constants needs no IR kernel.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from dnn64build.frontend.evaluate import constant_value, try_evaluate
+from dnn64build.frontend.evaluate import try_evaluate
 
 # Initializers with more elements than this are replaced by typed inputs in the copy
 # that shape inference sees (their values never matter for shapes).
@@ -66,38 +68,51 @@ def _collect(model: onnx.ModelProto, known: dict[str, np.ndarray]) -> dict[str, 
 
 def _light_model(model: onnx.ModelProto, known: dict[str, np.ndarray], folded: set[int],
                  patched: dict[int, onnx.NodeProto]) -> onnx.ModelProto:
-    """The model without big weights and with the known values as initializers."""
+    """The model without big weights, with the small known values as initializers and
+    the big ones as typed inputs, and without the folded nodes."""
     g = model.graph
-    small = [init for init in g.initializer if int(np.prod(init.dims)) <= _SMALL]
-    big = [helper.make_tensor_value_info(init.name, init.data_type, list(init.dims))
-           for init in g.initializer if int(np.prod(init.dims)) > _SMALL]
-    inits = {init.name for init in g.initializer}
-    extra = [numpy_helper.from_array(value, name) for name, value in known.items()
-             if name not in inits]
-    inputs = [vi for vi in g.input if vi.name not in inits] + big
+    small = {name: value for name, value in known.items() if value.size <= _SMALL}
+    inits = [numpy_helper.from_array(value, name) for name, value in small.items()]
+    big = [helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(value.dtype),
+                                         list(value.shape))
+           for name, value in known.items() if value.size > _SMALL]
+    inputs = [vi for vi in g.input if vi.name not in known] + big
     nodes = [patched.get(i, node) for i, node in enumerate(g.node) if i not in folded]
-    light = helper.make_graph(nodes, g.name, inputs, list(g.output), small + extra)
-    return helper.make_model(light, opset_imports=model.opset_import, ir_version=model.ir_version)
+    light = helper.make_graph(nodes, g.name, inputs, list(g.output), inits)
+    # IR 3 types only the initializers listed as inputs; from IR 4 on, every initializer.
+    return helper.make_model(light, opset_imports=model.opset_import,
+                             ir_version=max(model.ir_version, 4))
 
 
-def resolve_types(model: onnx.ModelProto, opset: int) -> dict[str, TensorType]:
-    """Type (shape may still hold None where unresolvable) of every tensor in ``model``."""
-    known: dict[str, np.ndarray] = {}
-    for init in model.graph.initializer:
-        if int(np.prod(init.dims)) <= _SMALL:
-            known[init.name] = numpy_helper.to_array(init)
+def resolve_types(model: onnx.ModelProto, opset: int
+                  ) -> tuple[dict[str, TensorType], dict[str, np.ndarray]]:
+    """Type (shape may still hold None where unresolvable) of every tensor in ``model``,
+    and the value of every tensor computed from constants alone (constant folding).
+
+    A node is folded when all its inputs are known (initializers, Constants, folded
+    outputs; for Shape, a static input shape), unless it computes a graph output.
+    """
+    known = {init.name: numpy_helper.to_array(init) for init in model.graph.initializer}
+    outputs = {vi.name for vi in model.graph.output}
     folded: set[int] = set()
-    for index, node in enumerate(model.graph.node):
-        if node.op_type == "Constant" and node.domain in ("", "ai.onnx"):
-            try:
-                value = constant_value(node)
-            except ValueError:
-                continue
-            if value.size <= _SMALL:
-                known[node.output[0]] = value
-                folded.add(index)
     patched: dict[int, onnx.NodeProto] = {}
+    types: dict[str, TensorType] = {}
+    stale = True  # types do not reflect the known values or patches yet
     while True:
+        shapes = {name: t.shape for name, t in types.items()}
+        for index, node in enumerate(model.graph.node):
+            if index in folded or outputs.intersection(node.output):
+                continue
+            values = try_evaluate(node, known, shapes, opset)
+            if values is not None:
+                for name, value in zip(node.output, values, strict=False):
+                    if name:
+                        known[name] = value
+                        shapes[name] = list(value.shape)
+                folded.add(index)
+                stale = True
+        if not stale:
+            break
         light = _light_model(model, known, folded, patched)
         try:
             inferred = onnx.shape_inference.infer_shapes(light, check_type=True,
@@ -105,21 +120,10 @@ def resolve_types(model: onnx.ModelProto, opset: int) -> dict[str, TensorType]:
         except onnx.shape_inference.InferenceError as exc:
             raise ShapeInferenceError(str(exc)) from exc
         types = _collect(inferred, known)
-        progress = _patch_ceil_pools(model, types, patched)
-        if all(t.static for t in types.values()) and not progress:
-            return types
-        shapes = {name: t.shape for name, t in types.items()}
-        for index, node in enumerate(model.graph.node):
-            if index in folded:
-                continue
-            value = try_evaluate(node, known, shapes, opset)
-            if value is not None:
-                known[node.output[0]] = value
-                shapes[node.output[0]] = list(value.shape)
-                folded.add(index)
-                progress = True
-        if not progress:
-            return types
+        stale = _patch_ceil_pools(model, types, patched)
+    folded_values = {name: known[name] for index in folded
+                     for name in model.graph.node[index].output if name in known}
+    return types, folded_values
 
 
 def _patch_ceil_pools(model: onnx.ModelProto, types: dict[str, TensorType],

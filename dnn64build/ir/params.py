@@ -1,9 +1,9 @@
 """Operator parameters that ONNX passes as tensors (shape, axes, pads, scales, ...).
 
-In the IR these parameters are attributes. A node whose parameter tensors are not yet
-constant (they come from a shape sub-graph) keeps them as extra inputs, in their ONNX
-positions, until constant folding absorbs them; the reference executor absorbs them at
-run time. ``absorb`` is the one place that turns parameter values into attributes.
+In the IR these parameters are attributes. A node whose parameter tensors are not
+constant (they depend on input values; the importer folds every constant sub-graph)
+keeps them as extra inputs, in their ONNX positions; the reference executor absorbs
+them at run time. ``absorb`` is the one place that turns parameter values into attributes.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """Graph optimisation passes, run in a fixed order, each switchable by name.
 
+(Constant folding is the importer's: frontend/shapes.py folds every node computed from
+constants alone, so no pass sees one.)
+
 | name             | what it does                                                       |
 |------------------|--------------------------------------------------------------------|
-| fold_constants   | evaluates nodes whose inputs are constant (shape sub-graphs),       |
-|                  | absorbs constant parameter inputs into attributes                  |
 | remove_identity  | removes Identity and Dropout                                       |
 | fold_batchnorm   | folds BatchNormalization into the preceding Conv/ConvTranspose/Gemm;|
 |                  | a BN elsewhere becomes a per-channel Mul + Add                     |
@@ -24,7 +25,6 @@ from collections.abc import Callable
 from dnn64build.ir.graph import Graph
 from dnn64build.ir.verify import verify
 from dnn64build.passes.fold_batchnorm import fold_batchnorm
-from dnn64build.passes.fold_constants import fold_constants
 from dnn64build.passes.fuse_activation import fuse_activation
 from dnn64build.passes.mark_views import mark_views
 from dnn64build.passes.remove_identity import remove_identity
@@ -33,7 +33,6 @@ from dnn64build.passes.unary_patterns import unary_patterns
 Pass = Callable[[Graph], Graph]
 
 PASSES: dict[str, Pass] = {
-    "fold_constants": fold_constants,
     "remove_identity": remove_identity,
     "fold_batchnorm": fold_batchnorm,
     "unary_patterns": unary_patterns,

@@ -12,7 +12,6 @@ from onnx import TensorProto, helper, numpy_helper
 from dnn64build.frontend import import_onnx
 from dnn64build.ir import Graph, reference, verify
 from dnn64build.passes import PASSES, optimize
-from tools.zoo.builder import NetBuilder
 from tools.zoo.compare import random_inputs, run_onnxruntime, scaled_error
 
 RNG = np.random.default_rng(99)
@@ -55,45 +54,6 @@ def run_pass(name: str, model: onnx.ModelProto, tmp_path) -> tuple[Graph, Graph]
 
 def ops(graph: Graph) -> list[str]:
     return [node.op for node in graph.nodes]
-
-
-# --- fold_constants ---
-
-def test_channel_shuffle_shape_subgraph_folds(tmp_path) -> None:
-    b = NetBuilder("shuffle")
-    y = b.channel_shuffle(b.input("x", [1, 8, 3, 3]), 4)
-    before, after = run_pass("fold_constants", b.build({y: [1, 8, 3, 3]}), tmp_path)
-    assert {"Shape", "Gather", "Div", "Unsqueeze", "Concat"} <= set(ops(before))
-    assert ops(after) == ["Reshape", "Transpose", "Reshape"]
-    first, _, last = after.nodes
-    assert first.inputs == ["x"] and first.attrs == {"shape": [1, 4, 2, 3, 3]}
-    assert last.attrs == {"shape": [1, 8, 3, 3]}
-    assert all(t.dtype == "float32" for t in after.tensors.values())  # no int64 left
-
-
-def test_resize_sizes_subgraph_folds_to_scales(tmp_path) -> None:
-    b = NetBuilder("up")
-    y = b.upsample2x(b.input("x", [1, 2, 3, 5]), "linear")
-    _, after = run_pass("fold_constants", b.build({y: [1, 2, 6, 10]}), tmp_path)
-    (resize,) = after.nodes
-    assert resize.inputs == ["x"] and resize.attrs["scales"] == [1.0, 1.0, 2.0, 2.0]
-
-
-def test_constant_only_computation_folds(tmp_path) -> None:
-    nodes = [helper.make_node("Transpose", ["wt"], ["w"], perm=[1, 0]),
-             helper.make_node("MatMul", ["x", "w"], ["y"])]
-    _, after = run_pass("fold_constants", model_of(nodes, {"x": [2, 3]}, {"y": 2},
-                                                   {"wt": w(4, 3)}), tmp_path)
-    assert ops(after) == ["MatMul"] and after.is_constant(after.nodes[0].inputs[1])
-
-
-def test_graph_output_is_never_folded_away(tmp_path) -> None:
-    nodes = [helper.make_node("Add", ["c", "c"], ["y"])]
-    m = model_of(nodes, {"x": [2]}, {"y": 1}, {"c": w(2)})
-    onnx.save(m, tmp_path / "m.onnx")
-    graph = PASSES["fold_constants"](import_onnx(tmp_path / "m.onnx"))
-    verify(graph)
-    assert ops(graph) == ["Add"]
 
 
 # --- remove_identity ---
