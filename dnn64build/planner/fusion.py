@@ -12,14 +12,15 @@ patch by patch, and rewrite the graph so that each group is one node.
 - ``dag``: whole sub-DAGs between single-tensor cuts (residual blocks, dense
   blocks) row-streamed (planner/dagstream.py), no extra MACs, each member's weights
   re-read for every firing;
-- ``auto``: ``stream``; then, only when the model does not fit its memory that
-  way, ``dag``; then (``input: auto``) dag groups with the graph input streamed; then,
-  if that does not fit either, ``patch``.
+- ``auto``: the stream groups with the least activation + staging bytes (none, every
+  chain, or chains added one at a time); the plan stage plans the other modes, with the
+  input and output streamed, only when that does not fit its memory (planner/ladder.py).
 
 ``planner: {input: ...}`` (``INPUT_MODES``): ``stream`` makes the first dag group start
 at the graph input and read it row by row (planner/dagstream.py), so the whole input
 never occupies the arena (fusion ``dag`` or ``auto`` only); ``whole`` never does;
-``auto`` (the default) streams it only under fusion ``auto``, when nothing else fits.
+``auto`` (the default) streams it only under fusion ``auto``, when nothing else fits
+(ladder.py).
 
 ``planner: {output: ...}`` (``OUTPUT_MODES``): ``stream`` makes the last dag group end
 at the graph output and hand its rows to the caller as they are finished (an output
@@ -395,14 +396,12 @@ class Choice:
 
 def choose_groups(graph: Graph, mode: str, *, peak: Callable[[list[Group]], int],
                   bound: Callable[[list[Group]], int] | None = None,
-                  fits: Callable[[list[Group]], bool] | None = None,
                   weight_cap: int = GROUP_WEIGHT_CAP, staging_bytes: int = 0,
                   input_mode: str = "auto", output_mode: str = "auto") -> Choice:
     """The groups for ``mode`` (see the module doc). ``peak(groups)`` measures the graph
     with those groups (live bytes, a fast estimate for searching); ``bound(groups)``
     (default: ``peak``) the bound its plan will have, for auto's final pick among a few
-    candidates; ``fits(groups)`` says whether it fits the target
-    (auto only); ``staging_bytes`` is the weight staging without groups (auto weighs
+    candidates; ``staging_bytes`` is the weight staging without groups (auto weighs
     a group's staging against the activation bytes it saves). Raises UserError when
     ``stream`` or ``patch`` is asked for and no chain exists; ``patch`` that finds no
     patch group worth it keeps the streamed plan and says so in a note. ``input_mode``
@@ -439,41 +438,14 @@ def choose_groups(graph: Graph, mode: str, *, peak: Callable[[list[Group]], int]
                                 hint=f"use planner: {{{side}: whole}} (or auto)")
         return _dag_choice(graph, chains, peak, bound or peak, stream=input_mode == "stream",
                            emit=output_mode == "stream")
-    fallback: list[str] = []  # why auto could not stream the input, when it tried
     if mode == "dag":
         return _dag_choice(graph, chains, peak, bound or peak)
-    if mode == "auto":
+    if mode == "auto":  # the other modes are options of the plan stage's ladder (ladder.py)
         picked = (_cheapest_stream(graph, chains, peak, bound or peak, staging_bytes)
                   if chains else [])
-        if fits is None or fits(picked):
-            return Choice(picked, [] if chains else reasons[:5])
-        if find_segments(graph)[0]:  # no extra MACs, but weights re-read for every firing
-            dag = _dag_choice(graph, chains, peak, bound or peak)
-            if dag.groups and fits(dag.groups):
-                return Choice(dag.groups, ["streamed chains do not fit: dag groups"])
-            why = input_refusal(graph) if input_mode == "auto" else "input: whole"
-            if not why:
-                dag = _dag_choice(graph, chains, peak, bound or peak, stream=True)
-                if fits(dag.groups):
-                    return Choice(dag.groups, ["dag groups do not fit: the graph input "
-                                               "is streamed into the first one"])
-            elif input_mode == "auto":
-                fallback.append(f"the graph input cannot be streamed: {why}")
-            out_why = output_refusal(graph) if output_mode == "auto" else "output: whole"
-            if not out_why:
-                for stream in ([False, True] if not why else [False]):
-                    dag = _dag_choice(graph, chains, peak, bound or peak, stream=stream,
-                                      emit=True)
-                    if fits(dag.groups):
-                        return Choice(dag.groups, [
-                            "dag groups do not fit: the graph output is handed out row by "
-                            "row by the last one" + (", the input streamed" if stream else "")])
-            elif output_mode == "auto":
-                fallback.append(f"the graph output cannot be streamed: {out_why}")
+        return Choice(picked, [] if chains else reasons[:5])
     if not chains:
-        if mode != "auto":
-            raise refuse(mode, graph, reasons)
-        return Choice([], fallback + reasons[:5])
+        raise refuse(mode, graph, reasons)
     streamed = _with_stream(chains, [])
     if mode == "stream":
         return Choice(streamed, [])
@@ -489,7 +461,7 @@ def choose_groups(graph: Graph, mode: str, *, peak: Callable[[list[Group]], int]
     options = [Group(section, "patch", grid) for chain in chains
                for section in _sections(chain) for grid in GRIDS]
     patches = _greedy(chains, options, lambda gs: peak(_with_stream(chains, gs)), extra, limit)
-    notes = list(fallback)
+    notes = []
     if not patches:
         notes.append(f"no patch group lowers the peak of {peak(streamed)} bytes within "
                      f"{MAX_EXTRA_MACS:.0%} extra MACs: chains are streamed only")

@@ -32,7 +32,6 @@ from dnn64build.planner.fusion import (
     choose_groups,
     fuse_dag,
     fusion_record,
-    groups_staging_bytes,
     streamed_inputs,
     streamed_outputs,
 )
@@ -103,7 +102,6 @@ def plan_graph(
     params: PlanParams | None = None,
     *,
     fusion: str = "none",
-    fusion_budget: int | None = None,
     groups: list[Group] | None = None,
     fusion_weight_cap: int = GROUP_WEIGHT_CAP,
     fusion_staging: int = 0,
@@ -115,15 +113,15 @@ def plan_graph(
     ``params`` say (default PlanParams(); see plan_dag). Raises UserError when no plan
     fits ``params.capacity``.
 
-    ``fusion`` (none | stream | patch | auto, see planner/fusion.py) fuses chains
-    into groups first; ``fusion_budget`` is the activation bytes ``auto`` must fit
-    before it tries patch groups (None: never); ``groups`` fixes the groups instead
-    of choosing them (tests, benchmarks); ``fusion_weight_cap`` bounds the weight bytes
-    of one group (one staging half); ``fusion_staging`` is the staging size without
-    groups (what ``auto`` weighs a group's staging against); ``input_mode`` (whole |
-    stream | auto, planner/fusion.py): whether the graph input may be streamed into the
-    first dag group; ``output_mode`` (likewise) whether the graph output may be handed
-    out row by row by the last one. The plan then also holds
+    ``fusion`` (none | stream | patch | dag | auto, see planner/fusion.py) fuses chains
+    into groups first (``auto``: the cheapest stream groups; the plan stage's ladder,
+    planner/ladder.py, plans the other modes when they do not fit); ``groups`` fixes
+    the groups instead of choosing them (tests, benchmarks); ``fusion_weight_cap``
+    bounds the weight bytes of one group (one staging half); ``fusion_staging`` is the
+    staging size without groups (what ``auto`` weighs a group's staging against);
+    ``input_mode`` (whole | stream | auto, planner/fusion.py): ``stream`` streams the
+    graph input into the first dag group; ``output_mode`` (likewise) hands the graph
+    output out row by row from the last one. The plan then also holds
     ``op_bound_bytes`` (the lower bound of the unfused graph), ``extra_macs`` and ``fusion``
     (the mode, each group with its buffers and extra MACs, the model's MACs).
 
@@ -144,14 +142,9 @@ def plan_graph(
         problem = scheduled_problem(fuse_dag(base, graph, candidate, cache), params)[3]
         return lower_bound(problem).bytes
 
-    # fusion_budget is the activation bytes left beside fusion_staging: a group's own
-    # staging beyond that comes out of the activations' share.
-    fits = None if fusion_budget is None else (
-        lambda gs: bound(gs) + groups_staging_bytes(graph, gs, fusion_staging) - fusion_staging
-        <= fusion_budget)
     notes: list[str] = []
     if groups is None:
-        choice = choose_groups(graph, fusion, peak=peak, bound=bound, fits=fits,
+        choice = choose_groups(graph, fusion, peak=peak, bound=bound,
                                weight_cap=fusion_weight_cap, staging_bytes=fusion_staging,
                                input_mode=input_mode, output_mode=output_mode)
         groups, notes = choice.groups, choice.notes
