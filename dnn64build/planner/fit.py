@@ -74,7 +74,7 @@ def check_fit(
 def _searched(lines: Sequence[str]) -> str:
     if not lines:
         return ""
-    return (f"\n  The smallest of {len(lines)} options planned (fastest first):\n"
+    return ("\n  The smallest of the options planned (fastest first):\n"
             + "\n".join(f"    {line}" for line in lines))
 
 

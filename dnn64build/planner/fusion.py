@@ -294,10 +294,14 @@ def apply_groups(graph: Graph, groups: list[Group]) -> Graph:
     """``graph`` with each group replaced by one FusedGroup node (at its first member's
     place). The node's attrs: ``fusion`` (the record), ``members`` (the member nodes).
     The intermediates stay described in ``tensors`` (for their shapes) but no node
-    produces them, so no plan gives them memory."""
+    produces them, so no plan gives them memory. The new graph shares ``graph``'s nodes
+    and tensors (neither is changed: the planner and codegen only read them), which a deep
+    copy would copy for every candidate plan."""
     if not groups:
         return graph
-    out = graph.copy()
+    out = Graph(name=graph.name, inputs=list(graph.inputs), outputs=list(graph.outputs),
+                tensors=dict(graph.tensors), nodes=list(graph.nodes),
+                constants=dict(graph.constants))
     by_name = {n.name: n for n in out.nodes}
     first = {}
     for group in groups:

@@ -6,10 +6,12 @@ Vocabulary:
 - an *option* (``Option``) is one way to plan a model: a fusion mode (``none``; ``auto``:
   the stream groups with the least activation + staging bytes; ``stream``: every chain;
   ``dag``; ``patch``, see fusion.py), whether a dag group streams the graph input and
-  hands out the graph output, and whether QuantizeLinear + stem pairs run as one call
-  (``quantize_stem``);
-- an option's *needs* are the RDRAM bytes of its plan at the minimum weight staging (low
-  memory + arena + staging + program estimate + stack, fit.needed_bytes);
+  hands out the graph output, whether QuantizeLinear + stem pairs run as one call
+  (``quantize_stem``), and whether the weight staging is the minimum (every layer tiled
+  to at most 32 KiB a half) or shrunk below it (smaller tiles, more calls: the staging
+  below the minimum that needs least);
+- an option's *needs* are the RDRAM bytes of its plan at its weight staging (low memory
+  + arena + staging + program estimate + stack, fit.needed_bytes);
 - the *ladder* (``ladder``) is the list of options the settings allow, the fastest first.
 
 Invariants:
@@ -26,7 +28,9 @@ no fusion fastest (a fused Conv runs the CPU's region kernel); then stream group
 extra MACs; a call per band and channel), dag groups (weights re-read from the cartridge
 for every firing), dag groups with the graph input streamed, with the output handed out,
 with both, and patch groups (extra MACs) last; each with its quantize_stem pairs first
-(the CPU quantizes while the RSP computes the stem), then without. ``search`` takes the
+(the CPU quantizes while the RSP computes the stem), then without; each of those at the
+minimum staging, then shrunk (a few more kernel calls and ROM reads cost less than the
+next fusion mode). ``search`` takes the
 first option that fits: the seam for a cost model on plans (issue 24: compute plus the
 weight bytes re-read) is ``ladder``'s order, or a search that plans every option and
 ranks the fitting ones.
@@ -52,6 +56,7 @@ class Option:
     input: str = "whole"  # "stream": the first dag group reads the graph input row by row
     output: str = "whole"  # "stream": the last dag group hands the graph output out by rows
     pairs: bool = False  # QuantizeLinear + stem pairs as one call
+    staging: str = "minimum"  # "shrunk": the weight staging below the minimum that needs least
 
     def describe(self) -> str:
         fusion = "fusion auto (the cheapest stream groups)" if self.fusion == "auto" else \
@@ -63,6 +68,8 @@ class Option:
             parts.append("output streamed")
         if self.pairs:
             parts.append("quantize_stem paired")
+        if self.staging == "shrunk":
+            parts.append("weight staging shrunk")
         return ", ".join(parts)
 
 
@@ -74,12 +81,14 @@ LADDER = (("auto", "whole", "whole"), ("none", "whole", "whole"),
 
 
 def ladder(*, fusion: str, input_mode: str, output_mode: str, rsp_kernels: bool,
-           pairs: bool) -> list[Option]:
+           pairs: bool, staging_auto: bool) -> list[Option]:
     """The options the settings allow, fastest first. ``fusion``, ``input_mode`` and
     ``output_mode`` are the planner settings (``auto`` leaves the choice to the tool; an
     input or output ``auto`` streams only under fusion ``auto``); ``rsp_kernels``: the
     model's Convs may run on the RSP (no fusion first); ``pairs``: the model has
-    QuantizeLinear + stem pairs (each option paired first, then not)."""
+    QuantizeLinear + stem pairs (each option paired first, then not); ``staging_auto``: the
+    weight staging is the tool's to choose (each option at the minimum staging first, then
+    shrunk: smaller tiles, more kernel calls)."""
     steps = list(LADDER)
     if rsp_kernels:  # a fused Conv runs on the CPU: no groups is the fastest
         steps.insert(0, steps.pop(1))
@@ -91,8 +100,9 @@ def ladder(*, fusion: str, input_mode: str, output_mode: str, rsp_kernels: bool,
                  if _allowed(s[1], input_mode) and _allowed(s[2], output_mode)]
         if "stream" in (input_mode, output_mode):  # only a dag group streams
             steps = [s for s in steps if s[0] == "dag"]
-    return [Option(mode, i, o, paired) for mode, i, o in steps
-            for paired in ((True, False) if pairs else (False,))]
+    return [Option(mode, i, o, paired, staging) for mode, i, o in steps
+            for paired in ((True, False) if pairs else (False,))
+            for staging in (("minimum", "shrunk") if staging_auto else ("minimum",))]
 
 
 def _hand_set(mode: str) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from dnn64build.codegen.model import CodeShape, code_shape
+from dnn64build.codegen.model import CodeShape, code_shape, shrunk_code_shapes
 from dnn64build.codegen.ops_int8 import quantize_stem_pairs
 from dnn64build.codegen.staging import DEFAULT_STAGING_CAP
 from dnn64build.errors import UserError
@@ -60,23 +60,33 @@ def plan_model(graph: Graph, config: dict) -> dict:
     options = ladder(fusion=config.get("fusion", "auto"),
                      input_mode=config.get("input", "auto"),
                      output_mode=config.get("output", "auto"),
-                     rsp_kernels=kernels != "cpu", pairs=bool(pairs))
+                     rsp_kernels=kernels != "cpu", pairs=bool(pairs),
+                     staging_auto=configured_staging(config) is None)
     planned: dict[Option, tuple[dict, int] | UserError] = {}
 
     def plan_option(option: Option) -> tuple[dict, int]:
+        if option not in planned:
+            try:
+                planned[option] = _plan_option(option)
+            except UserError as exc:
+                planned[option] = exc
+        result = planned[option]
+        if isinstance(result, UserError):
+            raise result
+        return result
+
+    def _plan_option(option: Option) -> tuple[dict, int]:
+        if option.staging == "shrunk":
+            return shrink_staging(graph, plan_option(replace(option, staging="minimum"))[0],
+                                  config)
         paired = planned.get(replace(option, pairs=True))
         if not option.pairs and paired is not None:
             if isinstance(paired, UserError):
                 raise paired  # the pairs change no fusion choice: the same refusal
             if not paired[0]["quantize_stem"]["pairs"]:
                 return paired  # every pair was dropped: the same plan
-        try:
-            plan, staging = _plan(graph, config, option, pairs if option.pairs else ())
-        except UserError as exc:
-            planned[option] = exc
-            raise
-        planned[option] = plan, _needed(plan, staging)
-        return planned[option]
+        plan, staging = _plan(graph, config, option, pairs if option.pairs else ())
+        return plan, _needed(plan, staging)
 
     found = search(options, plan_option, config["memory"])
     tried = [t.record() for t in found.tried]
@@ -88,7 +98,7 @@ def plan_model(graph: Graph, config: dict) -> dict:
     plan = found.plan
     _explain(plan, found, options, kernels, config["memory"])
     plan["fit_search"] = tried
-    if configured_staging(config) is None:
+    if plan["staging"]["chosen"] == "minimum":
         # Growth takes only the memory the chosen plan leaves free, so it still fits.
         staging = grow_staging(graph, plan, config)
     else:
@@ -99,9 +109,17 @@ def plan_model(graph: Graph, config: dict) -> dict:
 
 
 def _searched(found: Found) -> list[str]:
-    """The refusal's lines on the options tried: each one's needs or why it cannot apply."""
-    return [f"{t.option.describe()}: " + (f"needs {t.needs} bytes" if t.needs is not None
-                                          else t.why) for t in found.tried]
+    """The refusal's lines on the options tried: each one's needs or why it cannot apply
+    (once per reason; a staging that shrinks nothing left out)."""
+    lines: list[str] = []
+    reasons: set[str] = set()
+    for t in found.tried:
+        if t.needs is None and (t.why in reasons or t.option.staging == "shrunk"):
+            continue
+        reasons.add(t.why)
+        lines.append(f"{t.option.describe()}: " + (f"needs {t.needs} bytes"
+                                                   if t.needs is not None else t.why))
+    return lines
 
 
 def _explain(plan: dict, found: Found, options: Sequence[Option], kernels: str,
@@ -220,6 +238,32 @@ def grow_staging(graph: Graph, plan: dict, config: dict) -> int:
                       "packs its im2col once per tile)")
     _record_program(plan, shape)
     return grown
+
+
+def shrink_staging(graph: Graph, plan: dict, config: dict) -> tuple[dict, int]:
+    """``plan`` with the weight staging below its minimum that needs the least memory
+    (codegen's shrunk_code_shapes: halves of the minimum down to one channel a tile; each
+    smaller tile is a kernel call and a ROM read more) and its needs; UserError when none
+    needs less than the minimum. ``plan`` itself is left as it is."""
+    minimum = plan["staging"]["bytes"]
+    shapes = shrunk_code_shapes(graph, plan, where=config["label"],
+                                kernels=config.get("kernels", "cpu"))
+
+    def needs(shape: CodeShape) -> int:
+        return needed_bytes(plan, program_bytes=program_estimate(shape),
+                            staging_bytes=shape.staging_bytes)
+
+    best = min(shapes, key=needs, default=None)
+    if best is None or needs(best) >= _needed(plan, minimum):
+        raise UserError(f"no weight staging below the minimum of {minimum} bytes needs "
+                        "less memory")
+    shrunk = {**plan, "staging": {
+        "offset": plan["arena_bytes"], "bytes": best.staging_bytes, "minimum_bytes": minimum,
+        "chosen": "shrunk",
+        "why": f"shrunk from the minimum ({minimum} bytes): smaller weight tiles, more "
+               f"kernel calls, {needs(best)} bytes needed in all"}}
+    _record_program(shrunk, best)
+    return shrunk, needs(best)
 
 
 def staging_estimate(graph: Graph, alignment: int) -> int:
