@@ -27,10 +27,11 @@ Cost order (``LADDER``): the existing cost notions, not a cost model. RSP kernel
 no fusion fastest (a fused Conv runs the CPU's region kernel); then stream groups (no
 extra MACs; a call per band and channel), dag groups (weights re-read from the cartridge
 for every firing), dag groups with the graph input streamed, with the output handed out,
-with both, and patch groups (extra MACs) last; each with its quantize_stem pairs first
-(the CPU quantizes while the RSP computes the stem), then without; each of those at the
-minimum staging, then shrunk (a few more kernel calls and ROM reads cost less than the
-next fusion mode). ``search`` takes the
+with both, and patch groups (extra MACs) last; each at the minimum weight staging, then
+shrunk (a few more kernel calls and ROM reads cost less than the next fusion mode, more
+than a lost pair: a tile is an RSP call of its own that packs its im2col again); and
+each of those with its quantize_stem pairs first (the CPU quantizes while the RSP
+computes the stem), then without. ``search`` takes the
 first option that fits: the seam for a cost model on plans (issue 24: compute plus the
 weight bytes re-read) is ``ladder``'s order, or a search that plans every option and
 ranks the fitting ones.
@@ -101,8 +102,8 @@ def ladder(*, fusion: str, input_mode: str, output_mode: str, rsp_kernels: bool,
         if "stream" in (input_mode, output_mode):  # only a dag group streams
             steps = [s for s in steps if s[0] == "dag"]
     return [Option(mode, i, o, paired, staging) for mode, i, o in steps
-            for paired in ((True, False) if pairs else (False,))
-            for staging in (("minimum", "shrunk") if staging_auto else ("minimum",))]
+            for staging in (("minimum", "shrunk") if staging_auto else ("minimum",))
+            for paired in ((True, False) if pairs else (False,))]
 
 
 def _hand_set(mode: str) -> str:
