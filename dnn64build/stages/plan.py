@@ -51,10 +51,33 @@ def main(args: StageArgs) -> None:
 def plan_model(graph: Graph, config: dict) -> dict:
     """The plan of ``graph`` for the target ``config`` (the rule's attributes: memory,
     kernels, planner settings, label): the fastest option of the settings' ladder whose
-    plan fits (planner/ladder.py: fusion, streamed input and output, QuantizeLinear +
-    stem pairs), its staging grown into the memory it leaves free; a UserError naming the
-    smallest plan's needs when none fits. plan.json's ``fit_search`` says why each faster
-    option was not taken."""
+    plan fits (planner/ladder.py: fusion, streamed input and output, weight staging,
+    QuantizeLinear + stem pairs), its staging grown into the memory it leaves free; a
+    UserError naming the smallest plan's needs when none fits. plan.json's
+    ``fit_search`` says why each faster option was not taken."""
+    found, options = fit_search(graph, config)
+    if found.plan is None:
+        smallest = found.smallest
+        check_fit(smallest, memory=config["memory"],
+                  program_bytes=smallest["program"]["estimate_bytes"], label=config["label"],
+                  staging_bytes=smallest["staging"]["bytes"], searched=_searched(found))
+    plan = found.plan
+    _explain(plan, found, options, config.get("kernels", "cpu"), config["memory"])
+    plan["fit_search"] = [t.record() for t in found.tried]
+    if plan["staging"]["chosen"] == "minimum":
+        # Growth takes only the memory the chosen plan leaves free, so it still fits.
+        staging = grow_staging(graph, plan, config)
+    else:
+        staging = plan["staging"]["bytes"]
+    check_fit(plan, memory=config["memory"], program_bytes=plan["program"]["estimate_bytes"],
+              label=config["label"], staging_bytes=staging)
+    return plan
+
+
+def fit_search(graph: Graph, config: dict) -> tuple[Found, list[Option]]:
+    """The search of plan_model (ladder.search over the options ``config``'s settings
+    allow) and those options. With ``memory`` 0 every option is planned and ``smallest``
+    is the least memory the tool can reach (tools/bench/bench_footprint.py)."""
     kernels = config.get("kernels", "cpu")
     pairs = quantize_stem_pairs(graph, kernels)
     options = ladder(fusion=config.get("fusion", "auto"),
@@ -88,24 +111,7 @@ def plan_model(graph: Graph, config: dict) -> dict:
         plan, staging = _plan(graph, config, option, pairs if option.pairs else ())
         return plan, _needed(plan, staging)
 
-    found = search(options, plan_option, config["memory"])
-    tried = [t.record() for t in found.tried]
-    if found.plan is None:
-        smallest = found.smallest
-        check_fit(smallest, memory=config["memory"],
-                  program_bytes=smallest["program"]["estimate_bytes"], label=config["label"],
-                  staging_bytes=smallest["staging"]["bytes"], searched=_searched(found))
-    plan = found.plan
-    _explain(plan, found, options, kernels, config["memory"])
-    plan["fit_search"] = tried
-    if plan["staging"]["chosen"] == "minimum":
-        # Growth takes only the memory the chosen plan leaves free, so it still fits.
-        staging = grow_staging(graph, plan, config)
-    else:
-        staging = plan["staging"]["bytes"]
-    check_fit(plan, memory=config["memory"], program_bytes=plan["program"]["estimate_bytes"],
-              label=config["label"], staging_bytes=staging)
-    return plan
+    return search(options, plan_option, config["memory"]), options
 
 
 def _searched(found: Found) -> list[str]:
