@@ -2,7 +2,8 @@
 and what it is made of.
 
 For each model (a zoo architecture at an input resolution, int8 from synthetic
-calibration, ``toolchain: bare``) the script runs the plan stage's search with memory 0
+calibration, ``toolchain: bare``, ``kernels`` as given: ``auto``, the default on bare, links
+the RSP kernels' objects besides the CPU ones) the script runs the plan stage's search with memory 0
 (``stages.plan.fit_search``: every option planned), whose least needs is the smallest
 memory the tool reaches: the search is monotonic in the memory (planner/ladder.py), so
 this is what a bisection over ``memory:`` finds. It then checks that as a user would:
@@ -17,7 +18,7 @@ byte less is refused. Columns:
 
 Weight bytes re-read from the cartridge per inference (dag groups) are not counted yet.
 
-    python tools/bench/bench_footprint.py [--models mobilenetv2:224 resnet18:224 ...]
+    python tools/bench/bench_footprint.py [--models mobilenetv2:224 ...] [--kernels cpu]
 """
 
 from __future__ import annotations
@@ -61,10 +62,10 @@ def load(name: str, size: int) -> Graph:
         return quantize_graph(graph, None, synthetic=True)[0]
 
 
-def row(spec: str) -> str:
+def row(spec: str, kernels: str) -> str:
     name, size = spec.split(":")
     graph = load(name, int(size))
-    config = {"label": spec, "memory": 0, "kernels": "cpu", "toolchain": "bare"}
+    config = {"label": spec, "memory": 0, "kernels": kernels, "toolchain": "bare"}
     start = time.perf_counter()
     found, _ = fit_search(graph, config)
     seconds = time.perf_counter() - start
@@ -80,7 +81,7 @@ def row(spec: str) -> str:
     except UserError:
         pass
     share = smallest["extra_macs"] / max(smallest["fusion"]["model_macs"], 1)
-    return (f"| {name} | {size}x{size} | {needs:,} | {smallest['arena_bytes']:,} "
+    return (f"| {name} | {size}x{size} | {kernels} | {needs:,} | {smallest['arena_bytes']:,} "
             f"| {smallest['staging']['bytes']:,} | {smallest['program']['estimate_bytes']:,} "
             f"| {LOW_MEMORY_BYTES + STACK_BYTES:,} | {share:.1%} | {option.describe()} "
             f"| {seconds:.1f} |")
@@ -90,12 +91,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="*", default=list(MODELS),
                         help="zoo name:resolution")
+    parser.add_argument("--kernels", default="auto", choices=("cpu", "auto", "rsp"))
     args = parser.parse_args()
-    print("| model | input | smallest memory (B) | arena | weight staging | program estimate "
-          "| stack + low | extra MACs | option | plan time (s) |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---|---:|")
+    print("| model | input | kernels | smallest memory (B) | arena | weight staging "
+          "| program estimate | stack + low | extra MACs | option | plan time (s) |")
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|---|---:|")
     for spec in args.models:
-        print(row(spec), flush=True)
+        print(row(spec, args.kernels), flush=True)
 
 
 if __name__ == "__main__":
