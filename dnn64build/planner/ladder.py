@@ -20,8 +20,10 @@ Invariants:
   so the search meets a memory exactly when it is at least the smallest needs among the
   options (monotonic in the memory), and a refusal names that smallest needs;
 - a setting the user fixes (``fusion: dag``, ``input: whole``, ...) only removes options:
-  the ladder of the defaults holds every option a hand-set combination plans, so the
-  defaults never refuse a memory that such a combination meets.
+  the ladder of the defaults holds every option a hand-set combination of fusion, input
+  and output plans, so the defaults never refuse a memory that such a combination meets
+  (an explicit ``staging_bytes`` also cuts chains at half of it, groups the shrunk
+  staging keeps as they are).
 
 Cost order (``LADDER``): the existing cost notions, not a cost model. RSP kernels make
 no fusion fastest (a fused Conv runs the CPU's region kernel); then stream groups (no
@@ -31,10 +33,9 @@ with both, and patch groups (extra MACs) last; each at the minimum weight stagin
 shrunk (a few more kernel calls and ROM reads cost less than the next fusion mode, more
 than a lost pair: a tile is an RSP call of its own that packs its im2col again); and
 each of those with its quantize_stem pairs first (the CPU quantizes while the RSP
-computes the stem), then without. ``search`` takes the
-first option that fits: the seam for a cost model on plans (issue 24: compute plus the
-weight bytes re-read) is ``ladder``'s order, or a search that plans every option and
-ranks the fitting ones.
+computes the stem), then without. ``search`` takes the first option that fits: the seam
+for a cost model on plans (issue 24: compute plus the weight bytes re-read) is
+``ladder``'s order, or a search that plans every option and ranks the fitting ones.
 
 Planning time: ``search`` plans options one at a time and stops at the first that fits;
 only a refusal plans them all (to name the smallest).
