@@ -85,6 +85,8 @@ GRIDS = tuple((n, n) for n in range(2, 9))
 # Weights one group may stage at once (one staging half), unless staging_bytes says less.
 GROUP_WEIGHT_CAP = 128 * 1024
 MAX_DAG_SEGMENTS = 16  # longest run of segments one dag group may span
+# The row program of each dag group a choice weighed (a pure function of graph and group).
+DagPrograms = dict["Group", DagProgram]
 
 
 @dataclass(frozen=True)
@@ -401,7 +403,8 @@ class Choice:
 def choose_groups(graph: Graph, mode: str, *, peak: Callable[[list[Group]], int],
                   bound: Callable[[list[Group]], int] | None = None,
                   weight_cap: int = GROUP_WEIGHT_CAP, staging_bytes: int = 0,
-                  input_mode: str = "auto", output_mode: str = "auto") -> Choice:
+                  input_mode: str = "auto", output_mode: str = "auto",
+                  programs: DagPrograms | None = None) -> Choice:
     """The groups for ``mode`` (see the module doc). ``peak(groups)`` measures the graph
     with those groups (live bytes, a fast estimate for searching); ``bound(groups)``
     (default: ``peak``) the bound its plan will have, for auto's final pick among a few
@@ -411,7 +414,8 @@ def choose_groups(graph: Graph, mode: str, *, peak: Callable[[list[Group]], int]
     patch group worth it keeps the streamed plan and says so in a note. ``input_mode``
     (INPUT_MODES): ``stream`` raises UserError, naming the node and why, when the graph
     input cannot be streamed or ``mode`` is not dag or auto; ``output_mode``
-    (OUTPUT_MODES) likewise for the graph output."""
+    (OUTPUT_MODES) likewise for the graph output. ``programs`` keeps the row programs
+    of the dag groups tried, for later calls on the same graph (the plan stage's options)."""
     if mode not in FUSION_MODES:
         raise ValueError(f"unknown fusion mode {mode!r}; expected one of {FUSION_MODES}")
     if input_mode not in INPUT_MODES:
@@ -441,9 +445,9 @@ def choose_groups(graph: Graph, mode: str, *, peak: Callable[[list[Group]], int]
                                 where=f"model {graph.name}",
                                 hint=f"use planner: {{{side}: whole}} (or auto)")
         return _dag_choice(graph, chains, peak, bound or peak, stream=input_mode == "stream",
-                           emit=output_mode == "stream")
+                           emit=output_mode == "stream", programs=programs)
     if mode == "dag":
-        return _dag_choice(graph, chains, peak, bound or peak)
+        return _dag_choice(graph, chains, peak, bound or peak, programs=programs)
     if mode == "auto":  # the other modes are options of the plan stage's ladder (ladder.py)
         picked = (_cheapest_stream(graph, chains, peak, bound or peak, staging_bytes)
                   if chains else [])
@@ -501,7 +505,7 @@ def output_refusal(graph: Graph) -> str:
 
 def _dag_choice(graph: Graph, chains: list[list[Node]], peak: Callable[[list[Group]], int],
                 bound: Callable[[list[Group]], int], stream: bool = False,
-                emit: bool = False) -> Choice:
+                emit: bool = False, programs: DagPrograms | None = None) -> Choice:
     """``dag`` groups: a dynamic programme over the cuts (dagstream.cuts) of the graph
     order. At a cut only one tensor is live, so the peak is the largest of the peaks
     between consecutive chosen cuts: of a dag group (X + Y + its buffers) over a run of
@@ -543,9 +547,13 @@ def _dag_choice(graph: Graph, chains: list[list[Node]], peak: Callable[[list[Gro
             if options and floor > min(o[0] for o in options):
                 continue  # X and Y alone already cost more than a known option
             group = Group(tuple(n.name for n in members), "dag", streams=here, emits=out)
-            cost = group_live_bytes(graph, members,
-                                    dag_program(graph, members, here, bool(out)),
-                                    streamed=bool(here), emitted=bool(out))
+            program = None if programs is None else programs.get(group)
+            if program is None:
+                program = dag_program(graph, members, here, bool(out))
+                if programs is not None:
+                    programs[group] = program
+            cost = group_live_bytes(graph, members, program, streamed=bool(here),
+                                    emitted=bool(out))
             options.append((max(best[j][0], cost), best[j][1] + len(members),
                             [*best[j][2], group]))
         best.append(min(options, key=lambda o: o[:2]))

@@ -27,6 +27,7 @@ from dnn64build.planner.dagplan import PlanError, PlanParams, plan_dag, schedule
 from dnn64build.planner.fusion import (
     GROUP_OP,
     GROUP_WEIGHT_CAP,
+    DagPrograms,
     Group,
     apply_groups,
     choose_groups,
@@ -108,6 +109,7 @@ def plan_graph(
     input_mode: str = "auto",
     output_mode: str = "auto",
     pairs: Sequence[tuple[str, str]] = (),
+    programs: DagPrograms | None = None,
 ) -> dict[str, Any]:
     """plan.json content for ``graph`` (see dnn64build.planner.planfile), planned as
     ``params`` say (default PlanParams(); see plan_dag). Raises UserError when no plan
@@ -128,6 +130,7 @@ def plan_graph(
     ``pairs``: (QuantizeLinear, Conv) nodes codegen may run as one call (codegen's
     quantize_stem_pairs); those outside fused groups are planned with the float input
     alive through the Conv (dag_from_graph) and recorded in ``quantize_stem``.
+    ``programs``: dag row programs kept between calls on the same graph (choose_groups).
     """
     params = params or PlanParams()
     base = dag_from_graph(graph)
@@ -146,7 +149,8 @@ def plan_graph(
     if groups is None:
         choice = choose_groups(graph, fusion, peak=peak, bound=bound,
                                weight_cap=fusion_weight_cap, staging_bytes=fusion_staging,
-                               input_mode=input_mode, output_mode=output_mode)
+                               input_mode=input_mode, output_mode=output_mode,
+                               programs=programs)
         groups, notes = choice.groups, choice.notes
     else:
         fusion = "given"

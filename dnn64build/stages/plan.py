@@ -24,7 +24,7 @@ from dnn64build.planner.fit import (
     live_at,
     needed_bytes,
 )
-from dnn64build.planner.fusion import GROUP_WEIGHT_CAP
+from dnn64build.planner.fusion import GROUP_WEIGHT_CAP, DagPrograms
 from dnn64build.planner.graph_plan import plan_graph
 from dnn64build.planner.ladder import Found, Option, ladder, search
 from dnn64build.planner.problem import align_up
@@ -86,6 +86,7 @@ def fit_search(graph: Graph, config: dict) -> tuple[Found, list[Option]]:
                      rsp_kernels=kernels != "cpu", pairs=bool(pairs),
                      staging_auto=configured_staging(config) is None)
     planned: dict[Option, tuple[dict, int] | UserError] = {}
+    programs: DagPrograms = {}  # the dag options share their groups' row programs
 
     def plan_option(option: Option) -> tuple[dict, int]:
         if option not in planned:
@@ -108,7 +109,7 @@ def fit_search(graph: Graph, config: dict) -> tuple[Found, list[Option]]:
                 raise paired  # the pairs change no fusion choice: the same refusal
             if not paired[0]["quantize_stem"]["pairs"]:
                 return paired  # every pair was dropped: the same plan
-        plan, staging = _plan(graph, config, option, pairs if option.pairs else ())
+        plan, staging = _plan(graph, config, option, pairs if option.pairs else (), programs)
         return plan, _needed(plan, staging)
 
     return search(options, plan_option, config["memory"]), options
@@ -148,11 +149,12 @@ def _needed(plan: dict, staging: int) -> int:
                         staging_bytes=staging)
 
 
-def _plan(graph: Graph, config: dict, option: Option, pairs: Sequence[tuple[str, str]]
-          ) -> tuple[dict, int]:
+def _plan(graph: Graph, config: dict, option: Option, pairs: Sequence[tuple[str, str]],
+          programs: DagPrograms) -> tuple[dict, int]:
     """The checked plan of ``graph`` with ``option``'s fusion and streaming and the
-    QuantizeLinear + stem ``pairs`` (plan_graph) and its weight staging bytes; the plan
-    also records the code shape and the program-size estimate built on it."""
+    QuantizeLinear + stem ``pairs`` (plan_graph, keeping dag row programs in
+    ``programs``) and its weight staging bytes; the plan also records the code shape and
+    the program-size estimate built on it."""
     alignment = config.get("alignment", 16)
     configured = configured_staging(config)
     params = PlanParams(
@@ -173,6 +175,7 @@ def _plan(graph: Graph, config: dict, option: Option, pairs: Sequence[tuple[str,
         input_mode=option.input,
         output_mode=option.output,
         pairs=pairs,
+        programs=programs,
     )
     violation = check_plan(plan)
     if violation is not None:  # the planner and the checker are separate code: a bug
