@@ -187,7 +187,8 @@ RULE = Rule(
                         "oneOf": [{"type": "integer", "minimum": 1024}, {"const": "auto"}],
                         "description": "weight staging area (two halves); default auto: "
                                        "the minimum, grown into free memory where that "
-                                       "cuts RSP layers into fewer tiles",
+                                       "cuts RSP layers into fewer tiles, shrunk when "
+                                       "only that fits",
                     },
                     "fusion": {
                         "enum": FUSION_MODES,

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from dnn64build.codegen.arena import ArenaMap, PlanMismatch
+from dnn64build.codegen.arena import ArenaMap, PlanMismatch, align_up
 from dnn64build.codegen.cfmt import c_comment, c_float, c_string, is_identifier, wrap
 from dnn64build.codegen.fused import fused_group
 from dnn64build.codegen.fused_dag import (
@@ -37,7 +37,14 @@ from dnn64build.codegen.lowering import (
 )
 from dnn64build.codegen.ops_fp32 import FP32_EMITTERS
 from dnn64build.codegen.ops_int8 import INT8_EMITTERS
-from dnn64build.codegen.staging import Tile, expand, grown_half, half_bytes, tile_counts
+from dnn64build.codegen.staging import (
+    Tile,
+    expand,
+    grown_half,
+    half_bytes,
+    smallest_half,
+    tile_counts,
+)
 from dnn64build.errors import UserError
 from dnn64build.ir.graph import Graph, Node
 from dnn64build.ir.params import PARAM_INPUTS, absorb, has_pending_params
@@ -166,19 +173,47 @@ def code_shape(graph: Graph, plan: dict[str, Any], *, configured: int | None,
         rsp_tiled = [s for _, low in lowered if low.on_rsp for s in low.steps
                      if isinstance(s, Tiled)]
         half = grown_half(rsp_tiled, half, grow_limit // 2)
-    tiled = sum(len(tile_counts(s, half)) for s in steps if isinstance(s, Tiled))
+    return _shapes(lowered, [half])[0]
+
+
+def shrunk_code_shapes(graph: Graph, plan: dict[str, Any], *, where: str,
+                       kernels: str = "cpu") -> list[CodeShape]:
+    """The code shapes of ``graph`` run with ``plan`` on weight stagings below the
+    minimum (``code_shape`` with ``configured`` None) that are worth their bytes: each
+    the smallest staging at which a tiled layer is cut into one tile count (a staging
+    between two of them only holds bytes no tile uses), down to the smallest staging
+    that holds every tile (one channel a tile). Lowered once for all of them."""
+    _, _, lowered = _lower(graph, plan, where, kernels)
+    steps = [s for _, low in lowered for s in low.steps]
+    minimum = half_bytes(steps, None, where)
+    smallest = max(smallest_half(steps), 16)
+    halves = {smallest}
+    for step in steps:
+        if isinstance(step, Tiled):
+            counts = {-(-step.rows // tiles) for tiles in range(1, step.rows + 1)}
+            halves.update(align_up(step.tile_bytes(count)) for count in counts)
+    return _shapes(lowered, sorted((h for h in halves if smallest <= h < minimum),
+                                   reverse=True))
+
+
+def _shapes(lowered: list[tuple[Node, Lowered]], halves: Sequence[int]) -> list[CodeShape]:
+    """The code shape of ``lowered`` with staging halves of each of ``halves`` bytes."""
+    steps = [s for _, low in lowered for s in low.steps]
     # A dag group's step is one firing loop whose cases read their own tiles.
     reread = sum(len(s.tiles) for s in steps if isinstance(s, Reread))
-    staged = tiled + reread + sum(1 for s in steps if isinstance(s, Call) and s.parts)
+    untiled = sum(1 for s in steps if not isinstance(s, Tiled))
+    staged = reread + sum(1 for s in steps if isinstance(s, Call) and s.parts)
     decls = [line for _, low in lowered for line in low.decls]
     text = [_shape_text(s) for s in steps]
-    return CodeShape(
-        staging_bytes=2 * half,
-        calls=tiled + reread + sum(1 for s in steps if not isinstance(s, Tiled)),
-        staged_calls=staged,
-        decl_lines=sum(len(line.splitlines()) for line in decls),
-        functions=frozenset(re.findall(r"\b(dnn64_\w+)\s*\(", "\n".join(decls + text))),
-    )
+    functions = frozenset(re.findall(r"\b(dnn64_\w+)\s*\(", "\n".join(decls + text)))
+    lines = sum(len(line.splitlines()) for line in decls)
+    shapes = []
+    for half in halves:
+        tiled = sum(len(tile_counts(s, half)) for s in steps if isinstance(s, Tiled))
+        shapes.append(CodeShape(staging_bytes=2 * half, calls=tiled + reread + untiled,
+                                staged_calls=tiled + staged, decl_lines=lines,
+                                functions=functions))
+    return shapes
 
 
 def _shape_text(step: Step) -> str:

@@ -60,6 +60,12 @@ def _need(step: Step) -> int:
     return part_bytes(step.parts)
 
 
+def smallest_half(steps: Sequence[Step]) -> int:
+    """The smallest half every step's largest tile fits (a layer tiled one channel a
+    tile): the least weight staging the steps can run with."""
+    return align_up(max((_need(step) for step in steps), default=0))
+
+
 def half_bytes(steps: Sequence[Step], staging_bytes: int | None, where: str) -> int:
     """Bytes of one staging half: from ``staging_bytes`` if given, else the default."""
     if staging_bytes is None:

@@ -8,7 +8,7 @@ checks again with the real sizes read from the linked ELF (``check_linked_fit``)
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dnn64build.errors import UserError
@@ -46,9 +46,11 @@ def needed_bytes(plan: Mapping[str, Any], *, program_bytes: int, staging_bytes: 
 
 def check_fit(
     plan: Mapping[str, Any], *, memory: int, program_bytes: int, label: str,
-    staging_bytes: int,
+    staging_bytes: int, searched: Sequence[str] = (),
 ) -> None:
-    """Raise a UserError explaining the overflow when the model cannot fit ``memory``."""
+    """Raise a UserError explaining the overflow when the model cannot fit ``memory``;
+    ``searched`` (one line per option planned, planner/ladder.py) says that ``plan`` is
+    the smallest of them."""
     needed = needed_bytes(plan, program_bytes=program_bytes, staging_bytes=staging_bytes)
     if needed <= memory:
         return
@@ -63,10 +65,17 @@ def check_fit(
         f"(arena {_kib(plan['arena_bytes'])}, weight staging {_kib(staging_bytes)}, "
         f"program {_kib(program_bytes)} estimated before linking, stack {_kib(STACK_BYTES)}).\n"
         f"  Peak at step {step} (node {node!r}), lower bound {_kib(plan['lower_bound_bytes'])}; "
-        f"live there:\n" + "\n".join(lines),
+        f"live there:\n" + "\n".join(lines) + _searched(searched),
         hint="quantize: {mode: int8} makes activations 4x smaller; planner: {algorithm: exact} "
         "or {scheduler: auto} may pack tighter; memory: 8MiB targets the Expansion Pak",
     )
+
+
+def _searched(lines: Sequence[str]) -> str:
+    if not lines:
+        return ""
+    return ("\n  The smallest of the options planned (fastest first):\n"
+            + "\n".join(f"    {line}" for line in lines))
 
 
 def check_linked_fit(

@@ -12,14 +12,15 @@ patch by patch, and rewrite the graph so that each group is one node.
 - ``dag``: whole sub-DAGs between single-tensor cuts (residual blocks, dense
   blocks) row-streamed (planner/dagstream.py), no extra MACs, each member's weights
   re-read for every firing;
-- ``auto``: ``stream``; then, only when the model does not fit its memory that
-  way, ``dag``; then (``input: auto``) dag groups with the graph input streamed; then,
-  if that does not fit either, ``patch``.
+- ``auto``: the stream groups with the least activation + staging bytes (none, every
+  chain, or chains added one at a time); the plan stage plans the other modes, with the
+  input and output streamed, only when that does not fit its memory (planner/ladder.py).
 
 ``planner: {input: ...}`` (``INPUT_MODES``): ``stream`` makes the first dag group start
 at the graph input and read it row by row (planner/dagstream.py), so the whole input
 never occupies the arena (fusion ``dag`` or ``auto`` only); ``whole`` never does;
-``auto`` (the default) streams it only under fusion ``auto``, when nothing else fits.
+``auto`` (the default) streams it only under fusion ``auto``, when nothing else fits
+(ladder.py).
 
 ``planner: {output: ...}`` (``OUTPUT_MODES``): ``stream`` makes the last dag group end
 at the graph output and hand its rows to the caller as they are finished (an output
@@ -84,6 +85,8 @@ GRIDS = tuple((n, n) for n in range(2, 9))
 # Weights one group may stage at once (one staging half), unless staging_bytes says less.
 GROUP_WEIGHT_CAP = 128 * 1024
 MAX_DAG_SEGMENTS = 16  # longest run of segments one dag group may span
+# The row program of each dag group a choice weighed (a pure function of graph and group).
+DagPrograms = dict["Group", DagProgram]
 
 
 @dataclass(frozen=True)
@@ -293,10 +296,14 @@ def apply_groups(graph: Graph, groups: list[Group]) -> Graph:
     """``graph`` with each group replaced by one FusedGroup node (at its first member's
     place). The node's attrs: ``fusion`` (the record), ``members`` (the member nodes).
     The intermediates stay described in ``tensors`` (for their shapes) but no node
-    produces them, so no plan gives them memory."""
+    produces them, so no plan gives them memory. The new graph shares ``graph``'s nodes
+    and tensors (neither is changed: the planner and codegen only read them), which a deep
+    copy would copy for every candidate plan."""
     if not groups:
         return graph
-    out = graph.copy()
+    out = Graph(name=graph.name, inputs=list(graph.inputs), outputs=list(graph.outputs),
+                tensors=dict(graph.tensors), nodes=list(graph.nodes),
+                constants=dict(graph.constants))
     by_name = {n.name: n for n in out.nodes}
     first = {}
     for group in groups:
@@ -395,20 +402,20 @@ class Choice:
 
 def choose_groups(graph: Graph, mode: str, *, peak: Callable[[list[Group]], int],
                   bound: Callable[[list[Group]], int] | None = None,
-                  fits: Callable[[list[Group]], bool] | None = None,
                   weight_cap: int = GROUP_WEIGHT_CAP, staging_bytes: int = 0,
-                  input_mode: str = "auto", output_mode: str = "auto") -> Choice:
+                  input_mode: str = "auto", output_mode: str = "auto",
+                  programs: DagPrograms | None = None) -> Choice:
     """The groups for ``mode`` (see the module doc). ``peak(groups)`` measures the graph
     with those groups (live bytes, a fast estimate for searching); ``bound(groups)``
     (default: ``peak``) the bound its plan will have, for auto's final pick among a few
-    candidates; ``fits(groups)`` says whether it fits the target
-    (auto only); ``staging_bytes`` is the weight staging without groups (auto weighs
+    candidates; ``staging_bytes`` is the weight staging without groups (auto weighs
     a group's staging against the activation bytes it saves). Raises UserError when
     ``stream`` or ``patch`` is asked for and no chain exists; ``patch`` that finds no
     patch group worth it keeps the streamed plan and says so in a note. ``input_mode``
     (INPUT_MODES): ``stream`` raises UserError, naming the node and why, when the graph
     input cannot be streamed or ``mode`` is not dag or auto; ``output_mode``
-    (OUTPUT_MODES) likewise for the graph output."""
+    (OUTPUT_MODES) likewise for the graph output. ``programs`` keeps the row programs
+    of the dag groups tried, for later calls on the same graph (the plan stage's options)."""
     if mode not in FUSION_MODES:
         raise ValueError(f"unknown fusion mode {mode!r}; expected one of {FUSION_MODES}")
     if input_mode not in INPUT_MODES:
@@ -438,42 +445,15 @@ def choose_groups(graph: Graph, mode: str, *, peak: Callable[[list[Group]], int]
                                 where=f"model {graph.name}",
                                 hint=f"use planner: {{{side}: whole}} (or auto)")
         return _dag_choice(graph, chains, peak, bound or peak, stream=input_mode == "stream",
-                           emit=output_mode == "stream")
-    fallback: list[str] = []  # why auto could not stream the input, when it tried
+                           emit=output_mode == "stream", programs=programs)
     if mode == "dag":
-        return _dag_choice(graph, chains, peak, bound or peak)
-    if mode == "auto":
+        return _dag_choice(graph, chains, peak, bound or peak, programs=programs)
+    if mode == "auto":  # the other modes are options of the plan stage's ladder (ladder.py)
         picked = (_cheapest_stream(graph, chains, peak, bound or peak, staging_bytes)
                   if chains else [])
-        if fits is None or fits(picked):
-            return Choice(picked, [] if chains else reasons[:5])
-        if find_segments(graph)[0]:  # no extra MACs, but weights re-read for every firing
-            dag = _dag_choice(graph, chains, peak, bound or peak)
-            if dag.groups and fits(dag.groups):
-                return Choice(dag.groups, ["streamed chains do not fit: dag groups"])
-            why = input_refusal(graph) if input_mode == "auto" else "input: whole"
-            if not why:
-                dag = _dag_choice(graph, chains, peak, bound or peak, stream=True)
-                if fits(dag.groups):
-                    return Choice(dag.groups, ["dag groups do not fit: the graph input "
-                                               "is streamed into the first one"])
-            elif input_mode == "auto":
-                fallback.append(f"the graph input cannot be streamed: {why}")
-            out_why = output_refusal(graph) if output_mode == "auto" else "output: whole"
-            if not out_why:
-                for stream in ([False, True] if not why else [False]):
-                    dag = _dag_choice(graph, chains, peak, bound or peak, stream=stream,
-                                      emit=True)
-                    if fits(dag.groups):
-                        return Choice(dag.groups, [
-                            "dag groups do not fit: the graph output is handed out row by "
-                            "row by the last one" + (", the input streamed" if stream else "")])
-            elif output_mode == "auto":
-                fallback.append(f"the graph output cannot be streamed: {out_why}")
+        return Choice(picked, [] if chains else reasons[:5])
     if not chains:
-        if mode != "auto":
-            raise refuse(mode, graph, reasons)
-        return Choice([], fallback + reasons[:5])
+        raise refuse(mode, graph, reasons)
     streamed = _with_stream(chains, [])
     if mode == "stream":
         return Choice(streamed, [])
@@ -489,7 +469,7 @@ def choose_groups(graph: Graph, mode: str, *, peak: Callable[[list[Group]], int]
     options = [Group(section, "patch", grid) for chain in chains
                for section in _sections(chain) for grid in GRIDS]
     patches = _greedy(chains, options, lambda gs: peak(_with_stream(chains, gs)), extra, limit)
-    notes = list(fallback)
+    notes = []
     if not patches:
         notes.append(f"no patch group lowers the peak of {peak(streamed)} bytes within "
                      f"{MAX_EXTRA_MACS:.0%} extra MACs: chains are streamed only")
@@ -525,7 +505,7 @@ def output_refusal(graph: Graph) -> str:
 
 def _dag_choice(graph: Graph, chains: list[list[Node]], peak: Callable[[list[Group]], int],
                 bound: Callable[[list[Group]], int], stream: bool = False,
-                emit: bool = False) -> Choice:
+                emit: bool = False, programs: DagPrograms | None = None) -> Choice:
     """``dag`` groups: a dynamic programme over the cuts (dagstream.cuts) of the graph
     order. At a cut only one tensor is live, so the peak is the largest of the peaks
     between consecutive chosen cuts: of a dag group (X + Y + its buffers) over a run of
@@ -567,9 +547,13 @@ def _dag_choice(graph: Graph, chains: list[list[Node]], peak: Callable[[list[Gro
             if options and floor > min(o[0] for o in options):
                 continue  # X and Y alone already cost more than a known option
             group = Group(tuple(n.name for n in members), "dag", streams=here, emits=out)
-            cost = group_live_bytes(graph, members,
-                                    dag_program(graph, members, here, bool(out)),
-                                    streamed=bool(here), emitted=bool(out))
+            program = None if programs is None else programs.get(group)
+            if program is None:
+                program = dag_program(graph, members, here, bool(out))
+                if programs is not None:
+                    programs[group] = program
+            cost = group_live_bytes(graph, members, program, streamed=bool(here),
+                                    emitted=bool(out))
             options.append((max(best[j][0], cost), best[j][1] + len(members),
                             [*best[j][2], group]))
         best.append(min(options, key=lambda o: o[:2]))

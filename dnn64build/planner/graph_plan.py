@@ -27,12 +27,12 @@ from dnn64build.planner.dagplan import PlanError, PlanParams, plan_dag, schedule
 from dnn64build.planner.fusion import (
     GROUP_OP,
     GROUP_WEIGHT_CAP,
+    DagPrograms,
     Group,
     apply_groups,
     choose_groups,
     fuse_dag,
     fusion_record,
-    groups_staging_bytes,
     streamed_inputs,
     streamed_outputs,
 )
@@ -104,33 +104,34 @@ def plan_graph(
     params: PlanParams | None = None,
     *,
     fusion: str = "none",
-    fusion_budget: int | None = None,
     groups: list[Group] | None = None,
     fusion_weight_cap: int = GROUP_WEIGHT_CAP,
     fusion_staging: int = 0,
     input_mode: str = "auto",
     output_mode: str = "auto",
     pairs: Sequence[tuple[str, str]] = (),
+    programs: DagPrograms | None = None,
 ) -> dict[str, Any]:
     """plan.json content for ``graph`` (see dnn64build.planner.planfile), planned as
     ``params`` say (default PlanParams(); see plan_dag). Raises UserError when no plan
     fits ``params.capacity``.
 
-    ``fusion`` (none | stream | patch | auto, see planner/fusion.py) fuses chains
-    into groups first; ``fusion_budget`` is the activation bytes ``auto`` must fit
-    before it tries patch groups (None: never); ``groups`` fixes the groups instead
-    of choosing them (tests, benchmarks); ``fusion_weight_cap`` bounds the weight bytes
-    of one group (one staging half); ``fusion_staging`` is the staging size without
-    groups (what ``auto`` weighs a group's staging against); ``input_mode`` (whole |
-    stream | auto, planner/fusion.py): whether the graph input may be streamed into the
-    first dag group; ``output_mode`` (likewise) whether the graph output may be handed
-    out row by row by the last one. The plan then also holds
+    ``fusion`` (none | stream | patch | dag | auto, see planner/fusion.py) fuses chains
+    into groups first (``auto``: the cheapest stream groups; the plan stage's ladder,
+    planner/ladder.py, plans the other modes when they do not fit); ``groups`` fixes
+    the groups instead of choosing them (tests, benchmarks); ``fusion_weight_cap``
+    bounds the weight bytes of one group (one staging half); ``fusion_staging`` is the
+    staging size without groups (what ``auto`` weighs a group's staging against);
+    ``input_mode`` (whole | stream | auto, planner/fusion.py): ``stream`` streams the
+    graph input into the first dag group; ``output_mode`` (likewise) hands the graph
+    output out row by row from the last one. The plan then also holds
     ``op_bound_bytes`` (the lower bound of the unfused graph), ``extra_macs`` and ``fusion``
     (the mode, each group with its buffers and extra MACs, the model's MACs).
 
     ``pairs``: (QuantizeLinear, Conv) nodes codegen may run as one call (codegen's
     quantize_stem_pairs); those outside fused groups are planned with the float input
     alive through the Conv (dag_from_graph) and recorded in ``quantize_stem``.
+    ``programs``: dag row programs kept between calls on the same graph (choose_groups).
     """
     params = params or PlanParams()
     base = dag_from_graph(graph)
@@ -145,16 +146,12 @@ def plan_graph(
         problem = scheduled_problem(fuse_dag(base, graph, candidate, cache), params)[3]
         return lower_bound(problem).bytes
 
-    # fusion_budget is the activation bytes left beside fusion_staging: a group's own
-    # staging beyond that comes out of the activations' share.
-    fits = None if fusion_budget is None else (
-        lambda gs: bound(gs) + groups_staging_bytes(graph, gs, fusion_staging) - fusion_staging
-        <= fusion_budget)
     notes: list[str] = []
     if groups is None:
-        choice = choose_groups(graph, fusion, peak=peak, bound=bound, fits=fits,
+        choice = choose_groups(graph, fusion, peak=peak, bound=bound,
                                weight_cap=fusion_weight_cap, staging_bytes=fusion_staging,
-                               input_mode=input_mode, output_mode=output_mode)
+                               input_mode=input_mode, output_mode=output_mode,
+                               programs=programs)
         groups, notes = choice.groups, choice.notes
     else:
         fusion = "given"

@@ -8,24 +8,25 @@ prints) and timeline.svg (the memory timeline picture).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
-from dnn64build.codegen.model import CodeShape, code_shape
+from dnn64build.codegen.model import CodeShape, code_shape, shrunk_code_shapes
 from dnn64build.codegen.ops_int8 import quantize_stem_pairs
 from dnn64build.codegen.staging import DEFAULT_STAGING_CAP
+from dnn64build.errors import UserError
 from dnn64build.ir import Graph, load_graph
 from dnn64build.planner.checker import check_plan
 from dnn64build.planner.dagplan import PlanParams
 from dnn64build.planner.exact import WORK_BUDGET, ExactParams
 from dnn64build.planner.fit import (
-    LOW_MEMORY_BYTES,
-    STACK_BYTES,
     STAGING_RESERVE_BYTES,
     check_fit,
     live_at,
     needed_bytes,
 )
-from dnn64build.planner.fusion import GROUP_WEIGHT_CAP
+from dnn64build.planner.fusion import GROUP_WEIGHT_CAP, DagPrograms
 from dnn64build.planner.graph_plan import plan_graph
+from dnn64build.planner.ladder import Found, Option, ladder, search
 from dnn64build.planner.problem import align_up
 from dnn64build.planner.program_size import program_estimate
 from dnn64build.planner.report import render_ascii, render_svg
@@ -49,39 +50,98 @@ def main(args: StageArgs) -> None:
 
 def plan_model(graph: Graph, config: dict) -> dict:
     """The plan of ``graph`` for the target ``config`` (the rule's attributes: memory,
-    kernels, planner settings, label): fusion decided, QuantizeLinear + stem pairs decided,
-    staging chosen, fit checked (UserError when it does not fit)."""
-    fusion = config.get("fusion", "auto")
-    kernels = config.get("kernels", "cpu")
-    rsp_auto = fusion == "auto" and kernels != "cpu" and \
-        "stream" not in (config.get("input"), config.get("output"))
-    # A fused Conv runs its CPU region kernel, never the RSP one: with RSP kernels, `auto`
-    # fuses only when the model would not fit without it.
-    first = "none" if rsp_auto else fusion
-    pairs = quantize_stem_pairs(graph, kernels)
-    plan, staging = _plan(graph, config, first, pairs)
-    if plan["quantize_stem"]["pairs"] and not _fits(plan, staging, config):
-        # Like fusion: the overlap is worth no memory the model needs to fit.
-        needed = _needed(plan, staging)
-        plan, staging = _plan(graph, config, first, ())
-        plan["quantize_stem"]["notes"].append(
-            f"not paired: with the float input alive through the stem Conv the model needs "
-            f"{needed} bytes, more than the target's {config['memory']}")
-    if rsp_auto and not _fits(plan, staging, config):
-        notes = plan["quantize_stem"]["notes"]
-        plan, staging = _plan(graph, config, "auto", ())
-        plan["quantize_stem"]["notes"] = notes
-    elif rsp_auto:
-        plan["fusion"]["notes"].append(
-            "not fused: the model fits without fused groups, whose Convs would run on "
-            "the CPU (kernels: " + kernels + ")")
-    if configured_staging(config) is None:
-        # After the fusion decision, which weighed the minimum staging: growth takes only
-        # the memory the chosen plan leaves free, so the fit check below still holds.
+    kernels, planner settings, label): the fastest option of the settings' ladder whose
+    plan fits (planner/ladder.py: fusion, streamed input and output, weight staging,
+    QuantizeLinear + stem pairs), its staging grown into the memory it leaves free; a
+    UserError naming the smallest plan's needs when none fits. plan.json's
+    ``fit_search`` says why each faster option was not taken."""
+    found, options = fit_search(graph, config)
+    if found.plan is None:
+        smallest = found.smallest
+        check_fit(smallest, memory=config["memory"],
+                  program_bytes=smallest["program"]["estimate_bytes"], label=config["label"],
+                  staging_bytes=smallest["staging"]["bytes"], searched=_searched(found))
+    plan = found.plan
+    _explain(plan, found, options, config.get("kernels", "cpu"), config["memory"])
+    plan["fit_search"] = [t.record() for t in found.tried]
+    if plan["staging"]["chosen"] == "minimum":
+        # Growth takes only the memory the chosen plan leaves free, so it still fits.
         staging = grow_staging(graph, plan, config)
+    else:
+        staging = plan["staging"]["bytes"]
     check_fit(plan, memory=config["memory"], program_bytes=plan["program"]["estimate_bytes"],
               label=config["label"], staging_bytes=staging)
     return plan
+
+
+def fit_search(graph: Graph, config: dict) -> tuple[Found, list[Option]]:
+    """The search of plan_model (ladder.search over the options ``config``'s settings
+    allow) and those options. With ``memory`` 0 every option is planned and ``smallest``
+    is the least memory the tool can reach (tools/bench/bench_footprint.py)."""
+    kernels = config.get("kernels", "cpu")
+    pairs = quantize_stem_pairs(graph, kernels)
+    options = ladder(fusion=config.get("fusion", "auto"),
+                     input_mode=config.get("input", "auto"),
+                     output_mode=config.get("output", "auto"),
+                     rsp_kernels=kernels != "cpu", pairs=bool(pairs),
+                     staging_auto=configured_staging(config) is None)
+    planned: dict[Option, tuple[dict, int] | UserError] = {}
+    programs: DagPrograms = {}  # the dag options share their groups' row programs
+
+    def plan_option(option: Option) -> tuple[dict, int]:
+        if option not in planned:
+            try:
+                planned[option] = _plan_option(option)
+            except UserError as exc:
+                planned[option] = exc
+        result = planned[option]
+        if isinstance(result, UserError):
+            raise result
+        return result
+
+    def _plan_option(option: Option) -> tuple[dict, int]:
+        if option.staging == "shrunk":
+            return shrink_staging(graph, plan_option(replace(option, staging="minimum"))[0],
+                                  config)
+        paired = planned.get(replace(option, pairs=True))
+        if not option.pairs and paired is not None:
+            if isinstance(paired, UserError):
+                raise paired  # the pairs change no fusion choice: the same refusal
+            if not paired[0]["quantize_stem"]["pairs"]:
+                return paired  # every pair was dropped: the same plan
+        plan, staging = _plan(graph, config, option, pairs if option.pairs else (), programs)
+        return plan, _needed(plan, staging)
+
+    return search(options, plan_option, config["memory"]), options
+
+
+def _searched(found: Found) -> list[str]:
+    """The refusal's lines on the options tried: each one's needs or why it cannot apply
+    (once per reason; a staging that shrinks nothing left out)."""
+    lines: list[str] = []
+    reasons: set[str] = set()
+    for t in found.tried:
+        if t.needs is None and (t.why in reasons or t.option.staging == "shrunk"):
+            continue
+        reasons.add(t.why)
+        lines.append(f"{t.option.describe()}: " + (f"needs {t.needs} bytes"
+                                                   if t.needs is not None else t.why))
+    return lines
+
+
+def _explain(plan: dict, found: Found, options: Sequence[Option], kernels: str,
+             memory: int) -> None:
+    """The notes of the fusion and quantize_stem records on why the chosen option won."""
+    chosen = found.tried[-1].option
+    if chosen.fusion == "none" and kernels != "cpu" and any(o.fusion != "none" for o in options):
+        plan["fusion"]["notes"].append(
+            "not fused: the model fits without fused groups, whose Convs would run on "
+            "the CPU (kernels: " + kernels + ")")
+    paired = [t for t in found.tried if t.option.pairs and t.needs is not None]
+    if not chosen.pairs and paired:
+        plan["quantize_stem"]["notes"].append(
+            f"not paired: with the float input alive through the stem Conv the model needs "
+            f"{paired[-1].needs} bytes, more than the target's {memory}")
 
 
 def _needed(plan: dict, staging: int) -> int:
@@ -89,18 +149,14 @@ def _needed(plan: dict, staging: int) -> int:
                         staging_bytes=staging)
 
 
-def _fits(plan: dict, staging: int, config: dict) -> bool:
-    return _needed(plan, staging) <= config["memory"]
-
-
-def _plan(graph: Graph, config: dict, fusion: str, pairs: Sequence[tuple[str, str]]
-          ) -> tuple[dict, int]:
-    """The checked plan of ``graph`` with ``fusion`` and the QuantizeLinear + stem
-    ``pairs`` (plan_graph) and its weight staging bytes; the plan also records the code
-    shape and the program-size estimate built on it."""
+def _plan(graph: Graph, config: dict, option: Option, pairs: Sequence[tuple[str, str]],
+          programs: DagPrograms) -> tuple[dict, int]:
+    """The checked plan of ``graph`` with ``option``'s fusion and streaming and the
+    QuantizeLinear + stem ``pairs`` (plan_graph, keeping dag row programs in
+    ``programs``) and its weight staging bytes; the plan also records the code shape and
+    the program-size estimate built on it."""
     alignment = config.get("alignment", 16)
     configured = configured_staging(config)
-    estimate = configured or staging_estimate(graph, alignment)
     params = PlanParams(
         algorithm=config.get("algorithm", "auto"),
         scheduler=config.get("scheduler", "auto"),
@@ -113,14 +169,13 @@ def _plan(graph: Graph, config: dict, fusion: str, pairs: Sequence[tuple[str, st
     plan = plan_graph(
         graph,
         params,
-        fusion=fusion,
-        fusion_staging=estimate,
+        fusion=option.fusion,
+        fusion_staging=configured or staging_estimate(graph, alignment),
         fusion_weight_cap=configured // 2 // 16 * 16 if configured else GROUP_WEIGHT_CAP,
-        fusion_budget=(activation_budget(config["memory"], estimate, program_guess(graph, config))
-                       if fusion == "auto" else None),  # only auto weighs the memory
-        input_mode=config.get("input", "auto"),
-        output_mode=config.get("output", "auto"),
+        input_mode=option.input,
+        output_mode=option.output,
         pairs=pairs,
+        programs=programs,
     )
     violation = check_plan(plan)
     if violation is not None:  # the planner and the checker are separate code: a bug
@@ -194,19 +249,30 @@ def grow_staging(graph: Graph, plan: dict, config: dict) -> int:
     return grown
 
 
-def activation_budget(memory: int, staging: int, program: int) -> int:
-    """Arena bytes left for activations once the rest of the fit check is paid for."""
-    return memory - LOW_MEMORY_BYTES - staging - program - STACK_BYTES
+def shrink_staging(graph: Graph, plan: dict, config: dict) -> tuple[dict, int]:
+    """``plan`` with the weight staging below its minimum that needs the least memory
+    (codegen's shrunk_code_shapes: halves of the minimum down to one channel a tile; each
+    smaller tile is a kernel call and a ROM read more) and its needs; UserError when none
+    needs less than the minimum. ``plan`` itself is left as it is."""
+    minimum = plan["staging"]["bytes"]
+    shapes = shrunk_code_shapes(graph, plan, where=config["label"],
+                                kernels=config.get("kernels", "cpu"))
 
+    def needs(shape: CodeShape) -> int:
+        return needed_bytes(plan, program_bytes=program_estimate(shape),
+                            staging_bytes=shape.staging_bytes)
 
-def program_guess(graph: Graph, config: dict) -> int:
-    """The program-size estimate before there is a plan, for the fusion decision only (the
-    fit check uses the plan's own): the code shape of the graph unfused, in graph order."""
-    plan = plan_graph(graph, PlanParams(algorithm="greedy_by_size", scheduler="graph",
-                                         alignment=config.get("alignment", 16), timings=False))
-    return program_estimate(code_shape(
-        graph, plan, configured=configured_staging(config), where=config["label"],
-        kernels=config.get("kernels", "cpu")))
+    best = min(shapes, key=needs, default=None)
+    if best is None or needs(best) >= _needed(plan, minimum):
+        raise UserError(f"no weight staging below the minimum of {minimum} bytes needs "
+                        "less memory")
+    shrunk = {**plan, "staging": {
+        "offset": plan["arena_bytes"], "bytes": best.staging_bytes, "minimum_bytes": minimum,
+        "chosen": "shrunk",
+        "why": f"shrunk from the minimum ({minimum} bytes): smaller weight tiles, more "
+               f"kernel calls, {needs(best)} bytes needed in all"}}
+    _record_program(shrunk, best)
+    return shrunk, needs(best)
 
 
 def staging_estimate(graph: Graph, alignment: int) -> int:
@@ -229,6 +295,7 @@ def report(plan: dict, model: str, memory: int) -> str:
         f"weight staging {plan['staging']['bytes']} bytes, target memory {memory} bytes",
         f"schedule: {plan['scheduler']['method']} order, {len(plan['schedule'])} steps; "
         f"allocation: {plan['algorithm']} ({plan['outcome']})",
+        *fit_search_lines(plan),
         *staging_lines(plan),
         *fusion_lines(plan),
         *quantize_stem_lines(plan),
@@ -246,6 +313,12 @@ def report(plan: dict, model: str, memory: int) -> str:
     lines += [f"  {b['name']:<40} {b['size']:>10} bytes" for b in live[:10]]
     lines += ["", render_ascii(plan)]
     return "\n".join(lines) + "\n"
+
+
+def fit_search_lines(plan: dict) -> list[str]:
+    """The options planned before the chosen one and why each was not taken."""
+    return [f"fit search: {t['option']}: {t['outcome']}" for t in plan.get("fit_search", [])
+            if t["outcome"] != "chosen"]
 
 
 def staging_lines(plan: dict) -> list[str]:

@@ -1,7 +1,8 @@
 """`staging_bytes: auto` (the default): the plan stage grows the weight staging into the
-memory the plan leaves free where that cuts RSP layers into fewer tiles. It never makes
-a plan exceed `memory`, an explicit size keeps its meaning, a model that barely fits keeps
-the minimum, and the bigger tiles compute the same outputs."""
+memory the plan leaves free where that cuts RSP layers into fewer tiles, and shrinks it
+below the minimum when only that fits. It never makes a plan exceed `memory`, an explicit
+size keeps its meaning, a model that barely fits keeps the minimum, and the bigger and
+smaller tiles compute the same outputs."""
 
 from __future__ import annotations
 
@@ -159,3 +160,24 @@ def test_bigger_staging_fewer_tiles_same_outputs(convs: Graph, tmp_path: Path,
         for out in convs.outputs:
             np.testing.assert_array_equal(result.outputs["q"][out], expected[out], err_msg=out)
     assert tiles[8 * MIB] == 2 < tiles[tight]
+
+
+def test_a_model_too_big_for_the_minimum_shrinks_it_same_outputs(
+        convs: Graph, tmp_path: Path, runtime_cache: Path) -> None:
+    """Below its minimum staging's needs the plan stage shrinks the staging (smaller tiles,
+    more calls, planner/ladder.py) rather than refuse; the code computes the reference."""
+    minimum = plan_model(convs, _config(8 * MIB))["staging"]
+    memory = minimum["minimum_needs_bytes"] - 1
+    plan = plan_model(convs, _config(memory))
+    assert plan["staging"]["chosen"] == "shrunk"
+    assert plan["staging"]["bytes"] < minimum["minimum_bytes"] and _needs(plan) <= memory
+    rng = np.random.default_rng(6)
+    inputs = {n: rng.standard_normal(convs.tensors[n].shape).astype(np.float32)
+              for n in convs.inputs}
+    model = generate_model(convs, plan, symbol="q", kernels="rsp",
+                           staging_bytes=plan["staging"]["bytes"])
+    result = run_on_host([(model, [inputs[n] for n in convs.inputs])], tmp_path,
+                         cache_dir=runtime_cache)
+    expected = run_int8(convs, inputs)
+    for out in convs.outputs:
+        np.testing.assert_array_equal(result.outputs["q"][out], expected[out], err_msg=out)

@@ -6,7 +6,8 @@ their weights re-read per firing, auto at 4 MiB fp32 / 2 MiB int8): the
 operator-level lower bound (whole tensors), the chosen plan's bound and arena,
 the weight staging the plan stage would give it, the number of groups, the
 extra multiply-accumulates as a share of the model's, and whether arena +
-staging + the program estimate + stack fit 4 MiB (fp32) / 2 MiB (int8). Every
+staging + the program estimate (of the graph unfused, in graph order) + stack fit 4 MiB
+(fp32) / 2 MiB (int8); auto is the plan stage's own choice (planner/ladder.py). Every
 plan is validated by the independent checker. int8 graphs come from synthetic
 calibration.
 
@@ -23,17 +24,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from dnn64build.codegen.fused_dag import TILE_BYTES  # noqa: E402
+from dnn64build.codegen.model import code_shape  # noqa: E402
 from dnn64build.errors import UserError  # noqa: E402
 from dnn64build.planner.checker import check_plan  # noqa: E402
 from dnn64build.planner.dagplan import PlanParams  # noqa: E402
 from dnn64build.planner.fit import LOW_MEMORY_BYTES, STACK_BYTES  # noqa: E402
 from dnn64build.planner.fusion import GROUP_WEIGHT_CAP  # noqa: E402
 from dnn64build.planner.graph_plan import plan_graph  # noqa: E402
-from dnn64build.stages.plan import (  # noqa: E402
-    activation_budget,
-    program_guess,
-    staging_estimate,
-)
+from dnn64build.planner.program_size import program_estimate  # noqa: E402
+from dnn64build.stages.plan import plan_model, staging_estimate  # noqa: E402
 from tools.bench.bench_planner_zoo import int8, load  # noqa: E402
 from tools.zoo import NAMES  # noqa: E402
 
@@ -45,16 +44,23 @@ MODES = (("none", "none", GROUP_WEIGHT_CAP), ("stream", "stream", GROUP_WEIGHT_C
 MEMORY = {"fp32": 4 * 1024 * 1024, "int8": 2 * 1024 * 1024}
 
 
+def program_guess(graph, label: str) -> int:
+    """The program-size estimate of the graph unfused, in graph order."""
+    plan = plan_graph(graph, PlanParams(algorithm="greedy_by_size", scheduler="graph",
+                                         timings=False))
+    return program_estimate(code_shape(graph, plan, configured=None, where=label))
+
+
 def rows(label: str, graph, memory: int) -> list[str]:
     out = []
     staging = staging_estimate(graph, 16)
-    program = program_guess(graph, {"label": label})
-    budget = activation_budget(memory, staging, program)
+    program = program_guess(graph, label)
     for mode, fusion, cap in MODES:
         start = time.perf_counter()
         try:
-            plan = plan_graph(graph, PlanParams(timings=False), fusion=fusion, fusion_budget=budget,
-                              fusion_staging=staging, fusion_weight_cap=cap)
+            plan = plan_model(graph, {"label": label, "memory": memory}) if mode == "auto" \
+                else plan_graph(graph, PlanParams(timings=False), fusion=fusion,
+                                fusion_staging=staging, fusion_weight_cap=cap)
         except UserError as exc:
             out.append(f"| {label} | {mode} | - | - | - | - | - | - | - | refused: "
                        f"{exc.args[0][:50]}... |")
