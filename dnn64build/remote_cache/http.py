@@ -110,10 +110,14 @@ class HttpCache:
                            else http.client.HTTPConnection)
         connection = connection_type(parts.hostname or "", parts.port, timeout=self.timeout)
         deadline = time.monotonic() + self.timeout
-        watchdog = threading.Timer(self.timeout, _cut, (connection,))
-        watchdog.daemon = True
-        watchdog.start()
+        watchdog = response = None
         try:
+            connection.connect()  # bounded by the timeout itself
+            # The response may take the socket over from the connection: hold it here.
+            watchdog = threading.Timer(max(0.0, deadline - time.monotonic()), _cut,
+                                       (connection.sock,))
+            watchdog.daemon = True
+            watchdog.start()
             connection.request(method, f"{parts.path.rstrip('/')}/{kind}/{digest}", body=body,
                                headers=dict(self.headers))
             response = connection.getresponse()
@@ -129,13 +133,18 @@ class HttpCache:
                 raise CacheFault(f"{what}: HTTP {response.status}")
             else:
                 yield response
-        except (OSError, ValueError, http.client.HTTPException) as e:  # refused, cut, garbled
-            if time.monotonic() >= deadline:
+        except (CacheFault, OSError, ValueError, http.client.HTTPException) as e:
+            if time.monotonic() >= deadline:  # cut by the watchdog
                 raise CacheFault(f"{what}: no complete answer within {self.timeout:g} s") \
                     from None
-            raise CacheFault(self._redact(f"{what}: {e}")) from None
+            if isinstance(e, CacheFault):
+                raise
+            raise CacheFault(self._redact(f"{what}: {e}")) from None  # refused, cut, garbled
         finally:
-            watchdog.cancel()
+            if watchdog:
+                watchdog.cancel()
+            if response:
+                response.close()
             connection.close()
 
     def _redact(self, text: str) -> str:
@@ -151,9 +160,8 @@ def _check_complete(what: str, response: http.client.HTTPResponse, received: int
                          "bytes)")
 
 
-def _cut(connection: http.client.HTTPConnection) -> None:
-    sock = connection.sock  # None before it connects (connecting has its own timeout)
-    if sock is not None:
-        with suppress(OSError):  # already closed
-            sock.shutdown(socket.SHUT_RDWR)
+def _cut(sock: socket.socket) -> None:
+    """End the request at its deadline: a blocked read or write returns at once."""
+    with suppress(OSError):  # already closed
+        sock.shutdown(socket.SHUT_RDWR)
 
