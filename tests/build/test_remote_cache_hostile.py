@@ -161,14 +161,42 @@ def _not_an_object(entry: dict) -> object:
     return [entry]
 
 
-@pytest.mark.parametrize("damage", [_no_digest, _no_executable, _number_digest, _wrong_types,
-                                    _negative_size, _not_an_object],
-                         ids=lambda f: f.__name__.strip("_"))
-def test_a_malformed_action_result_is_a_warning_and_a_local_build(
-    populated: SimpleNamespace, tmp_path: Path, damage: object
+def _deep(entry: dict) -> object:
+    return b"[" * 100_000 + b"]" * 100_000  # as bytes: json.dumps cannot nest this deep
+
+
+DAMAGES = [_no_digest, _no_executable, _number_digest, _wrong_types, _negative_size,
+           _not_an_object, _deep]
+
+
+@pytest.mark.parametrize("damage", DAMAGES, ids=lambda f: f.__name__.strip("_"))
+def test_a_malformed_action_result_is_a_cache_fault_and_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: object
+) -> None:
+    """The client itself, on one action whose blob the server holds intact."""
+    from dnn64build.remote_cache.cached import Request, _fetch
+    from dnn64build.remote_cache.http import CacheFault, HttpCache
+
+    blob, key = b"int x;\n", "ab" * 32
+    digest = __import__("hashlib").sha256(blob).hexdigest()
+    entry = {"key": key, "stderr": "", "outputs": [
+        {"path": "out/x.c", "digest": digest, "size": len(blob), "executable": False}]}
+    monkeypatch.chdir(tmp_path)
+    with FaultyCache() as cache:
+        damaged = damage(entry)  # type: ignore
+        raw = damaged if isinstance(damaged, bytes) else json.dumps(damaged).encode()
+        cache.store = {f"/ac/{key}": raw, f"/cas/{digest}": blob}
+        with pytest.raises(CacheFault, match="not an action result"):
+            _fetch(HttpCache(cache.url, headers=(("Authorization", TOKEN),)),
+                   Request(key, ["out/x.c"], None))
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_a_malformed_action_result_in_a_build_is_one_warning_and_a_local_build(
+    populated: SimpleNamespace, tmp_path: Path
 ) -> None:
     with FaultyCache() as cache:
-        cache.store = {path: json.dumps(damage(json.loads(data))).encode()  # type: ignore
+        cache.store = {path: json.dumps(_no_executable(json.loads(data))).encode()
                        if "/ac/" in path else data for path, data in populated.store.items()}
         fresh = _fresh(populated, tmp_path)
         proc = fresh.run("build", "--remote-cache", cache.url,
@@ -207,11 +235,15 @@ def test_credentials_reach_the_cache_and_no_message(
         assert set(cache.authorizations) == {cache.token}, proc.stderr
         assert any("/ac/" in path for path in cache.store), proc.stderr  # accepted
         assert not any(SECRET in path for path in cache.paths)
+        assert SECRET not in proc.stderr + proc.stdout
+        if source != "userinfo":
+            return
         cache.mode = "error500"
         reader = _checkout(populated.source, tmp_path / "reader")
         proc = reader.run("build", "--remote-cache", url, *args, "//...", env=env)
     warnings = _warnings(proc.stderr)
     assert len(warnings) == 1 and "HTTP 500" in warnings[0], proc.stderr
+    assert f"remote cache {cache.url}:" in warnings[0]  # the URL without its userinfo
     assert SECRET not in proc.stderr + proc.stdout
     assert reader.outputs() == populated.reference
 
