@@ -1,10 +1,11 @@
 """Run an action through the remote cache: a hit writes the cached outputs (each checked
 against its digest) instead of running; a successful run uploads its outputs.
 
-Any fault of the server (unreachable, slow, an HTTP error, a truncated or corrupted
-blob, an action result that does not parse or names another action) switches the cache
-off for the rest of the build, with one warning, and the action runs locally: the cache
-can make a build faster, never wrong.
+Any fault of the server (unreachable, slow, an HTTP error, a redirect, a truncated,
+oversized or corrupted blob, a malformed action result or one for another action) switches
+the cache off for the rest of the build, with one warning, and the action runs locally:
+the cache can make a build faster, never wrong. A client without credentials neither takes
+nor uploads a result holding a program (docs/ci.md, "Trust").
 """
 
 from __future__ import annotations
@@ -26,9 +27,10 @@ from dnn64build.remote_cache.http import CacheFault, HttpCache
 from dnn64build.remote_cache.keys import TOOL_TOKEN, command_key, stage_key, stage_reads
 from dnn64build.stages.io import write_depfile
 
+# What --explain says of an action.
 HIT = "remote cache hit"
-UNTRUSTED_PROGRAM = ("remote cache miss: ran locally (a program is never taken from a cache "
-                     "without credentials)")
+MISS = "remote cache miss: ran locally"
+UNTRUSTED_PROGRAM = f"{MISS} (a program is never taken from a cache without credentials)"
 
 
 @dataclass(frozen=True)
@@ -98,9 +100,9 @@ def run_cached(argv: list[str], session: CacheSession, run: Callable[[list[str]]
         request = parse_request(argv)
     except UserError:  # an unreadable input: the action says so when it runs
         return run(argv)
-    why = "remote cache miss: ran locally"
+    why = MISS
     try:
-        why = _fetch(session.cache, request) or why
+        why = _fetch(session.cache, request) or MISS
         if why == HIT:
             _explain(session, request, why)
             return 0
