@@ -57,14 +57,7 @@ class HttpCache:
             if response.length is not None and response.length > limit:
                 raise CacheFault(f"{what}: announces {response.length} bytes, more than the "
                                  f"{limit} such an entry may have")
-            data = bytearray()
-            while chunk := response.read(min(CHUNK, limit + 1 - len(data))):
-                data += chunk
-                if len(data) > limit:
-                    raise CacheFault(f"{what}: more than the {limit} bytes such an entry "
-                                     "may have")
-            _check_complete(what, response, len(data))
-            return bytes(data)
+            return b"".join(_body(what, response, limit))
 
     def get_blob(self, digest: str, size: int, into: BinaryIO) -> None:
         """Write the CAS blob ``digest`` of ``size`` bytes to ``into``, hashing it as it
@@ -78,13 +71,10 @@ class HttpCache:
                 raise CacheFault(f"{what}: announces {response.length} bytes; the action "
                                  f"result says {size}")
             hasher, received = hashlib.sha256(), 0
-            while chunk := response.read(min(CHUNK, size + 1 - received)):
+            for chunk in _body(what, response, size):
                 received += len(chunk)
-                if received > size:
-                    raise CacheFault(f"{what}: more than the {size} bytes announced")
                 hasher.update(chunk)
                 into.write(chunk)
-            _check_complete(what, response, received)
         if received != size or hasher.hexdigest() != digest:
             raise CacheFault(f"cas/{digest[:12]}: content does not match its digest")
 
@@ -153,8 +143,15 @@ class HttpCache:
         return text
 
 
-def _check_complete(what: str, response: http.client.HTTPResponse, received: int) -> None:
-    """http.client ends a body cut short silently: compare with what was announced."""
+def _body(what: str, response: http.client.HTTPResponse, limit: int) -> Iterator[bytes]:
+    """The body's chunks; CacheFault past ``limit`` bytes, or when it ends short of what was
+    announced (http.client ends such a body silently)."""
+    received = 0
+    while chunk := response.read(min(CHUNK, limit + 1 - received)):
+        received += len(chunk)
+        if received > limit:
+            raise CacheFault(f"{what}: more than the {limit} bytes it may have")
+        yield chunk
     if response.length:  # what is left of the announced length
         raise CacheFault(f"{what}: truncated ({received} of {received + response.length} "
                          "bytes)")
