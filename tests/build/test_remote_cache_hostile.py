@@ -317,3 +317,18 @@ def test_a_malformed_header_or_url_is_one_clear_message_without_the_secret(
                     check=False)
     assert proc.returncode == 1 and "not a URL" in proc.stderr, proc.stderr
     assert SECRET not in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_the_worker_gets_the_credentials_in_a_private_file_not_on_its_command_line() -> None:
+    from dnn64build.worker.client import SPAWN_ENV
+    from dnn64build.worker.launch import WorkerOptions, stage_worker
+
+    options = WorkerOptions(remote_cache="http://127.0.0.1:9/cache",
+                            headers=(("Authorization", f"Bearer {SECRET}"),))
+    with stage_worker(options) as handle:
+        _lifeline, _log, *argv = handle.env[SPAWN_ENV].split("\n")
+        assert SECRET not in " ".join(argv)
+        config = Path(argv[argv.index("--cache-config") + 1])
+        assert config.stat().st_mode & 0o077 == 0
+        assert json.loads(config.read_text())["headers"] == [["Authorization",
+                                                              f"Bearer {SECRET}"]]
