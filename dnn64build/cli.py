@@ -21,9 +21,19 @@ def _cmd_build(args: argparse.Namespace) -> int:
 
     build(args.targets, jobs=args.jobs, verbose=args.verbose, cache=CacheFlags(
         args.remote_cache, args.remote_cache_read_only or None, args.remote_cache_timeout,
-        args.explain,
+        args.explain, args.remote_header,
     ))
     return 0
+
+
+def _seconds(text: str) -> float:
+    """argparse's type for a timeout: one clear message for inf, nan, -5 or abc."""
+    from dnn64build.remote_cache.settings import seconds
+
+    try:
+        return seconds(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _cmd_query(args: argparse.Namespace) -> int:
@@ -109,8 +119,11 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--remote-cache-read-only", action="store_true",
                    help="use the cache's results but upload nothing "
                    "(default: $DNN64_REMOTE_CACHE_READ_ONLY)")
-    b.add_argument("--remote-cache-timeout", type=float, metavar="SECONDS",
-                   help="give up on a cache request after this long (default 10)")
+    b.add_argument("--remote-cache-timeout", type=_seconds, metavar="SECONDS",
+                   help="give up on a cache request after this long in all (default 10)")
+    b.add_argument("--remote-header", action="append", metavar="NAME=VALUE",
+                   help="send this header to the cache, e.g. Authorization=Bearer TOKEN; "
+                   "repeatable (default: $DNN64_REMOTE_HEADER, one per line)")
     b.add_argument("--explain", action="store_true",
                    help="say why each action ran (what changed; remote cache hit or miss)")
     b.set_defaults(func=_cmd_build)

@@ -70,27 +70,48 @@ class CacheFlags(NamedTuple):
     read_only: bool | None = None
     timeout: float | None = None
     explain: bool = False
+    headers: list[str] | None = None  # --remote-header NAME=VALUE, as given
 
 
 def worker_options(flags: CacheFlags, workspace: Mapping[str, Any]) -> WorkerOptions:
     """Each setting from the flags, else the environment ($DNN64_REMOTE_CACHE,
-    $DNN64_REMOTE_CACHE_READ_ONLY, $DNN64_REMOTE_CACHE_TIMEOUT: how a CI job switches every
-    build), else the workspace's ``remote_cache:`` block."""
+    $DNN64_REMOTE_CACHE_READ_ONLY, $DNN64_REMOTE_CACHE_TIMEOUT, $DNN64_REMOTE_HEADER: how a
+    CI job switches every build), else the workspace's ``remote_cache:`` block."""
+    from dnn64build.remote_cache.settings import endpoint
+
     env_read_only = os.environ.get("DNN64_REMOTE_CACHE_READ_ONLY")
-    env_timeout = os.environ.get("DNN64_REMOTE_CACHE_TIMEOUT")
+    url = flags.remote_cache or os.environ.get("DNN64_REMOTE_CACHE") or workspace.get("url")
+    if not url:
+        return WorkerOptions(explain=flags.explain)
+    cache = endpoint(url, flags.headers)
     return WorkerOptions(
-        remote_cache=(flags.remote_cache or os.environ.get("DNN64_REMOTE_CACHE")
-                      or workspace.get("url")),
+        remote_cache=cache.url,
         read_only=next(v for v in (
             flags.read_only,
             None if env_read_only in (None, "") else env_read_only != "0",
             workspace.get("read_only"),
             False,
         ) if v is not None),
-        timeout=flags.timeout or (float(env_timeout) if env_timeout else None)
-        or workspace.get("timeout") or 10.0,
+        timeout=flags.timeout or _timeout(workspace),
         explain=flags.explain,
+        headers=cache.headers,
     )
+
+
+def _timeout(workspace: Mapping[str, Any]) -> float:
+    """$DNN64_REMOTE_CACHE_TIMEOUT, else the workspace's ``timeout:``, else 10 s."""
+    from dnn64build.remote_cache.settings import seconds
+
+    for where, value in (("$DNN64_REMOTE_CACHE_TIMEOUT",
+                          os.environ.get("DNN64_REMOTE_CACHE_TIMEOUT")),
+                         ("BUILD.yaml: workspace.remote_cache.timeout",
+                          workspace.get("timeout"))):
+        if value not in (None, ""):
+            try:
+                return seconds(value)
+            except ValueError as e:
+                raise UserError(f"{where}: {e}") from None
+    return 10.0
 
 
 def _summary(n_targets: int, n_actions: int, result: NinjaResult) -> None:

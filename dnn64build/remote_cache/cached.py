@@ -1,16 +1,16 @@
 """Run an action through the remote cache: a hit writes the cached outputs (each checked
 against its digest) instead of running; a successful run uploads its outputs.
 
-Any fault of the server (unreachable, slow, an HTTP error, a truncated or corrupted
-blob, an action result that does not parse or names another action) switches the cache
-off for the rest of the build, with one warning, and the action runs locally: the cache
-can make a build faster, never wrong.
+Any fault of the server (unreachable, slow, an HTTP error, a redirect, a truncated,
+oversized or corrupted blob, a malformed action result or one for another action) switches
+the cache off for the rest of the build, with one warning, and the action runs locally:
+the cache can make a build faster, never wrong. A client without credentials neither takes
+nor uploads a result holding a program (docs/ci.md, "Trust").
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import sys
 import tempfile
@@ -22,9 +22,15 @@ from typing import Any
 from dnn64build import TOOL_ROOT
 from dnn64build.atomic_write import write_if_changed
 from dnn64build.errors import UserError
+from dnn64build.remote_cache import action_result
 from dnn64build.remote_cache.http import CacheFault, HttpCache
 from dnn64build.remote_cache.keys import TOOL_TOKEN, command_key, stage_key, stage_reads
 from dnn64build.stages.io import write_depfile
+
+# What --explain says of an action.
+HIT = "remote cache hit"
+MISS = "remote cache miss: ran locally"
+UNTRUSTED_PROGRAM = f"{MISS} (a program is never taken from a cache without credentials)"
 
 
 @dataclass(frozen=True)
@@ -48,7 +54,7 @@ class CacheSession:
             os.close(os.open(self._off, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
         except FileExistsError:
             return
-        print(f"WARNING: remote cache {self.cache.url}: {error}; building locally without "
+        print(f"WARNING: remote cache {self.cache.display}: {error}; building locally without "
               "it for the rest of this build", file=sys.stderr, flush=True)
 
 
@@ -94,13 +100,15 @@ def run_cached(argv: list[str], session: CacheSession, run: Callable[[list[str]]
         request = parse_request(argv)
     except UserError:  # an unreadable input: the action says so when it runs
         return run(argv)
+    why = MISS
     try:
-        if _fetch(session.cache, request):
-            _explain(session, request, "remote cache hit")
+        why = _fetch(session.cache, request) or MISS
+        if why == HIT:
+            _explain(session, request, why)
             return 0
     except CacheFault as e:
         session.fault(e)
-    _explain(session, request, "remote cache miss: ran locally")
+    _explain(session, request, why)
     status, messages = _run_recording_stderr(run, argv)
     if status == 0 and not session.cache.read_only and session.usable():
         try:
@@ -134,39 +142,70 @@ def _explain(session: CacheSession, request: Request, what: str) -> None:
               file=sys.stderr, flush=True)
 
 
-def _fetch(cache: HttpCache, request: Request) -> bool:
-    """Write the cached outputs of ``request``; False on a miss. Nothing is written unless
-    every blob arrived intact."""
-    raw = cache.get("ac", request.key)
+def _fetch(cache: HttpCache, request: Request) -> str | None:
+    """Write the cached outputs of ``request``: HIT, else None or why not. Nothing is
+    written unless the entry is valid and every blob arrived intact; blobs stream to
+    temporary files."""
+    raw = cache.get("ac", request.key, action_result.MAX_BYTES)
     if raw is None:
-        return False
+        return None
+    result = action_result.decode(raw, request.key, request.outputs)
+    if not cache.authenticated and any(e["executable"] for e in result["outputs"]):
+        return UNTRUSTED_PROGRAM  # anyone may have written it: build it (docs/ci.md, Trust)
+    staged: dict[str, Path] = {}
     try:
-        result = json.loads(raw)
-        entries = {e["path"]: e for e in result["outputs"]}
-        valid = result["key"] == request.key and sorted(entries) == sorted(request.outputs)
-    except (ValueError, KeyError, TypeError):
-        valid = False
-    if not valid:
-        raise CacheFault(f"ac/{request.key[:12]}: not an action result for this action")
-    messages = result.get("stderr", "")
-    if not isinstance(messages, str):
-        raise CacheFault(f"ac/{request.key[:12]}: not an action result for this action")
-    blobs = {p: cache.get_blob(e["digest"], e["size"]) for p, e in entries.items()}
-    for path, data in blobs.items():
-        if path == request.depfile:
-            data = data.replace(TOOL_TOKEN.encode(), str(TOOL_ROOT).encode())
-        write_if_changed(Path(path), data)
-        if entries[path]["executable"]:
-            os.chmod(path, 0o755)
+        for entry in result["outputs"]:
+            staged[entry["path"]] = tmp = _scratch(Path(entry["path"]))
+            with open(tmp, "wb") as f:
+                cache.get_blob(entry["digest"], entry["size"], f)
+        for entry in result["outputs"]:
+            _install(staged.pop(entry["path"]), Path(entry["path"]), entry,
+                     entry["path"] == request.depfile)
+    finally:
+        for tmp in staged.values():
+            tmp.unlink(missing_ok=True)
     if request.stage_depfile:
         write_depfile(Path(request.stage_depfile), [Path(p) for p in request.outputs],
                       [Path(p) for p in request.stage_reads])
-    sys.stderr.write(messages)  # the action's warnings, as when it ran
-    return True
+    sys.stderr.write(result["stderr"])  # the action's warnings, as when it ran
+    return HIT
+
+
+def _scratch(path: Path) -> Path:
+    """A temporary name beside ``path``: renamed into place once every blob is in."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path.with_name(f".{path.name}.fetch{os.getpid()}")
+
+
+def _install(tmp: Path, path: Path, entry: dict[str, Any], depfile: bool) -> None:
+    """Move the fetched ``tmp`` to ``path`` unless ``path`` holds those bytes already (so
+    ninja's restat stops there)."""
+    if depfile:  # small: its placeholder for the tool's root is replaced
+        data = tmp.read_bytes().replace(TOOL_TOKEN.encode(), str(TOOL_ROOT).encode())
+        write_if_changed(path, data)
+        tmp.unlink()
+        return
+    if _sha256(path) == entry["digest"]:
+        tmp.unlink()
+    else:
+        os.replace(tmp, path)
+    if entry["executable"]:
+        os.chmod(path, 0o755)
+
+
+def _sha256(path: Path) -> str | None:
+    try:
+        with open(path, "rb") as f:
+            return hashlib.file_digest(f, "sha256").hexdigest()
+    except FileNotFoundError:
+        return None
 
 
 def _upload(cache: HttpCache, request: Request, messages: str) -> None:
     """Blobs first, the action result last: a reader never sees a result without its blobs."""
+    executable = {path: os.access(path, os.X_OK) for path in request.outputs}
+    if not cache.authenticated and any(executable.values()):
+        return  # no reader would take it (see _fetch)
     outputs: list[dict[str, Any]] = []
     for path in request.outputs:
         data = Path(path).read_bytes()
@@ -176,6 +215,5 @@ def _upload(cache: HttpCache, request: Request, messages: str) -> None:
         if not cache.has("cas", digest):  # many actions share blobs (headers, libraries)
             cache.put("cas", digest, data)
         outputs.append({"path": path, "digest": digest, "size": len(data),
-                        "executable": os.access(path, os.X_OK)})
-    result = {"key": request.key, "outputs": outputs, "stderr": messages}
-    cache.put("ac", request.key, json.dumps(result, indent=1, sort_keys=True).encode())
+                        "executable": executable[path]})
+    cache.put("ac", request.key, action_result.encode(request.key, outputs, messages))

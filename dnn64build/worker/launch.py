@@ -6,6 +6,7 @@ build: a build with nothing to do never pays for one.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -17,20 +18,30 @@ from dnn64build.worker.client import CACHE_ENV, SPAWN_ENV, WORKER_ENV
 
 
 class WorkerOptions(NamedTuple):
-    remote_cache: str | None = None  # URL of a Bazel-protocol HTTP cache
+    remote_cache: str | None = None  # URL of a Bazel-protocol HTTP cache, no credentials
     read_only: bool = False  # use hits, upload nothing (untrusted jobs)
     timeout: float = 10.0  # seconds per cache request
     explain: bool = False  # each action says whether the cache had it
+    headers: tuple[tuple[str, str], ...] = ()  # sent to the cache: credentials
 
     def argv(self, state_dir: str) -> list[str]:
+        """The worker's options; the cache's settings go in a file only we can read
+        (``write_cache_config``), never on a command line others can see."""
+        explain = ["--explain"] if self.explain else []
         if not self.remote_cache:
-            return ["--explain"] if self.explain else []
-        return [
-            "--remote-cache", self.remote_cache, "--timeout", str(self.timeout),
-            "--state-dir", state_dir,
-            *(["--read-only"] if self.read_only else []),
-            *(["--explain"] if self.explain else []),
-        ]
+            return explain
+        return ["--cache-config", _cache_config(state_dir), "--state-dir", state_dir, *explain]
+
+    def write_cache_config(self, state_dir: str) -> None:
+        config = {"url": self.remote_cache, "read_only": self.read_only,
+                  "timeout": self.timeout, "headers": self.headers}
+        fd = os.open(_cache_config(state_dir), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        with open(fd, "w") as f:
+            json.dump(config, f)
+
+
+def _cache_config(state_dir: str) -> str:
+    return os.path.join(state_dir, "cache.json")
 
 
 class WorkerHandle(NamedTuple):
@@ -56,6 +67,7 @@ def stage_worker(options: WorkerOptions | None = None) -> Iterator[WorkerHandle]
     env = {WORKER_ENV: os.path.join(directory, "socket"), SPAWN_ENV: spawn}
     if options.remote_cache:
         env[CACHE_ENV] = "1"
+        options.write_cache_config(directory)
     try:
         yield WorkerHandle(env, (lifeline_read,), log)
     finally:

@@ -60,11 +60,12 @@ def serve(path: str, lifeline: int, cache: CacheSession | None = None) -> None:
     listener.listen(128)
     preload()
     if cache:
-        import urllib.request  # noqa: F401  (loaded once, not in every child)
+        import http.client  # noqa: F401  (loaded once, not in every child)
 
-        from dnn64build.remote_cache.keys import prepare
+        from dnn64build.remote_cache import action_result, keys
 
-        prepare()
+        keys.prepare()
+        action_result.prepare()
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
     selector = selectors.DefaultSelector()
     selector.register(listener, selectors.EVENT_READ)

@@ -14,6 +14,8 @@ import pytest
 from tests.build.cache_servers import FaultyCache
 from tests.build.conftest import Workspace
 
+TOKEN = ("--remote-header", "Authorization=Bearer ci-token")  # a client with credentials
+
 
 def _checkout(source: Workspace, where: Path) -> Workspace:
     """A copy of the workspace's sources (no dnn64-out/) at another absolute path."""
@@ -29,14 +31,15 @@ def _explained(stderr: str) -> list[str]:
 def test_a_fresh_checkout_builds_from_the_cache_without_running_anything(
     two_models: Workspace, tmp_path: Path, nginx_url: str
 ) -> None:
-    url = nginx_url
+    # Credentials (nginx ignores them): without, no program is shared (docs/ci.md, Trust).
+    url, token = nginx_url, TOKEN
     first = _checkout(two_models, tmp_path / "ci-runner-1" / "ws")
-    first.run("build", "--remote-cache", url, "//...")
+    first.run("build", "--remote-cache", url, *token, "//...")
     stored = list((tmp_path / "nginx" / "data" / "cache" / "ac").iterdir())
     assert stored, "the first build uploaded nothing"
 
     second = _checkout(two_models, tmp_path / "elsewhere" / "another" / "ws")
-    proc = second.run("build", "--remote-cache", url, "--remote-cache-read-only",
+    proc = second.run("build", "--remote-cache", url, *token, "--remote-cache-read-only",
                       "--explain", "//...")
     verdicts = _explained(proc.stderr)
     ran = re.findall(r"^\[\d+/(\d+)\] ", proc.stderr, re.M)
@@ -92,9 +95,10 @@ def test_a_hit_replays_the_action_s_warnings(workspace: Workspace, tmp_path: Pat
         """)
     with FaultyCache() as cache:
         first = _checkout(workspace, tmp_path / "one")
-        warned = first.run("build", "--remote-cache", cache.url, "//...").stderr
+        warned = first.run("build", "--remote-cache", cache.url, *TOKEN, "//...").stderr
         second = _checkout(workspace, tmp_path / "two")
-        replayed = second.run("build", "--remote-cache", cache.url, "--explain", "//...").stderr
+        replayed = second.run("build", "--remote-cache", cache.url, *TOKEN, "--explain",
+                              "//...").stderr
     assert "calibrated on synthetic random inputs" in warned
     assert set(_explained(replayed)) == {"remote cache hit"}
     assert "calibrated on synthetic random inputs" in replayed
@@ -131,7 +135,7 @@ def test_external_data_is_part_of_the_import_s_key_and_tracked_after_a_hit(
     _save_external(tiny_mlp(2), other_data / "a.onnx")
     with FaultyCache() as cache:
         first = _checkout(workspace, tmp_path / "one")
-        first.run("build", "--remote-cache", cache.url, "//...")
+        first.run("build", "--remote-cache", cache.url, *TOKEN, "//...")
         second = _checkout(workspace, tmp_path / "two")
         shutil.copy(other_data / "a.onnx.data", second.root / "models" / "a.onnx.data")
         proc = second.run("build", "--remote-cache", cache.url, "--explain", "//...")
@@ -139,7 +143,7 @@ def test_external_data_is_part_of_the_import_s_key_and_tracked_after_a_hit(
                    if line.startswith("dnn64build explain: bin/models/a/import/")]
         assert imports and all("remote cache miss" in line for line in imports), proc.stderr
         third = _checkout(workspace, tmp_path / "three")
-        proc = third.run("build", "--remote-cache", cache.url, "--explain", "//...")
+        proc = third.run("build", "--remote-cache", cache.url, *TOKEN, "--explain", "//...")
         assert set(_explained(proc.stderr)) == {"remote cache hit"}
     graph = "bin/models/a/import/graph.json"
     assert third.outputs()[graph] == first.outputs()[graph]
