@@ -30,6 +30,13 @@ class UserError(Exception):
         return text
 
 
+def short_repr(value: object, limit: int = 60) -> str:
+    """``repr(value)`` cut to ``limit`` characters: for messages that quote what a user
+    wrote, which may be a string or structure of any size."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit - 5]}...{text[-2:]}"
+
+
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """`` (did you mean 'x'?)`` for the closest of ``choices``, or nothing."""
     import difflib  # only on an error's way: every command imports this module

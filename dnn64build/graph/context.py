@@ -356,6 +356,11 @@ def resolve_attrs(ctx: ActionContext, target: Target, providers: Mapping[Label, 
                     f"target {target.label}: {name} {value!r} ({resolved[name]} bytes) "
                     f"is more than {attr.maximum} bytes",
                     where=ctx.where_of(name))
+            if resolved[name] < attr.minimum:  # the schema checks a count, not "1KiB"
+                raise UserError(
+                    f"target {target.label}: {name} {value!r} ({resolved[name]} bytes) "
+                    f"is less than {attr.minimum} bytes",
+                    where=ctx.where_of(name))
     return resolved
 
 
