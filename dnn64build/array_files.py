@@ -44,7 +44,23 @@ def read_npy(path: Path, *, where: str | None = None) -> np.ndarray:
 
 
 def numeric(array: np.ndarray, name: str, *, where: str) -> np.ndarray:
-    """``array`` if it holds numbers (or booleans), else a UserError naming it."""
-    if not (np.issubdtype(array.dtype, np.number) or array.dtype == np.bool_):
-        raise UserError(f"array {name!r} holds {array.dtype} values, not numbers", where=where)
+    """``array`` if it holds real numbers (or booleans), else a UserError naming it (complex
+    numbers too: casting them to a model's type would drop the imaginary part)."""
+    if not (array.dtype.kind in "iuf" or array.dtype == np.bool_):
+        raise UserError(f"array {name!r} holds {array.dtype} values, not real numbers",
+                        where=where)
     return array
+
+
+def fitting(array: np.ndarray, dtype: np.dtype, name: str, *, where: str) -> np.ndarray:
+    """``array`` (real numbers) as ``dtype``; integers outside an integer ``dtype``'s range are
+    a UserError naming the array, never wrapped (300 as int8 would be 44)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind in "iu" and array.dtype.kind in "iu" and array.size:
+        info = np.iinfo(dtype)
+        low, high = int(array.min()), int(array.max())
+        if low < info.min or high > info.max:
+            raise UserError(f"array {name!r} holds values from {low} to {high}, outside "
+                            f"{dtype}'s {info.min}..{info.max}", where=where,
+                            hint=f"give {dtype} values (or floats, which are quantised)")
+    return array.astype(dtype)
