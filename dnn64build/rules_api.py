@@ -187,7 +187,8 @@ class RuleContext(Protocol):
 
     def step(self, function: Callable[[StageArgs], None], *,
              inputs: Mapping[str, str | list[str]], outputs: Mapping[str, str],
-             config: Mapping[str, Any], mnemonic: str, progress: str) -> dict[str, str]: ...
+             config: Mapping[str, Any], mnemonic: str, progress: str,
+             key: str | None = None) -> dict[str, str]: ...
 
     def command(self, argv: Sequence[str], *, inputs: Mapping[str, str | list[str]],
                 outputs: Mapping[str, str], mnemonic: str, progress: str) -> dict[str, str]: ...

@@ -146,3 +146,40 @@ def test_sizes_beyond_the_machine_or_below_the_minimum(ws_a: Workspace, memory: 
     ws_a.write("models/BUILD.yaml", MODEL + f"    memory: {memory}\n    toolchain: bare\n")
     with pytest.raises(UserError, match=wanted.replace("(", r"\(").replace(")", r"\)")):
         _actions(ws_a, "plan")
+
+
+TWO_STEPS = '''\
+from dnn64build.rules_api import Rule
+
+
+def write_name(args):
+    args.write_text("out", args.config["name"] + "\\n")
+
+
+def _impl(ctx):
+    outs = [ctx.step(write_name, inputs={}, outputs={"out": f"{n}.txt"}, config={"name": n},
+                     mnemonic="WriteName", progress=n, **({"key": n} if KEYS else {}))
+            for n in ("first", "second")]
+    ctx.add_group(None, [o["out"] for o in outs])
+
+
+RULE = Rule(kind="two_steps", doc="one step function twice", implementation=_impl, attrs={})
+'''
+
+
+@pytest.mark.parametrize("keys", [False, True])
+def test_one_step_function_twice_in_a_target(workspace: Workspace, keys: bool) -> None:
+    """Without keys: one error naming the target and the function (was GraphBug, "this is
+    a bug"); with a key each, both steps run."""
+    workspace.write("rules/two_steps.py", f"KEYS = {keys}\n" + TWO_STEPS)
+    workspace.write("BUILD.yaml", workspace.root.joinpath("BUILD.yaml").read_text().replace(
+        "targets: []", "targets:\n  - {rule: two_steps, name: t}"))
+    if not keys:
+        err = _fails(workspace, "query", "//...")
+        assert "target //:t: ctx.step(write_name) is declared twice" in err
+        assert "its own key=" in err
+        return
+    workspace.build("//:t")
+    out = workspace.root / "dnn64-out" / "bin" / "t"
+    assert [(out / f"{n}.txt").read_text() for n in ("first", "second")] == \
+        ["first\n", "second\n"]
