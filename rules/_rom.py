@@ -46,7 +46,7 @@ def declare_rom(
 ) -> dict[str, list[str]]:
     """Declare the pack action(s) for ``models`` in one image; returns outputs per toolchain
     (the target's own and, always, the host build used by ``run --platform host``)."""
-    title = rom_title(ctx)
+    title = rom_title(ctx) if toolchain != HOST else None  # a host program has no title
     if not models:
         raise UserError(f"target {ctx.label}: no models to pack", where=ctx.where)
     check_symbols(ctx, models)
@@ -88,7 +88,7 @@ def declare_rom(
             else {"rom": f"{ctx.label.name}.z64"},
             config={
                 **toolchain_config(ctx, tc),
-                "title": title,
+                **({"title": title} if tc != HOST else {}),
                 "memory": memory,
                 "models": [{"label": str(m.label), "symbol": m.symbol} for m in models],
             },

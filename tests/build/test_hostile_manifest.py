@@ -112,16 +112,19 @@ def test_a_library_name_too_long_for_a_file_name_is_refused_at_load(ws_a: Worksp
     assert "has 250 bytes; at most 200" in err
 
 
-@pytest.mark.parametrize("toolchain", ["host", "bare"])
-def test_a_name_longer_than_a_rom_title_is_cut_to_fit(workspace: Workspace,
-                                                      toolchain: str) -> None:
+@pytest.mark.parametrize("toolchain, title", [("host", ""), ("bare", ""),
+                                              ("host", "    title: \"Caf\\u00e9\"\n")])
+def test_a_name_longer_than_a_rom_title_is_cut_to_fit(workspace: Workspace, toolchain: str,
+                                                      title: str) -> None:
     """Without ``title:``, a 22-letter name gives a ROM title of its first 20 (it failed the
-    whole workspace at load, even for host, which has no title)."""
+    whole workspace at load, even for host, which has no title); a host program's title is
+    never checked (nor given to its pack)."""
     workspace.add_model("a", seed=1)
     workspace.write("models/BUILD.yaml", MODEL.replace("name: a", "name: deeplabv3_mobilenet_v3")
-                    + f"    toolchain: {toolchain}\n")
-    titles = {a.config["title"] for a in _actions(workspace, "pack")}
-    assert titles == {"deeplabv3_mobilenet_"}
+                    + f"    toolchain: {toolchain}\n" + title)
+    titles = {a.key: a.config.get("title") for a in _actions(workspace, "pack")}
+    assert titles == {"host": None, **({"bare": "deeplabv3_mobilenet_"} if toolchain == "bare"
+                                       else {})}
 
 
 @pytest.mark.parametrize("memory, toolchain, size", [

@@ -24,11 +24,11 @@ def _fails(ws: Workspace, *args: str) -> str:
 
 
 def test_a_bad_rom_title_is_found_before_any_action_runs(workspace: Workspace) -> None:
-    """(A name too long for a title, without ``title:``, is cut to fit:
-    tests/build/test_hostile_manifest.py.)"""
+    """(A name too long for a title, without ``title:``, is cut to fit, and a host program's
+    title is never checked: tests/build/test_hostile_manifest.py.)"""
     workspace.add_model("a", seed=1)
     workspace.write("models/BUILD.yaml", "targets:\n  - rule: n64_model\n    name: a\n"
-                    "    src: a.onnx\n    title: \"Caf\u00e9 net\"\n")
+                    "    src: a.onnx\n    title: \"Caf\u00e9 net\"\n    toolchain: bare\n")
     err = _fails(workspace)
     assert "models/BUILD.yaml:5:5: target //models:a: ROM title 'Caf\u00e9 net' must be at " \
         "most 20 printable ASCII" in err
