@@ -43,7 +43,7 @@ RUN_REFERENCE = "reference"
 # Binary units as the IEC writes them; kB/KB, MB and GB in their decimal (SI) meaning.
 _UNITS = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30,
           "kB": 10**3, "KB": 10**3, "MB": 10**6, "GB": 10**9}
-_SIZE_PATTERN = rf"^([0-9]+) ?({'|'.join(_UNITS)})\Z"
+_SIZE_PATTERN = rf"^([0-9]{{1,30}}) ?({'|'.join(_UNITS)})\Z"  # digits: see yaml_source
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,9 @@ from dnn64build.errors import UserError, short_repr
 
 MAX_NODES = 100_000  # values in one BUILD.yaml, aliases expanded (a big one holds hundreds)
 MAX_DEPTH = 32  # collections nested in one another (a BUILD.yaml needs about 6)
+# Characters of one integer: int64 takes 19 digits, and Python converts no more than 4300
+# (a longer one raised ValueError, an internal error).
+MAX_INT_TEXT = 100
 
 
 class SourceMap(dict):
@@ -70,6 +73,13 @@ def _loader_for(file: str) -> type[yaml.SafeLoader]:
                 self.expanded[event.anchor] = self.nodes - before
             return node
 
+        def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
+            if len(node.value) > MAX_INT_TEXT:
+                raise refuse(f"an integer of {len(node.value)} characters (at most "
+                             f"{MAX_INT_TEXT})", node.start_mark,
+                             "no attribute takes a number this big")
+            return super().construct_yaml_int(node)
+
         def _count(self, nodes: int, mark: yaml.Mark) -> None:
             self.nodes += nodes
             if self.nodes > MAX_NODES:
@@ -102,6 +112,7 @@ def _loader_for(file: str) -> type[yaml.SafeLoader]:
             return mapping
 
     Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, Loader.construct_mapping)
+    Loader.add_constructor("tag:yaml.org,2002:int", Loader.construct_yaml_int)
     return Loader
 
 

@@ -69,6 +69,18 @@ def test_values_nested_hundreds_deep_are_refused(ws_a: Workspace) -> None:
     assert "models/BUILD.yaml:5:42: values nested more than 32 deep" in err
 
 
+@pytest.mark.parametrize("memory, wanted", [
+    ("9" * 5000, "models/BUILD.yaml:5:13: an integer of 5000 characters (at most 100)"),
+    ("0x" + "f" * 200, "models/BUILD.yaml:5:13: an integer of 202 characters (at most 100)"),
+    (f'"{"9" * 5000}MiB"', "attribute 'memory': '99999"),
+], ids=["5000-digits", "hex-202", "size-of-5000-digits"])
+def test_integers_too_long_for_python_are_refused(ws_a: Workspace, memory: str,
+                                                  wanted: str) -> None:
+    """Python converts at most 4300 digits: more raised ValueError (an internal error)."""
+    ws_a.write("models/BUILD.yaml", MODEL + f"    memory: {memory}\n")
+    assert wanted in _fails(ws_a, "query", "//...")
+
+
 def test_a_number_beside_a_string_as_unknown_keys(ws_a: Workspace) -> None:
     """Unknown keys are listed sorted: 1 and 'zz' do not compare (was a TypeError)."""
     ws_a.write("models/BUILD.yaml", MODEL + "    1: 2\n    zz: 3\n")
