@@ -94,7 +94,7 @@ def workspaces(draw: st.DrawFn) -> dict[str, Any]:
 
 # Raw YAML the structures above never produce: anchors whose aliases multiply (bombs of
 # any width and depth), merge keys, brackets nested hundreds deep, any unicode, integers
-# far beyond int64.
+# far beyond int64 (and digits beyond what Python converts).
 _huge_ints = st.one_of(st.integers(), st.integers(-(10**30), 10**30),
                        st.sampled_from([2**31, 2**63, -(2**63), 10**100]))
 
@@ -108,6 +108,7 @@ def _bomb(levels: int, width: int) -> str:
 
 _raw_values = st.one_of(
     _huge_ints.map(str),
+    st.integers(90, 6000).map(lambda n: "9" * n),  # Python converts at most 4300 digits
     st.builds(_bomb, st.integers(1, 9), st.integers(1, 12)),
     st.integers(0, 400).map(lambda depth: "[" * depth + "]" * depth),
     st.integers(0, 400).map(lambda depth: "{a: " * depth + "1" + "}" * depth),
