@@ -94,6 +94,15 @@ def test_integers_outside_int8_are_refused_for_an_int8_input(tmp_path: Path, val
     assert f"array 'x' holds values {shown}, outside int8's -128..127" in str(refused.value)
 
 
+def test_floats_beyond_float32_are_refused_for_a_float_input(tmp_path: Path) -> None:
+    """1e300 as float32 is infinity (with numpy's raw overflow warning)."""
+    np.savez(tmp_path / "in.npz", x=np.array([[1e300, 0, 0, 0]]))
+    spec = {"name": "x", "shape": [1, 4], "dtype": "float32"}
+    with warnings.catch_warnings(), pytest.raises(UserError, match="beyond float32's range"):
+        warnings.simplefilter("error")
+        _load_inputs(tmp_path / "in.npz", [{"symbol": "m", "inputs": [spec]}], ["//:m"])
+
+
 def test_integers_that_fit_and_floats_reach_an_int8_input(tmp_path: Path) -> None:
     fits = _inputs(tmp_path, np.array([[-128, 0, 5, 127]], np.int32))
     assert fits.dtype == np.int8 and fits.tolist() == [[[-128, 0, 5, 127]]]
