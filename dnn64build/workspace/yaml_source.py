@@ -55,10 +55,14 @@ def _loader_for(file: str) -> type[yaml.SafeLoader]:
             self.nodes = 0  # composed so far, each alias counted as the nodes it stands for
             self.depth = 0  # of the node being composed
             self.expanded: dict[str, int] = {}  # anchor -> the nodes its value stands for
+            self.open: set[str] = set()  # anchors whose value is being composed
 
         def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
             event = self.peek_event()
             if isinstance(event, yaml.AliasEvent):
+                if event.anchor in self.open:  # a value that holds itself never ends
+                    raise refuse(f"alias *{event.anchor} is inside the value it names",
+                                 event.start_mark, "an alias may only repeat a finished value")
                 self._count(self.expanded.get(event.anchor, 1), event.start_mark)
                 return super().compose_node(parent, index)
             self.depth += 1
@@ -67,9 +71,12 @@ def _loader_for(file: str) -> type[yaml.SafeLoader]:
                              "a BUILD.yaml needs a few levels: flatten the structure")
             before = self.nodes
             self._count(1, event.start_mark)
+            if event.anchor is not None:
+                self.open.add(event.anchor)
             node = super().compose_node(parent, index)
             self.depth -= 1
             if event.anchor is not None:
+                self.open.discard(event.anchor)
                 self.expanded[event.anchor] = self.nodes - before
             return node
 

@@ -54,6 +54,15 @@ def test_merge_keys_count_what_they_expand_to(tmp_path: Path) -> None:
         load_yaml(path, "BUILD.yaml")
 
 
+def test_a_value_holding_itself_is_refused(tmp_path: Path) -> None:
+    """A list that holds itself (PyYAML builds it; a mapping it refuses itself)."""
+    path = tmp_path / "BUILD.yaml"
+    path.write_text("targets:\n  - rule: n64_model\n    title: &t [*t]\n")
+    with pytest.raises(UserError, match=r"alias \*t is inside the value it names") as refused:
+        load_yaml(path, "BUILD.yaml")
+    assert refused.value.where == "BUILD.yaml:3:16"
+
+
 def test_a_big_value_is_quoted_short_in_the_message(ws_a: Workspace) -> None:
     """Below the bound, a value of 59,049 strings in the wrong place: the schema error
     quotes its start, not its 500 KB."""
