@@ -44,22 +44,29 @@ def read_npy(path: Path, *, where: str | None = None) -> np.ndarray:
 
 
 def numeric(array: np.ndarray, name: str, *, where: str) -> np.ndarray:
-    """``array`` if it holds numbers (or booleans), else a UserError naming it."""
-    if not (np.issubdtype(array.dtype, np.number) or array.dtype == np.bool_):
-        raise UserError(f"array {name!r} holds {array.dtype} values, not numbers", where=where)
+    """``array`` if it holds real numbers (or booleans), else a UserError naming it (complex
+    numbers too: casting them to a model's type would drop the imaginary part)."""
+    if not (array.dtype.kind in "iuf" or array.dtype == np.bool_):
+        raise UserError(f"array {name!r} holds {array.dtype} values, not real numbers",
+                        where=where)
     return array
 
 
-def float32_input(value: np.ndarray, name: str, where: str) -> np.ndarray:
-    """A graph input's values as float32; UserError if float64 values overflow float32
-    (the conversion would change their meaning, not just round them)."""
-    value = np.asarray(value)
-    with np.errstate(over="ignore"):  # an overflow is the error below
-        converted = value.astype(np.float32)
-    overflow = np.isfinite(value) & ~np.isfinite(converted)
-    if overflow.any():
-        raise UserError(f"input {name!r}: float64 values up to "
-                        f"{float(np.abs(value[overflow]).max()):.3g} are outside the float32 "
-                        "range the model runs in", where=where,
-                        hint="scale the input into float32's range (|x| < 3.4e38)")
-    return converted
+def fitting(array: np.ndarray, dtype: np.dtype, name: str, *, where: str) -> np.ndarray:
+    """``array`` (real numbers) as ``dtype``; integers outside an integer ``dtype``'s range are
+    a UserError naming the array, never wrapped (300 as int8 would be 44), and so are
+    finite numbers a float ``dtype`` would make infinite."""
+    dtype = np.dtype(dtype)
+    if dtype.kind in "iu" and array.dtype.kind in "iu" and array.size:
+        info = np.iinfo(dtype)
+        low, high = int(array.min()), int(array.max())
+        if low < info.min or high > info.max:
+            raise UserError(f"array {name!r} holds values from {low} to {high}, outside "
+                            f"{dtype}'s {info.min}..{info.max}", where=where,
+                            hint=f"give {dtype} values (or floats, which are quantised)")
+    with np.errstate(over="ignore"):
+        cast = array.astype(dtype)
+    if dtype.kind == "f" and np.any(np.isinf(cast) & np.isfinite(array)):
+        raise UserError(f"array {name!r} holds values beyond {dtype}'s range (magnitude "
+                        f"{float(np.finfo(dtype).max):g} at most)", where=where)
+    return cast

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from dnn64build import __version__
 from dnn64build.commands.platforms import EMULATOR, PLATFORMS
-from dnn64build.errors import UserError
+from dnn64build.errors import UserError, machine_error
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
@@ -207,7 +207,10 @@ def main(argv: list[str] | None = None) -> int:
     except Terminated as e:
         print(f"dnn64build: stopped by {signal.Signals(e.signum).name}", file=sys.stderr)
         return 128 + e.signum
-    except Exception:
+    except Exception as e:
+        if (machine := machine_error(e)) is not None:  # a full disk, ...
+            print(f"ERROR: {machine}", file=sys.stderr)
+            return 1
         import traceback
 
         traceback.print_exc()

@@ -27,7 +27,7 @@ from dnn64build.workspace.labels import NAME_SCHEMA_PATTERN, Label
 JSON = "json"  # nothing: the value as written (defaults applied)
 FILE = "file"  # a package-relative path -> the file's ninja path, checked to exist
 LABELS = "labels"  # a list of labels -> the records their targets returned, in order
-SIZE = "size"  # "4MiB", "512 KiB", "100B" or a byte count -> bytes (int)
+SIZE = "size"  # "4MiB", "512 KiB", "1GB", "100B" or a byte count -> bytes (int)
 
 # What a target can offer the commands (its entry in the target index names them), and the
 # output groups ``run`` builds: the ROM, the host program and image, each model's codegen
@@ -40,8 +40,10 @@ RUN_HOST = "host"
 RUN_MODELS = "models"
 RUN_REFERENCE = "reference"
 
-_UNITS = {"B": 1, "KiB": 1024, "MiB": 1024 * 1024}
-_SIZE_PATTERN = r"^([0-9]+) ?(B|KiB|MiB)\Z"
+# Binary units as the IEC writes them; kB/KB, MB and GB in their decimal (SI) meaning.
+_UNITS = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30,
+          "kB": 10**3, "KB": 10**3, "MB": 10**6, "GB": 10**9}
+_SIZE_PATTERN = rf"^([0-9]{{1,30}}) ?({'|'.join(_UNITS)})\Z"  # digits: see yaml_source
 
 
 @dataclass(frozen=True)
@@ -53,7 +55,7 @@ class Attr:
     declares it; ``labels`` marks a list of labels this target depends on;
     ``resolve`` says what the core turns the value into (JSON, FILE, LABELS, SIZE);
     ``provides``: for LABELS, the record type every named target must return;
-    ``maximum``: for SIZE, the largest byte count allowed.
+    ``minimum``, ``maximum``: for SIZE, the byte counts allowed.
     """
 
     schema: Mapping[str, Any]
@@ -64,6 +66,7 @@ class Attr:
     labels: bool = False
     resolve: str = JSON
     provides: type | None = None
+    minimum: int = 0
     maximum: int | None = None
 
 
@@ -90,15 +93,17 @@ def enum_attr(choices: Sequence[str], doc: str, *, default: str | None = None,
 
 def size_attr(doc: str, *, minimum: int = 1, maximum: int | None = None,
               default: str | int | None = None, workspace_default: bool = False) -> Attr:
-    """A byte count written as ``4MiB``, ``512 KiB``, ``100B`` or an integer; the
-    implementation gets bytes, checked to lie in [minimum, maximum]."""
+    """A byte count written as ``4MiB``, ``512 KiB``, ``1GiB``, ``100B``, ``4MB`` (decimal:
+    4,000,000) or an integer; the implementation gets bytes, checked to lie in
+    [minimum, maximum]."""
     return Attr(
-        {"description": f"{doc}: an integer byte count, or a number with B, KiB or MiB "
-                        "(such as 4MiB or 512 KiB)",
+        {"description": f"{doc}: an integer byte count, or a number with B, KiB, MiB or "
+                        "GiB (powers of 1024, such as 4MiB or 512 KiB) or kB, MB or GB (powers "
+                        "of 1000)",
          "oneOf": [{"type": "string", "pattern": _SIZE_PATTERN},
                    {"type": "integer", "minimum": minimum}]},
         doc, default=default, workspace_default=workspace_default, resolve=SIZE,
-        maximum=maximum,
+        minimum=minimum, maximum=maximum,
     )
 
 
@@ -182,7 +187,8 @@ class RuleContext(Protocol):
 
     def step(self, function: Callable[[StageArgs], None], *,
              inputs: Mapping[str, str | list[str]], outputs: Mapping[str, str],
-             config: Mapping[str, Any], mnemonic: str, progress: str) -> dict[str, str]: ...
+             config: Mapping[str, Any], mnemonic: str, progress: str,
+             key: str | None = None) -> dict[str, str]: ...
 
     def command(self, argv: Sequence[str], *, inputs: Mapping[str, str | list[str]],
                 outputs: Mapping[str, str], mnemonic: str, progress: str) -> dict[str, str]: ...

@@ -18,7 +18,7 @@ from ._model import HOST, TOOLCHAIN_ATTR, ModelInfo, check_symbols, endianness, 
 ROM_ATTRS = {
     "title": Attr({"type": "string", "maxLength": TITLE_SIZE},
                   f"ROM title ({TITLE_SIZE} printable ASCII characters at most; default: the "
-                  "target's name)"),
+                  f"target's name, cut to {TITLE_SIZE} characters)"),
     "ipl3": file_attr(
         "boot code for real hardware (bare toolchain): a CIC-6102 signed IPL3 (0xFC0 bytes, "
         "from a ROM you own); without it the ROM boots with dnn64build's own stub, which "
@@ -27,16 +27,15 @@ ROM_ATTRS = {
 }
 
 
-def _check_title(ctx: RuleContext, title: str) -> None:
-    """At analysis, before any action runs (pack would find it only at the end)."""
-    problem = title_problem(title)
-    if problem is None:
-        return
-    given = "title" in ctx.attrs
-    raise UserError(
-        f"target {ctx.label}: {problem}" + ("" if given else " (the default: the target's name)"),
-        where=ctx.where,
-        hint=None if given else "set a shorter one with the attribute title")
+def rom_title(ctx: RuleContext) -> str:
+    """The title given, checked at analysis, before any action runs (pack would find it
+    only at the end); by default the target's name cut to fit (a name is printable ASCII)."""
+    if "title" not in ctx.attrs:
+        return ctx.label.name[:TITLE_SIZE]
+    title = ctx.attrs["title"]
+    if problem := title_problem(title):
+        raise UserError(f"target {ctx.label}: {problem}", where=ctx.where_of("title"))
+    return title
 
 
 def declare_rom(
@@ -44,11 +43,10 @@ def declare_rom(
     models: Sequence[ModelInfo],
     *,
     toolchain: str,
-    title: str,
 ) -> dict[str, list[str]]:
     """Declare the pack action(s) for ``models`` in one image; returns outputs per toolchain
     (the target's own and, always, the host build used by ``run --platform host``)."""
-    _check_title(ctx, title)
+    title = rom_title(ctx) if toolchain != HOST else None  # a host program has no title
     if not models:
         raise UserError(f"target {ctx.label}: no models to pack", where=ctx.where)
     check_symbols(ctx, models)
@@ -90,7 +88,7 @@ def declare_rom(
             else {"rom": f"{ctx.label.name}.z64"},
             config={
                 **toolchain_config(ctx, tc),
-                "title": title,
+                **({"title": title} if tc != HOST else {}),
                 "memory": memory,
                 "models": [{"label": str(m.label), "symbol": m.symbol} for m in models],
             },

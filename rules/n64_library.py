@@ -227,12 +227,17 @@ def _model_source(templates: dict[str, str], values: dict[str, str], short: str,
 
 def _model_header(templates: dict[str, str], values: dict[str, str], short: str, meta: dict,
                   label: str, dragonfs: bool) -> str:
+    # The ONNX graph's and tensors' names may hold anything ("*/", newlines): escaped as
+    # every generator escapes them (imported here: cfmt brings numpy, which loading the
+    # rules never needs).
+    from dnn64build.codegen.cfmt import c_comment
+
     up = f"{values['NAME']}_{short.upper()}"
     macros = []
     for kind, entries in (("IN", meta["inputs"]), ("OUT", meta["outputs"])):
         for k, entry in enumerate(entries):
             ctype = "int8_t" if entry["dtype"] == "int8" else "float"
-            macros += [f"/** {kind.lower()}put {k}: \"{entry['name']}\", {ctype}"
+            macros += [f"/** {kind.lower()}put {k}: \"{c_comment(entry['name'])}\", {ctype}"
                        f"{entry['shape']} (row-major). */",
                        f"#define {up}_{kind}{k}_BYTES {entry['bytes']}u"]
             if entry.get("streamed"):  # rows from/to the game's callback, never in the arena
@@ -244,7 +249,7 @@ def _model_header(templates: dict[str, str], values: dict[str, str], short: str,
     io_align = min([16, *(offset & -offset for offset in offsets if offset)])
     return _fill(templates["model.h"], values, model=short, MODEL=short.upper(), label=label,
                  io_align=str(io_align),
-                 graph=meta["graph"], num_inputs=str(len(meta["inputs"])),
+                 graph=c_comment(meta["graph"]), num_inputs=str(len(meta["inputs"])),
                  num_outputs=str(len(meta["outputs"])), io_macros="\n".join(macros),
                  weights_stream="PI DMA from the DragonFS file" if dragonfs
                  else "copies from the linked weights") + "".join(

@@ -33,6 +33,8 @@ INPUT_MODES = ["whole", "stream", "auto"]
 OUTPUT_MODES = ["whole", "stream", "auto"]
 CALIBRATION_METHODS = ["minmax", "percentile", "mse"]
 KERNELS = ["auto", "cpu", "rsp"]  # codegen's KERNEL_CHOICES
+ALIGNMENTS = [2**i for i in range(13)]  # the planner aligns buffers to a power of two
+STREAM_FUSION = ("dag", "auto")  # a streamed input or output flows through a dag group
 
 _SHAPE = {"type": "array", "items": {"type": "integer", "minimum": 1}, "minItems": 1}
 
@@ -70,6 +72,7 @@ def _implementation(ctx: RuleContext) -> ModelInfo:
     )
     memory = attrs["memory"]
     check_memory(ctx, memory, toolchain)
+    _check_planner(ctx, attrs["planner"], memory)
     kernels = attrs.get("kernels", default_kernels(toolchain))
     plan = ctx.action(
         "plan",
@@ -113,7 +116,7 @@ def _implementation(ctx: RuleContext) -> ModelInfo:
         weights={"big": code["weights_big"], "little": code["weights_little"]},
         memory=memory,
     )
-    declare_rom(ctx, [model], toolchain=toolchain, title=attrs.get("title", ctx.label.name))
+    declare_rom(ctx, [model], toolchain=toolchain)
     if "test" in attrs:
         test = attrs["test"]
         ctx.offer_test(
@@ -123,6 +126,25 @@ def _implementation(ctx: RuleContext) -> ModelInfo:
             labels=test.get("labels"),  # an array name, not a file
         )
     return model
+
+
+def _check_planner(ctx: RuleContext, planner: dict, memory: int) -> None:
+    """Planner settings that contradict each other or the memory, refused before any
+    action runs (the plan stage would find them after import and quantize)."""
+    fusion = planner.get("fusion", "auto")
+    for side in ("input", "output"):
+        if planner.get(side) == "stream" and fusion not in STREAM_FUSION:
+            raise UserError(
+                f"target {ctx.label}: planner {side}: stream needs fusion dag or auto, not "
+                f"{fusion!r}: the {side} is streamed through a dag group",
+                where=ctx.where_of("planner"),
+                hint=f"use planner: {{fusion: dag, {side}: stream}}, or {side}: whole")
+    staging = planner.get("staging_bytes", "auto")
+    if staging != "auto" and staging >= memory:
+        raise UserError(
+            f"target {ctx.label}: planner staging_bytes {staging} is not less than the "
+            f"target's memory ({memory} bytes)", where=ctx.where_of("planner"),
+            hint="leave staging_bytes out (auto), or give a part of memory")
 
 
 RULE = Rule(
@@ -174,7 +196,8 @@ RULE = Rule(
                 "properties": {
                     "algorithm": {"enum": ALGORITHMS},
                     "scheduler": {"enum": SCHEDULERS},
-                    "alignment": {"type": "integer", "minimum": 1, "maximum": 4096},
+                    "alignment": {"type": "integer", "enum": ALIGNMENTS,
+                                  "description": "bytes: a power of two, 1 to 4096"},
                     "work_budget": {
                         "type": "integer", "minimum": 0,
                         "description": "search steps the exact allocator may take (deterministic)",

@@ -24,7 +24,7 @@ def _implementation(ctx: RuleContext) -> None:
             where=ctx.where_of("toolchain"),
             hint="give the ROM and its models the same toolchain (or set it in workspace defaults)",
         )
-    declare_rom(ctx, models, toolchain=toolchain, title=ctx.attrs.get("title", ctx.label.name))
+    declare_rom(ctx, models, toolchain=toolchain)
 
 
 RULE = Rule(

@@ -24,7 +24,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from dnn64build.array_files import float32_input
+from dnn64build.array_files import fitting
 from dnn64build.codegen import generate_model
 from dnn64build.codegen.model import GeneratedModel
 from dnn64build.errors import UserError
@@ -124,9 +124,7 @@ def compile_case(case: Case, symbol: str) -> tuple[Graph, GeneratedModel]:
 
 def _as_input(value: np.ndarray, dtype: str, name: str, where: str) -> np.ndarray:
     """What ``dnn64build run`` feeds: float data converted as its --input is."""
-    if dtype == "float32":
-        return float32_input(value, name, where)
-    return value.astype(dtype)
+    return fitting(value, dtype, name, where=where)
 
 
 def _failure(exc: Exception) -> Outcome:

@@ -13,9 +13,10 @@ from typing import Any
 import numpy as np
 
 from dnn64build import rules_api as offers
-from dnn64build.array_files import float32_input, numeric, read_npz
+from dnn64build.array_files import fitting, numeric, read_npz
 from dnn64build.build_outputs import load_json
 from dnn64build.commands.build import build
+from dnn64build.commands.compare import compare_outputs
 from dnn64build.commands.platforms import CEN64, HOST
 from dnn64build.errors import UserError
 from dnn64build.workspace.root import OUTPUT_BASE
@@ -64,7 +65,7 @@ def run_command(
         _, host_runs, _ = run_target(label, platform=HOST, input_path=input_path,
                                      timeout=timeout, quiet=True)
         for run, host in zip(runs, host_runs, strict=True):
-            verdict = _compare(run.outputs, host.outputs, 1e-5, run.integer_outputs)
+            verdict = compare_outputs(run.outputs, host.outputs, 1e-5, run.integer_outputs)
             print(f"{run.label}: ROM vs the host build: {verdict}")
     if output_path:
         _save(output_path, runs)
@@ -96,7 +97,7 @@ def test_command(patterns: list[str], *, platform: str, timeout: float) -> int:
         for run in runs:
             verdicts.append(("reference executor", _compare_reference(run)))
             if expected is not None:
-                verdicts.append(("expected outputs", _compare(
+                verdicts.append(("expected outputs", compare_outputs(
                     run.outputs, _split_samples(expected, run), 1e-4, run.integer_outputs)))
         ok = all(v.startswith("match") for _, v in verdicts)
         failures += not ok
@@ -235,14 +236,13 @@ def _test_labels(label: str, name: str | None, inputs: Path, root: Path) -> np.n
 
 def _as_input(value: np.ndarray, spec: dict[str, Any], where: str) -> np.ndarray:
     """``value`` as the input's element type; float data for an int8 input (``io: int8``)
-    is quantised with the input's scale and zero point, integer data taken as it is."""
-    if "scale" in spec and np.issubdtype(np.asarray(value).dtype, np.floating):
+    is quantised with the input's scale and zero point, integer data taken as it is (when it
+    fits)."""
+    if "scale" in spec and np.issubdtype(value.dtype, np.floating):
         from dnn64build.quant.qparams import QParams, quantize_values
 
         return quantize_values(value, QParams(spec["scale"], spec["zero_point"]))
-    if spec["dtype"] == "float32":
-        return float32_input(value, spec["name"], where)
-    return np.asarray(value, dtype=spec["dtype"])
+    return fitting(value, spec["dtype"], spec["name"], where=where)
 
 
 def _split_samples(arrays: dict[str, np.ndarray], run: ModelRun) -> list[dict[str, np.ndarray]]:
@@ -259,25 +259,7 @@ def _compare_reference(run: ModelRun) -> str:
     """Outputs of int8 nodes must match the integer reference bit for bit; outputs with
     fp32 computation upstream within 1e-4 of the output scale (the C and numpy float
     kernels sum in different orders)."""
-    return _compare(run.outputs, run.reference(), 1e-4, run.integer_outputs)
-
-
-def _compare(got: list[dict[str, np.ndarray]], want: list[dict[str, np.ndarray]],
-             tolerance: float, exact: set[str]) -> str:
-    """'match (...)' or 'MISMATCH (...)' over every sample and output: equal bits for the
-    outputs named in ``exact``, else a max error within ``tolerance`` of the output's scale."""
-    worst = 0.0
-    for got_sample, want_sample in zip(got, want, strict=True):
-        for name, value in got_sample.items():
-            ref = np.asarray(want_sample[name], dtype=np.float64)
-            err = float(np.abs(value.astype(np.float64) - ref).max())
-            if name in exact and (value.tobytes()
-                                  != np.asarray(want_sample[name], value.dtype).tobytes()):
-                return f"MISMATCH (output {name!r} is not bit-exact: differs by up to {err:g})"
-            worst = max(worst, err / max(float(np.abs(ref).max()), 1e-12))
-    if worst > tolerance:
-        return f"MISMATCH (max error {worst:.3g} of the output scale > {tolerance:g})"
-    return "match (bit-exact)" if worst == 0 else f"match (max error {worst:.3g} of output scale)"
+    return compare_outputs(run.outputs, run.reference(), 1e-4, run.integer_outputs)
 
 
 def _accuracy(run: ModelRun, labels: np.ndarray) -> float:

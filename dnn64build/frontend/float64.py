@@ -1,7 +1,7 @@
 """float64 models run in float32: the importer converts every float64 tensor of the ONNX
 model (graph inputs and outputs, initializers, Constant values, casts to float64) to
 float32, with a note. The host and the N64 compute in float32; ``dnn64build run``
-converts a float64 input to float32 at the graph boundary (array_files.float32_input)
+converts a float64 input to float32 at the graph boundary (array_files.fitting)
 and returns float32 outputs.
 (int64 graph inputs are not converted: integer arithmetic and indices would change
 meaning; code generation refuses them, naming the node.)

@@ -45,10 +45,12 @@ def import_model(model: onnx.ModelProto, input_shapes: dict[str, list[int]] | No
     rewrite_model(model)
     _check_outputs(model, where)
     _bind_inputs(model, input_shapes or {}, where)
+    _check_sizes(model, where)
     try:
         types, folded = resolve_types(model, opset)
     except ShapeInferenceError as exc:
         raise UserError(f"malformed model: shape inference failed: {exc}", where=where) from exc
+    _check_outputs_not_empty(model, types, where)
     graph = _Builder(model, types, folded, opset, where).build(model.graph.name or name)
     verify(graph)
     return graph
@@ -199,6 +201,35 @@ def _broadcasts_to(shape: list[int], target: list[int]) -> bool:
         return list(np.broadcast_shapes(tuple(shape), tuple(target))) == list(target)
     except ValueError:
         return False
+
+
+def _check_sizes(model: onnx.ModelProto, where: str) -> None:
+    """Every graph input and constant has dims of at least 1: an empty tensor (a [0, 8]
+    weight, a [1, 0, 4, 4] input) built and then crashed ``run`` or failed in the ROM, a
+    negative dim crashed the import. An empty 1-D constant is how ONNX writes an absent
+    optional parameter (Resize's roi): allowed."""
+    shapes = [(f"input {vi.name!r}", [d.dim_value for d in vi.type.tensor_type.shape.dim])
+              for vi in model.graph.input]
+    shapes += [(f"constant {t.name!r}", list(t.dims)) for t in _all_tensors(model.graph)
+               if list(t.dims) != [0]]
+    for what, dims in shapes:
+        if any(d < 1 for d in dims):
+            raise UserError(f"{what} has shape {dims}: every dimension must be at least 1 "
+                            "(empty tensors are not supported)", where=where,
+                            hint="export the model with the sizes it runs with")
+
+
+def _check_outputs_not_empty(model: onnx.ModelProto, types: dict[str, TensorType],
+                             where: str) -> None:
+    """No node computes an empty tensor (from an empty 1-D constant, say)."""
+    for node in model.graph.node:
+        for name in node.output:
+            shape = types[name].shape if name in types else None
+            if shape is not None and any(d is not None and d < 1 for d in shape):
+                raise UserError(f"node {node.name or name!r} (op {node.op_type}) computes "
+                                f"{name!r} of shape {shape}: empty tensors are not "
+                                "supported", where=where,
+                                hint="export the model with the sizes it runs with")
 
 
 def _dims_text(dims) -> str:

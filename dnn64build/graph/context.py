@@ -79,6 +79,7 @@ class ActionContext:
         self._graph = graph
         self._dir = f"bin/{target.label.path}"
         self._tools = ToolchainActions(graph)
+        self._steps: set[str] = set()  # the steps declared so far (function-key)
         self.attrs = resolve_attrs(self, target, providers, targets)
 
     def where_of(self, attr: str) -> str:
@@ -141,26 +142,34 @@ class ActionContext:
     def step(
         self, function: Callable[[StageArgs], None], *,
         inputs: Mapping[str, str | list[str]], outputs: Mapping[str, str],
-        config: Mapping[str, Any], mnemonic: str, progress: str,
+        config: Mapping[str, Any], mnemonic: str, progress: str, key: str | None = None,
     ) -> dict[str, str]:
         """Declare an action running ``function(args)``, a module-level function of a rule
         module, in the stage worker like a built-in stage: ``args`` (a StageArgs) holds
         ``config`` and the named inputs and outputs. The rule module's file and the helper
         modules beside it (``_*.py``) are inputs of the action: editing one reruns the step,
-        and a remote cache key hashes them."""
+        and a remote cache key hashes them. ``key`` tells apart several steps of one
+        function in one target (each declares outputs of its own)."""
         module = sys.modules.get(function.__module__)
         path = getattr(module, "__file__", None)
         if path is None or getattr(module, function.__name__, None) is not function:
             raise GraphBug(f"{self.label}: a step must be a module-level function of a rule "
                            f"module, not {function!r}")
         code = [Path(path), *sorted(Path(path).parent.glob("_*.py"))]
-        name = function.__name__
+        name = function.__name__ + (f"-{key}" if key else "")
+        if name in self._steps:
+            raise UserError(
+                f"target {self.label}: ctx.step({function.__name__}) is declared twice"
+                + (f" with key {key!r}" if key else ""), where=self.where,
+                hint="give each step of one function in one target its own key= "
+                "(and outputs of its own)")
+        self._steps.add(name)
         return self._add(
             STEP_STAGE, self.label, name,
             {**inputs, STEP_MODULE_INPUT: [self._ninja_path(p) for p in code]},
             self._outputs(outputs), f"{self._dir}/config/step-{name}.json",
-            {"label": str(self.label), "function": name, "config": dict(config)}, progress,
-            mnemonic=mnemonic,
+            {"label": str(self.label), "function": function.__name__, "config": dict(config)},
+            progress, mnemonic=mnemonic,
         )
 
     def _ninja_path(self, path: Path) -> str:
@@ -355,6 +364,11 @@ def resolve_attrs(ctx: ActionContext, target: Target, providers: Mapping[Label, 
                 raise UserError(
                     f"target {target.label}: {name} {value!r} ({resolved[name]} bytes) "
                     f"is more than {attr.maximum} bytes",
+                    where=ctx.where_of(name))
+            if resolved[name] < attr.minimum:  # the schema checks a count, not "1KiB"
+                raise UserError(
+                    f"target {target.label}: {name} {value!r} ({resolved[name]} bytes) "
+                    f"is less than {attr.minimum} bytes",
                     where=ctx.where_of(name))
     return resolved
 

@@ -22,11 +22,12 @@ from ninja.ninja_syntax import escape
 
 from dnn64build import tool_path
 from dnn64build.atomic_write import write_atomic, write_if_changed, write_text_if_changed
-from dnn64build.errors import UserError
+from dnn64build.errors import UserError, short_repr
 from dnn64build.graph.actions import Action, BuildGraph, CommandAction
 from dnn64build.graph.context import ActionContext, config_bytes, group_name
 from dnn64build.graph.ninja_escape import NinjaWriter, unwritable
 from dnn64build.graph.runner import package_ninja
+from dnn64build.rules_api import Target
 from dnn64build.stages.registry import STAGES
 from dnn64build.workspace.labels import Label
 from dnn64build.workspace.manifest import Workspace, load_workspace
@@ -96,11 +97,33 @@ def evaluate(workspace: Workspace) -> BuildGraph:
     providers: dict[Label, Any] = {}
     for label in order:
         target = targets[label]
+        declared = len(graph.actions)
         providers[label] = target.rule.implementation(
             ActionContext(target, workspace.root, graph, providers, targets)
         )
+        check_file_names(target, list(graph.actions.values())[declared:])
     graph.validate()
     return graph
+
+
+# File systems take names of 255 bytes; the build adds to an output's name (a temporary
+# ".NAME.tmpPID" beside it, "NAME.tmp", "NAME.d"), so the names it declares stay shorter.
+MAX_FILE_NAME = 200
+
+
+def check_file_names(target: Target, actions: list[Action | CommandAction]) -> None:
+    """Every file name ``target``'s actions write, derived from its name, fits a file
+    system: refused here, before any action runs, rather than as an OSError in one."""
+    for action in actions:
+        paths = [*action.outputs.values()]
+        if isinstance(action, Action):
+            paths += [action.config_path, *([action.depfile] if action.depfile else [])]
+        for name in (part for path in paths for part in path.split("/")):
+            if len(name.encode()) > MAX_FILE_NAME:
+                raise UserError(
+                    f"target {target.label}: the file name {short_repr(name)}, made from the "
+                    f"target's label, has {len(name.encode())} bytes; at most {MAX_FILE_NAME}",
+                    where=target.where, hint="give the target (or its package) a shorter name")
 
 
 def ninja_text(workspace: Workspace, graph: BuildGraph) -> str:

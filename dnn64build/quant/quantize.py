@@ -18,6 +18,7 @@ from dnn64build.quant.calibrate import (
     Sample,
     collect_ranges,
     fit_samples,
+    refuse_all_zero,
     synthetic_samples,
 )
 from dnn64build.quant.plan import choose_int8, needs_pre_activation, quant_table
@@ -68,6 +69,7 @@ def quantize_graph(
         if not calibration_inputs:
             raise UserError("the calibration set is empty")
         samples = fit_samples(graph, calibration_inputs)
+        refuse_all_zero(graph, samples)
     elif synthetic:
         samples = synthetic_samples(graph)
         notes.append("calibrated on synthetic random inputs: int8 accuracy on real data "

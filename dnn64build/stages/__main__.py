@@ -11,7 +11,7 @@ import sys
 import traceback
 import warnings
 
-from dnn64build.errors import UserError
+from dnn64build.errors import UserError, machine_error
 from dnn64build.stages.io import parse_stage_args
 from dnn64build.stages.registry import STAGES
 
@@ -32,7 +32,11 @@ def main(argv: list[str]) -> int:
     except UserError as e:
         print(f"ERROR: {_naming_target(e, args.config.get('label'))}", file=sys.stderr)
         return 1
-    except Exception:  # anything else is a bug: say so, with the traceback to report
+    except Exception as e:  # anything else is a bug: say so, with the traceback to report
+        if (machine := machine_error(e)) is not None:  # a full disk, ...
+            print(f"ERROR: {_naming_target(machine, args.config.get('label'))}",
+                  file=sys.stderr)
+            return 1
         traceback.print_exc()
         print(f"dnn64build: internal error in the {argv[0]} stage: this is a bug in "
               "dnn64build, please report it with the traceback above", file=sys.stderr)

@@ -16,7 +16,7 @@ from typing import Any
 
 import jsonschema
 
-from dnn64build.errors import UserError
+from dnn64build.errors import UserError, short_repr
 from dnn64build.errors import did_you_mean as _did_you_mean
 from dnn64build.rules_api import Rule, Target
 from dnn64build.workspace.labels import Label, is_package_path, parse_label
@@ -133,8 +133,8 @@ def _check_defaults(defaults: Mapping[str, Any], rules: Mapping[str, Rule], disp
     for key in defaults:
         if key not in settable:
             raise UserError(
-                f"workspace.defaults: {key!r} is not an attribute that can have a workspace "
-                f"default{_did_you_mean(key, settable)}",
+                f"workspace.defaults: {short_repr(key)} is not an attribute that can have a "
+                f"workspace default{_did_you_mean(str(key), settable)}",
                 where=getattr(defaults, "where", display),
                 hint=f"allowed: {', '.join(sorted(settable))}",
             )
@@ -147,7 +147,7 @@ def _load_target(
     kind = entry.get("rule")
     if not isinstance(kind, str) or kind not in rules:
         raise UserError(
-            f"unknown rule kind {kind!r}{_did_you_mean(str(kind), rules)}",
+            f"unknown rule kind {short_repr(kind)}{_did_you_mean(str(kind), rules)}",
             where=where,
             hint=f"rule kinds: {', '.join(sorted(rules))} (add one as a module in rules/)",
         )
@@ -235,13 +235,15 @@ def _innermost_where(data: Any, path: Any, default: str) -> str:
 def _explain(error: jsonschema.ValidationError) -> str:
     if error.validator == "additionalProperties":
         allowed = error.schema.get("properties", {})
-        extra = sorted(set(error.instance) - set(allowed))
-        return "; ".join(f"unknown key {k!r}{_did_you_mean(k, allowed)}" for k in extra)
+        extra = sorted(set(error.instance) - set(allowed), key=str)  # keys may be numbers
+        return "; ".join(f"unknown key {short_repr(k)}{_did_you_mean(str(k), allowed)}"
+                         for k in extra)
     if error.validator == "required":
         return error.message.replace("is a required property", "is required")
     if _whole_float_for_integer(error):
         return f"{error.instance!r} is a float; write the integer {int(error.instance)}"
-    return error.message
+    # jsonschema quotes the value whole: a long string or a big structure would flood
+    return error.message.replace(repr(error.instance), short_repr(error.instance))
 
 
 def _whole_float_for_integer(error: jsonschema.ValidationError) -> bool:

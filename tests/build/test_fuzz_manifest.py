@@ -8,6 +8,7 @@ exception is a bug. The default tier tries a bounded number of examples; ``-m sl
 from __future__ import annotations
 
 import datetime
+import json
 import subprocess
 import tempfile
 from pathlib import Path
@@ -91,6 +92,51 @@ def workspaces(draw: st.DrawFn) -> dict[str, Any]:
     return tree
 
 
+# Raw YAML the structures above never produce: anchors whose aliases multiply (bombs of
+# any width and depth), merge keys, brackets nested hundreds deep, any unicode, integers
+# far beyond int64 (and digits beyond what Python converts).
+_huge_ints = st.one_of(st.integers(), st.integers(-(10**30), 10**30),
+                       st.sampled_from([2**31, 2**63, -(2**63), 10**100]))
+
+
+def _bomb(levels: int, width: int) -> str:
+    """A flow sequence of anchors, each ``width`` aliases of the one before."""
+    parts = [f"&b0 [{', '.join(['lol'] * width)}]"]
+    parts += [f"&b{i} [{', '.join([f'*b{i - 1}'] * width)}]" for i in range(1, levels)]
+    return f"[{', '.join(parts)}]"
+
+
+_raw_values = st.one_of(
+    _huge_ints.map(str),
+    st.integers(90, 6000).map(lambda n: "9" * n),  # Python converts at most 4300 digits
+    st.builds(_bomb, st.integers(1, 9), st.integers(1, 12)),
+    st.integers(0, 400).map(lambda depth: "[" * depth + "]" * depth),
+    st.integers(0, 400).map(lambda depth: "{a: " * depth + "1" + "}" * depth),
+    st.text(max_size=8).map(json.dumps),  # any unicode, escaped as YAML reads JSON
+    st.lists(_huge_ints, min_size=1, max_size=4).map(str),
+    st.sampled_from(["*m", "{<<: *m}", "{<<: [*m, *m], alignment: 3}", "{<<: *nope}",
+                     "!!python/object:os.system ls", "&x [*x]", "~", "[]", "{}"]),
+)
+_raw_attrs = st.sampled_from(["memory", "title", "inputs", "planner", "quantize", "name",
+                              "toolchain", "kernels", "test", "unknown", "1", "<<"])
+
+
+@st.composite
+def raw_manifests(draw: st.DrawFn) -> str:
+    """A BUILD.yaml of n64_model targets with raw attribute values; the first defines the
+    anchor ``m`` (a planner mapping) that later values merge or alias."""
+    lines = ["targets:"]
+    for k in range(draw(st.integers(1, 3))):
+        name = draw(st.one_of(st.just(f"t{k}"), st.text(max_size=6).map(json.dumps)))
+        lines += ["  - rule: n64_model", f"    name: {name}", "    src: m.onnx"]
+        if k == 0:
+            lines.append(f"    planner: &m {{alignment: {draw(_huge_ints)}}}")
+        attrs = draw(st.dictionaries(_raw_attrs, _raw_values, max_size=3))
+        lines += [f"    {attr}: {value}" for attr, value in attrs.items()
+                  if not (k == 0 and attr == "planner")]
+    return "\n".join(lines) + "\n"
+
+
 def _write(root: Path, tree: dict[str, Any]) -> None:
     root.mkdir()
     workspace = {"name": "fuzz", "defaults": tree.get("", {"toolchain": "host"})}
@@ -115,6 +161,7 @@ def _check(root: Path) -> None:
         generate(root)
     except UserError as e:
         assert str(e).strip(), "an empty error message"
+        assert len(str(e)) < 2000, f"a message of {len(str(e))} characters"
         event("refused: " + str(e).split(":")[-1].strip()[:30])
         return
     event("generated")
@@ -155,3 +202,20 @@ def test_random_workspaces_give_a_graph_or_one_clean_error(tree: dict[str, Any])
 @given(workspaces())
 def test_random_workspaces_many(tree: dict[str, Any]) -> None:
     _fuzz(tree)
+
+
+@settings(max_examples=60, deadline=datetime.timedelta(seconds=10), **_SETTINGS)
+@given(raw_manifests())
+@example(f"targets:\n  - rule: n64_model\n    title: {_bomb(9, 9)}\n")  # 387M strings
+@example("targets:\n  - {rule: n64_model, name: a, src: m.onnx, 1: 2, zz: 3}\n")  # TypeError
+def test_raw_yaml_gives_a_graph_or_one_clean_error(text: str) -> None:
+    """Aliases, merge keys, nesting, unicode and huge integers (issue 25): bounded in
+    time and message size, and never a traceback."""
+    _fuzz({"models": ("raw", text)})
+
+
+@pytest.mark.slow
+@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(raw_manifests())
+def test_raw_yaml_many(text: str) -> None:
+    _fuzz({"models": ("raw", text)})

@@ -61,7 +61,7 @@ def test_run_with_bad_input_or_output(ws: Workspace, content: str) -> None:
         name, output = "in.npz", "no/such/dir/out.npz"
     err = _clean_error(ws, "run", "//models:a", "--platform", "host", "--input", name,
                        "--output", output)
-    expected = {"strings": "'input' holds <U1 values, not numbers",
+    expected = {"strings": "'input' holds <U1 values, not real numbers",
                 "npy": "in.npy: --input takes an .npz",
                 "not_a_zip": "in.npz: not an .npz archive",
                 "missing_dir": "--output: no such directory: no/such/dir"}[content]

@@ -39,10 +39,10 @@ def test_float64_model_runs_in_float32_with_a_note(tmp_path) -> None:
 
 
 def test_float64_input_outside_float32_range_is_refused() -> None:
-    from dnn64build.array_files import float32_input
+    from dnn64build.array_files import fitting
     from dnn64build.errors import UserError
 
-    ok = float32_input(np.array([1e-3, -2.5, 1e30]), "x", "in.npz")
+    ok = fitting(np.array([1e-3, -2.5, 1e30]), np.float32, "x", where="in.npz")
     assert ok.dtype == np.float32 and np.allclose(ok, [1e-3, -2.5, 1e30], rtol=1e-7)
-    with pytest.raises(UserError, match=r"input 'x': float64 values up to 1e\+200 are outside"):
-        float32_input(np.array([1.0, -1e200]), "x", "in.npz")
+    with pytest.raises(UserError, match=r"array 'x' holds values beyond float32's range"):
+        fitting(np.array([1.0, -1e200]), np.float32, "x", where="in.npz")
