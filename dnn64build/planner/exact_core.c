@@ -7,8 +7,9 @@
    windows' relaxations (small searches of their own) and the memos are here.
 
    Differences that change no node: state keys are kept modulo 2**128 (Python
-   keeps the exact sums; they differ only on a 128-bit collision), and the
-   unplaced buffers of a section are found by scanning its members.
+   keeps the exact sums; they differ only on a 128-bit collision), the
+   unplaced buffers of a section are kept in another order (no rule depends on
+   it), and floor_profile's check sorts only the floors that can fail it.
 
    Built on first use by dnn64build/planner/native_core.py (cc -O2 -shared). */
 
@@ -90,7 +91,8 @@ struct Search {
     i64 *footprint, *alignment, *start_floor, *lower, *upper;
     int *first, *last;
     int *conf_at, *conf;       /* conflicts of i: conf[conf_at[i] .. conf_at[i+1]) */
-    int *memb_at, *memb;       /* members of section k, likewise */
+    int *memb_at, *memb;       /* members of section k, likewise, the unplaced first */
+    int *mpos_at, *mpos;       /* where i is among section k's: memb[mpos[mpos_at[i] + k - first[i]]] */
     i64 *total;
     int *twin_class, *class_at, *class_memb; /* the members of each class */
     char *stacked;
@@ -106,7 +108,7 @@ struct Search {
     int raised_top;
     i64 *stacked_top;          /* placed buffers with a stacked twin, sorted by (top, i) */
     int *stacked_i, stacked_count;
-    i64 *scratch_floor, *scratch_size; /* floors_fit's, n each */
+    i64 *scratch_floor, *scratch_size; /* floors_fit's, 2 n each */
     u128 state_key;
     i64 counters[NCOUNTER];
     i64 next_clock;
@@ -245,10 +247,17 @@ static Search *search_new(int n, const i64 *lower, const i64 *upper, const i64 *
     }
     for (int k = 0; k < K; k++) s->memb_at[k + 1] += s->memb_at[k];
     s->memb = alloc(nmemb, sizeof(int), &failed);
+    s->mpos = alloc(nmemb, sizeof(int), &failed);
+    s->mpos_at = alloc(n, sizeof(int), &failed);
     int *fill = alloc(K, sizeof(int), &failed);
     if (failed) { free(fill); search_free(s); return NULL; }
-    for (int i = 0; i < n; i++)
-        for (int k = s->first[i]; k < s->last[i]; k++) s->memb[s->memb_at[k] + fill[k]++] = i;
+    for (int i = 0, at = 0; i < n; at += s->last[i] - s->first[i], i++) {
+        s->mpos_at[i] = at;
+        for (int k = s->first[i]; k < s->last[i]; k++) {
+            s->mpos[at + k - s->first[i]] = s->memb_at[k] + fill[k];
+            s->memb[s->memb_at[k] + fill[k]++] = i;
+        }
+    }
     free(fill);
     /* stacked-twin classes: equal conflicts (with themselves), alignment and start floor */
     s->twin_class = alloc(n, sizeof(int), &failed);
@@ -311,8 +320,8 @@ static Search *search_new(int n, const i64 *lower, const i64 *upper, const i64 *
     s->olds = alloc(nconf, sizeof(i64), &failed);
     s->stacked_top = alloc(n, sizeof(i64), &failed);
     s->stacked_i = alloc(n, sizeof(int), &failed);
-    s->scratch_floor = alloc(n, sizeof(i64), &failed);
-    s->scratch_size = alloc(n, sizeof(i64), &failed);
+    s->scratch_floor = alloc(2 * (size_t)n, sizeof(i64), &failed);
+    s->scratch_size = alloc(2 * (size_t)n, sizeof(i64), &failed);
     if (failed) { search_free(s); return NULL; }
     s->counters[C_WINDOWS] = 1;
     s->counters[C_ROUND_END] = INT64_MAX;
@@ -323,7 +332,7 @@ static Search *search_new(int n, const i64 *lower, const i64 *upper, const i64 *
 static void search_free(Search *s) {
     if (!s) return;
     void *arrays[] = {s->footprint, s->alignment, s->start_floor, s->lower, s->upper, s->first,
-                      s->last, s->conf_at, s->conf, s->memb_at, s->memb, s->total,
+                      s->last, s->conf_at, s->conf, s->memb_at, s->memb, s->mpos_at, s->mpos, s->total,
                       s->twin_class, s->class_at, s->class_memb, s->stacked, s->order, s->rank,
                       s->twin, s->offset, s->floor, s->tops, s->remaining, s->unplaced_count,
                       s->cuts, s->hist_i, s->hist_raised_at, s->hist_key, s->raised, s->olds,
@@ -449,7 +458,13 @@ static int place(Search *s, int i, i64 at) {
     int split = 0;
     for (int k = s->first[i]; k < s->last[i]; k++) {
         s->remaining[k] -= size;
-        s->unplaced_count[k]--;
+        /* i swaps places with the last unplaced member; unplace (LIFO) finds it there */
+        int *at = &s->mpos[s->mpos_at[i] + k - s->first[i]];
+        int end = s->memb_at[k] + --s->unplaced_count[k], j = s->memb[end];
+        s->memb[*at] = j;
+        s->mpos[s->mpos_at[j] + k - s->first[j]] = *at;
+        s->memb[end] = i;
+        *at = end;
     }
     for (int k = s->first[i]; k < s->last[i] - 1; k++) {
         s->cuts[k]--;
@@ -538,6 +553,41 @@ static u128 state(const Search *s, int lo, int hi, i64 last_at, int last_rank) {
     return key;
 }
 
+/* Sort key[0..n) highest first, val alongside (tk, tv: n of scratch each). */
+static void sort_desc(i64 *key, i64 *val, i64 *tk, i64 *tv, int n) {
+    if (n <= 16) {
+        for (int q = 1; q < n; q++) {
+            i64 k = key[q], v = val[q];
+            int p = q;
+            for (; p > 0 && key[p - 1] < k; p--) {
+                key[p] = key[p - 1];
+                val[p] = val[p - 1];
+            }
+            key[p] = k;
+            val[p] = v;
+        }
+        return;
+    }
+    i64 *k0 = key, *v0 = val;
+    for (int width = 1; width < n; width *= 2) { /* bottom-up merge sort */
+        for (int lo = 0; lo < n; lo += 2 * width) {
+            int mid = lo + width < n ? lo + width : n, hi = lo + 2 * width < n ? lo + 2 * width : n;
+            int a = lo, b = mid, o = lo;
+            while (a < mid || b < hi) {
+                int left = b >= hi || (a < mid && key[a] >= key[b]);
+                tk[o] = left ? key[a] : key[b];
+                tv[o++] = left ? val[a++] : val[b++];
+            }
+        }
+        i64 *t = key; key = tk; tk = t;
+        t = val; val = tv; tv = t;
+    }
+    if (key != k0) {
+        memcpy(k0, key, (size_t)n * sizeof *key);
+        memcpy(v0, val, (size_t)n * sizeof *val);
+    }
+}
+
 /* exact._Search._floors_fit */
 static int floors_fit(Search *s, int lo, int hi, i64 capacity) {
     int d = s->depth - 1, ra = s->hist_raised_at[d], rb = s->hist_raised_at[d + 1];
@@ -555,28 +605,37 @@ static int floors_fit(Search *s, int lo, int hi, i64 capacity) {
     for (int k = start; k < stop; k++) {
         i64 left = s->remaining[k];
         if (highest + left <= capacity || !s->unplaced_count[k]) continue;
-        i64 lowest = INT64_MAX;
-        for (int m = s->memb_at[k]; m < s->memb_at[k + 1]; m++) {
+        /* only floors above capacity - left can fail: floor + the bytes at or
+           above it (all of them above that too) */
+        i64 *floors = s->scratch_floor, *sizes = s->scratch_size, lowest = INT64_MAX;
+        i64 threshold = capacity - left;
+        int count = 0;
+        for (int m = s->memb_at[k]; m < s->memb_at[k] + s->unplaced_count[k]; m++) {
             int j = s->memb[m];
-            if (s->offset[j] < 0 && s->floor[j] < lowest) lowest = s->floor[j];
+            lowest = s->floor[j] < lowest ? s->floor[j] : lowest;
+            if (s->floor[j] > threshold) {
+                floors[count] = s->floor[j];
+                sizes[count++] = s->footprint[j];
+            }
         }
         if (lowest + left > capacity) return 0;
         if (!s->sw[FLOOR_PROFILE]) continue;
-        /* (floor, footprint) by floor, highest first; ties in floor: the largest
-           floor + bytes above is reached after the last of them, in any order */
-        int count = 0;
-        i64 *floors = s->scratch_floor, *sizes = s->scratch_size;
-        for (int m = s->memb_at[k]; m < s->memb_at[k + 1]; m++) {
-            int j = s->memb[m];
-            if (s->offset[j] >= 0) continue;
-            int q = count++;
-            for (; q > 0 && floors[q - 1] < s->floor[j]; q--) {
-                floors[q] = floors[q - 1];
-                sizes[q] = sizes[q - 1];
-            }
-            floors[q] = s->floor[j];
-            sizes[q] = s->footprint[j];
+        /* the same again with the bytes kept (their floors' all above them):
+           those at or below capacity - kept fit, until none is dropped */
+        for (int kept = -1; kept != count;) {
+            i64 bytes = 0;
+            for (int q = 0; q < count; q++) bytes += sizes[q];
+            kept = count;
+            count = 0;
+            for (int q = 0; q < kept; q++)
+                if (floors[q] > capacity - bytes) {
+                    floors[count] = floors[q];
+                    sizes[count++] = sizes[q];
+                }
         }
+        /* by floor, highest first; ties in floor: the largest floor + bytes
+           above is reached after the last of them, in any order */
+        sort_desc(floors, sizes, s->scratch_floor + s->n, s->scratch_size + s->n, count);
         i64 above = 0;
         int fits = 1;
         for (int q = 0; q < count && fits; q++) {
@@ -667,9 +726,9 @@ static int windows_fit(Search *s, int lo, int hi, i64 capacity, i64 last_at) {
         int b = a;
         for (; b < hi && s->unplaced_count[b]; b++) {
             i64 lowest = INT64_MAX;
-            for (int q = s->memb_at[b]; q < s->memb_at[b + 1]; q++) {
+            for (int q = s->memb_at[b]; q < s->memb_at[b] + s->unplaced_count[b]; q++) {
                 int j = s->memb[q];
-                if (s->offset[j] < 0 && s->floor[j] < lowest) lowest = s->floor[j];
+                if (s->floor[j] < lowest) lowest = s->floor[j];
             }
             if (capacity - s->remaining[b] - (last_at > lowest ? last_at : lowest) > limit)
                 break;
@@ -677,9 +736,9 @@ static int windows_fit(Search *s, int lo, int hi, i64 capacity, i64 last_at) {
         if (b == a) { a++; continue; }
         int m = 0;
         for (int k = a; k < b; k++)
-            for (int q = s->memb_at[k]; q < s->memb_at[k + 1]; q++) {
+            for (int q = s->memb_at[k]; q < s->memb_at[k] + s->unplaced_count[k]; q++) {
                 int j = s->memb[q];
-                if (s->offset[j] < 0 && !seen[j]) { seen[j] = 1; inside[m++] = j; }
+                if (!seen[j]) { seen[j] = 1; inside[m++] = j; }
             }
         m = 0;
         for (int j = 0; j < s->n; j++) /* ascending, as sorted() */
