@@ -76,7 +76,12 @@ def load() -> ctypes.CDLL | None:
     except UserError as e:
         _note(f"no C compiler for its compiled core ({e.message})")
         return None
-    key = hashlib.sha256(SOURCE.read_bytes() + "\0".join((cc, *FLAGS)).encode()).hexdigest()
+    try:
+        source = SOURCE.read_bytes()
+    except OSError as e:
+        _note(f"its compiled core's source is missing ({e})")
+        return None
+    key = hashlib.sha256(source + "\0".join((cc, *FLAGS)).encode()).hexdigest()
     path = cache_dir() / f"exact_core-{key[:16]}.so"
     if not path.exists():
         try:
