@@ -82,14 +82,14 @@ def load() -> ctypes.CDLL | None:
         _note(f"its compiled core's source is missing ({e})")
         return None
     key = hashlib.sha256(source + "\0".join((cc, *FLAGS)).encode()).hexdigest()
-    path = cache_dir() / f"exact_core-{key[:16]}.so"
-    if not path.exists():
-        try:
+    try:  # Path.home() raises RuntimeError when there is no home directory
+        path = cache_dir() / f"exact_core-{key[:16]}.so"
+        if not path.exists():
             _build(cc, path)
-        except (OSError, subprocess.CalledProcessError) as e:
-            detail = (getattr(e, "stderr", "") or "").strip().splitlines() or [str(e)]
-            _note(f"building its compiled core failed ({detail[-1]})")
-            return None
+    except (OSError, RuntimeError, subprocess.CalledProcessError) as e:
+        detail = (getattr(e, "stderr", "") or "").strip().splitlines() or [str(e)]
+        _note(f"building its compiled core failed ({detail[-1]})")
+        return None
     lib = ctypes.CDLL(str(path))
     for name, (result, args) in SIGNATURES.items():
         func = getattr(lib, name)
