@@ -1,7 +1,8 @@
 #!/bin/sh
 # tools/setup.sh - set up a fresh Debian machine for dnn64build (run as root).
 #
-# Installs the MIPS cross compiler (the `bare` toolchain), mupen64plus (runs
+# Installs the host C compiler (the `host` toolchain and the exact allocator's
+# compiled core), the MIPS cross compiler (the `bare` toolchain), mupen64plus (runs
 # ROMs headless), cen64 with xvfb and xauth (cycle-accurate runs under a virtual
 # X server) and qemu-user (big-endian MIPS unit tests), then installs
 # dnn64build itself, editable, with its test extras. Idempotent: apt is
@@ -11,7 +12,7 @@
 # on Debian's own python3 (PEP 668) use a virtual environment's python.
 set -eu
 
-PACKAGES="make gcc-mips-linux-gnu binutils-mips-linux-gnu mupen64plus-ui-console mupen64plus-rsp-z64 qemu-user cen64 xvfb xauth nginx"
+PACKAGES="make gcc gcc-mips-linux-gnu binutils-mips-linux-gnu mupen64plus-ui-console mupen64plus-rsp-z64 qemu-user cen64 xvfb xauth nginx"
 PYTHON="${PYTHON:-python3}"
 REPO_ROOT=$(cd "$(dirname "$0")/.." && pwd)
 

@@ -74,17 +74,20 @@ from __future__ import annotations
 
 import bisect
 import collections
+import ctypes
 import enum
 import itertools
 import random
 import sys
 import time
+import weakref
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from itertools import accumulate
 from operator import add
 
+from dnn64build.planner import native_core
 from dnn64build.planner.best_fit import best_fit
 from dnn64build.planner.problem import (
     Buffer,
@@ -246,6 +249,7 @@ class _Search:
         self.memo: set[int] = set()
         self.window_verdicts: dict[tuple[int, int, int], bool] = {}  # emptied by each probe
         self.rank = [0] * n
+        self.orders: dict[tuple[str, int | None], list[int]] = {}
         self.use_preorder(PREORDERS[0])
         self.nodes = 0  # this search's own nodes (restart rounds count these)
         self.relaxed_nodes = 0  # the nodes of tight windows' relaxations
@@ -281,14 +285,18 @@ class _Search:
         """Rank buffers by the keys named in ``letters``, each largest first
         (T busiest section's bytes, W lifetime, A lifetime x footprint). With
         ``shuffle`` (a seed), every buffer's keys are scaled by a random factor
-        within 2**±0.5 first, so that near-ties fall differently."""
-        keys = [self.keys[c] for c in letters]
-        scale = [1.0] * len(self.rank)
-        if shuffle is not None:
-            rng = random.Random(shuffle)
-            scale = [2 ** rng.uniform(-0.5, 0.5) for _ in scale]
-        self.order = sorted(range(len(self.rank)),
-                            key=lambda i: [-k[i] * scale[i] for k in keys] + [i])
+        within 2**±0.5 first, so that near-ties fall differently. Each order
+        is computed once (restart rounds come back to the plain ones)."""
+        order = self.orders.get((letters, shuffle))
+        if order is None:
+            keys = [self.keys[c] for c in letters]
+            scale = [1.0] * len(self.rank)
+            if shuffle is not None:
+                rng = random.Random(shuffle)
+                scale = [2 ** rng.uniform(-0.5, 0.5) for _ in scale]
+            order = self.orders[letters, shuffle] = sorted(
+                range(len(self.rank)), key=lambda i: [-k[i] * scale[i] for k in keys] + [i])
+        self.order = order
         for r, i in enumerate(self.order):
             self.rank[i] = r
         self.twin = self._twins() if self.params.symmetric_buffers else [None] * len(self.rank)
@@ -374,12 +382,11 @@ class _Search:
         them, shuffled ones (seeded by the round, so the search stays
         deterministic).
         A round that ends without running out of nodes proves the answer."""
-        self.memos.clear()  # failures under another capacity say nothing here
-        self.window_verdicts: dict[tuple[int, int, int], bool] = {}
+        self._forget()  # failures under another capacity say nothing here
         self.windows = True
         if not self.params.restarts:
             self.reset()
-            self.memo = self.memos.setdefault(("", None), set())
+            self._use_memo(("", None))
             return self.solve(list(self.order), capacity)
         limit = 2 * len(self.rank)
         # Tight windows refute some problems quickly and only cost nodes on
@@ -405,7 +412,7 @@ class _Search:
                 self.reset()
                 # A subtree that failed in an earlier round under the same
                 # preorder fails again: the memo carries over.
-                self.memo = self.memos.setdefault((letters, shuffle), set())
+                self._use_memo((letters, shuffle))
                 self.round_end = self.nodes + limit
                 try:
                     return self.solve(list(self.order), capacity)
@@ -415,6 +422,14 @@ class _Search:
                     self.round_end = sys.maxsize
             limit *= 2
         raise AssertionError("unreachable")
+
+    def _forget(self) -> None:
+        self.memos.clear()
+        self.window_verdicts: dict[tuple[int, int, int], bool] = {}
+
+    def _use_memo(self, key: tuple[str, int | None]) -> None:
+        """The failure memo of one preorder (``key``: its letters and shuffle)."""
+        self.memo = self.memos.setdefault(key, set())
 
     def solve(self, part: list[int], capacity: int) -> bool:
         """Place every buffer of ``part`` (rank order, all unplaced) under
@@ -637,6 +652,80 @@ class _Search:
         return True
 
 
+# The counters the compiled core keeps during a round (exact_core.c's C_* order).
+CORE_COUNTERS = ("nodes", "relaxed_nodes", "windowed_nodes", "units", "round_end", "windows")
+CORE_SWITCHES = SWITCHES[:11]  # the rules of the inner loop (exact_core.c's enum order)
+_INT64_MAX = 2**63 - 1
+
+
+class _CompiledSearch(_Search):
+    """The same search with each round run by the compiled core (exact_core.c,
+    see native_core.py): this class keeps the restart schedule, the preorders
+    and the counters between rounds; the core places, prunes, memoises and
+    runs the windows' relaxations, node for node as :class:`_Search` does."""
+
+    def __init__(self, problem: Problem, params: ExactParams, deadline: float | None,
+                 lib: ctypes.CDLL):
+        super().__init__(problem, params, deadline)
+        self.lib = lib
+        bufs = problem.buffers
+        column = ctypes.c_int64 * len(bufs)
+        # The random keys in the order the Python search draws them.
+        keys = [*self.zobrist, *self.top_key, *self.where_key]
+        self._keys = ctypes.create_string_buffer(
+            b"".join(k.to_bytes(16, "little") for k in keys), 16 * len(keys))
+        seconds = -1.0 if deadline is None else max(deadline - time.perf_counter(), 0.0)
+        self._core = lib.exact_new(
+            len(bufs), column(*(b.lower for b in bufs)), column(*(b.upper for b in bufs)),
+            column(*self.footprint), column(*self.alignment), self._keys,
+            bytes(getattr(params, s) for s in CORE_SWITCHES),
+            min(params.work_budget, _INT64_MAX),
+            -1 if params.node_budget is None else params.node_budget, seconds)
+        if not self._core:
+            raise MemoryError("the exact search's compiled core")
+        weakref.finalize(self, lib.exact_free, self._core)
+        self._memo_ids: dict[tuple[str, int | None], int] = {}
+        self._memo_id = 0
+
+    def reset(self) -> None:
+        """The core resets its own state at the start of each round (``solve``)."""
+
+    def _twins(self) -> list[int | None]:
+        return []  # the core finds them (exact_set_order)
+
+    def _forget(self) -> None:
+        self._memo_ids.clear()
+        self.lib.exact_forget(self._core)
+
+    def _use_memo(self, key: tuple[str, int | None]) -> None:
+        self._memo_id = self._memo_ids.setdefault(key, len(self._memo_ids))
+
+    def solve(self, part: list[int], capacity: int) -> bool:
+        """One round: ``part`` is the whole preorder."""
+        lib, core = self.lib, self._core
+        if (lib.exact_set_order(core, (ctypes.c_int * len(part))(*part))
+                or lib.exact_use_memo(core, self._memo_id)):
+            raise MemoryError("the exact search's compiled core")
+        lib.exact_reset(core)
+        counters = lib.exact_counters(core)
+        for k, name in enumerate(CORE_COUNTERS):
+            counters[k] = min(int(getattr(self, name)), _INT64_MAX)
+        offsets = (ctypes.c_int64 * len(part))()
+        code = lib.exact_solve(core, capacity, offsets)
+        for k, name in enumerate(CORE_COUNTERS[:4]):
+            setattr(self, name, counters[k])
+        if code == 1:
+            self.offset = list(offsets)
+        if code in (0, 1):
+            return bool(code)
+        if code == -3:
+            raise _RoundOver
+        if code in (-1, -2):
+            raise _Stop(ExactOutcome.BUDGET_EXHAUSTED if code == -1
+                        else ExactOutcome.DEADLINE_EXCEEDED)
+        raise MemoryError("the exact search's compiled core")
+
+
 def _runs(flags: list[bool], start: int) -> Iterator[tuple[int, int]]:
     """The maximal runs of True in ``flags`` as ranges [a, b), numbered from
     ``start``."""
@@ -668,8 +757,12 @@ def solve_exact(
     params: ExactParams | None = None,
     capacity: int | None = None,
     incumbent: Mapping[BufferId, Offset] | None = None,
+    *,
+    compiled: bool | None = None,
 ) -> ExactResult:
-    """Minimise the arena; with ``capacity``, only plans that fit it count."""
+    """Minimise the arena; with ``capacity``, only plans that fit it count.
+    ``compiled``: run the compiled core (None: when it can be built, see
+    native_core.py; True: it must be; False: the Python search)."""
     params = params or ExactParams()
     start = time.perf_counter()
     deadline = None if params.deadline_s is None else start + params.deadline_s
@@ -692,7 +785,11 @@ def solve_exact(
         capacity if capacity is not None else sum(b.footprint for b in sized.buffers))
     if capacity is not None:
         top = min(top, capacity)
-    search = _Search(sized, params, deadline)
+    lib = native_core.load() if compiled is not False else None
+    if compiled and lib is None:
+        raise RuntimeError("the exact search's compiled core is not available")
+    search = (_Search(sized, params, deadline) if lib is None
+              else _CompiledSearch(sized, params, deadline, lib))
     outcome = ExactOutcome.OPTIMAL
     # Probe the capacity first (any plan that fits it), then the bound (success
     # proves optimality), then bisect between the bound and the best plan.

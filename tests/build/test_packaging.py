@@ -115,3 +115,17 @@ def test_the_installed_wheel_builds_a_rom_that_runs(
                          "--input", "in.npz", "--output", "out.npz")
     assert "ROM vs the host build: match" in proc.stdout
     assert_matches_onnxruntime(ws, x)
+
+
+@pytest.mark.usefixtures("host")
+def test_the_installed_wheel_builds_the_exact_searchs_compiled_core(
+    installed: dict[str, str], tmp_path: Path
+) -> None:
+    # The wheel carries exact_core.c: the first exact search builds it into the user's
+    # cache and runs it (no note about the Python search).
+    ws = Workspace(tmp_path / "ws")
+    ws.write("problem.csv", "id,lower,upper,size\na,0,2,32\nb,1,3,16\nc,2,4,32\n")
+    env = {**installed, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    proc = installed_run(env, ws, "plan-buffers", "problem.csv", "--algorithm", "exact")
+    assert "note:" not in proc.stderr
+    assert len(list((tmp_path / "cache" / "dnn64build").glob("exact_core-*.so"))) == 1

@@ -9,7 +9,7 @@ independent checker. Prints a markdown table and a summary.
 
     python tools/bench/bench_exact_hard.py [--sizes 100 300 500] [--seeds 2] [--timeout 60]
         [--families random models] [--drops 0.3 0.5] [--csv NAME.CAPACITY.csv ...]
-        [--without SWITCH ...] [--work-budget UNITS]
+        [--without SWITCH ...] [--work-budget UNITS] [--python]
 
 ``--csv`` adds problem files named ``<name>.<capacity>.csv`` (the naming of
 tools/hard_problems.py and of MiniMalloc's benchmarks/challenging set), solved
@@ -18,11 +18,13 @@ not known: the heuristics' column is then relative to the capacity.
 ``--without`` turns the named ExactParams switches off (an ablation).
 ``--work-budget`` bounds the search's work (default: unlimited; auto's default
 is ``exact.WORK_BUDGET``), to see how long a budget takes to run out.
+``--python`` runs the Python search instead of the compiled core (native_core.py).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -36,6 +38,7 @@ from dnn64build.planner.csvio import read_problem_csv  # noqa: E402
 from dnn64build.planner.dagplan import order_problem  # noqa: E402
 from dnn64build.planner.exact import SWITCHES, ExactParams  # noqa: E402
 from dnn64build.planner.graph_plan import dag_from_graph  # noqa: E402
+from dnn64build.planner.native_core import ENGINE_ENV  # noqa: E402
 from dnn64build.planner.problem import Problem, lower_bound  # noqa: E402
 from dnn64build.planner.schedule import schedule  # noqa: E402
 from tools.bench.bench_planner_zoo import load  # noqa: E402
@@ -77,7 +80,8 @@ def row(planted: Planted, timeout: float, params: ExactParams) -> tuple[str, flo
         outcome += " INVALID"
     elif result.offsets is not None and outcome != "optimal":
         outcome += " (a plan fits)"
-    cells = [planted.name, str(len(problem)), str(optimum), f"{seconds:.2f}", str(nodes), outcome]
+    cells = [planted.name, str(len(problem)), str(optimum), f"{seconds:.2f}", str(nodes),
+             f"{nodes / max(seconds, 1e-6):,.0f}", outcome]
     for name in HEURISTICS:
         other = allocate(problem, name)
         ok = valid(problem, other.offsets)
@@ -102,11 +106,16 @@ def main() -> None:
                         help="exact search switches to turn off")
     parser.add_argument("--work-budget", type=int, default=10**15,
                         help="the exact search's work budget in units (default: unlimited)")
+    parser.add_argument("--python", action="store_true",
+                        help="run the Python search, not the compiled core")
     args = parser.parse_args()
+    if args.python:
+        os.environ[ENGINE_ENV] = "python"
     params = ExactParams(work_budget=args.work_budget,
                          **{switch: False for switch in args.without})
     traces = model_traces() if "models" in args.families else []
-    header = ["instance", "buffers", "optimum (capacity) bytes", "exact s", "nodes", "outcome",
+    header = ["instance", "buffers", "optimum (capacity) bytes", "exact s", "nodes", "nodes/s",
+              "outcome",
               *(f"{h} over optimum" for h in HEURISTICS)]
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
