@@ -16,12 +16,15 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from dnn64build.atomic_write import write_atomic
 from dnn64build.errors import UserError
+from dnn64build.worker.client import GENERATION_ENV
 from dnn64build.worker.launch import WorkerOptions, stage_worker
 from dnn64build.workspace.root import OUTPUT_BASE, TARGET_INDEX, find_root, output_base_problem
 
 _STATUS = re.compile(r"^\[(\d+)/(\d+)\] ")
 _LOCK = ".lock"
+GENERATION_FILE = ".generation"
 
 
 def ninja_binary(recorded: str | None = None) -> str:
@@ -173,10 +176,11 @@ def run_ninja(
     start = time.monotonic()
     ran = needed = 0
     skip_command = False
+    generation = new_generation(root / OUTPUT_BASE)
     with stage_worker(worker) as handle, subprocess.Popen(
         [*argv, *phony], cwd=root / OUTPUT_BASE, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, text=True, bufsize=1, pass_fds=handle.pass_fds,
-        env={**os.environ, **handle.env, "NINJA_STATUS": "[%f/%t] "},
+        env={**os.environ, **handle.env, **generation, "NINJA_STATUS": "[%f/%t] "},
     ) as proc:
         assert proc.stdout
         try:
@@ -197,6 +201,15 @@ def run_ninja(
         if os.path.exists(handle.log):  # the worker's own failure, if it had one
             sys.stderr.write(Path(handle.log).read_text())
     return NinjaResult(ran, needed, time.monotonic() - start, proc.returncode == 0)
+
+
+def new_generation(out: Path) -> dict[str, str]:
+    """Make ``out`` this build's: an action of an earlier build that still runs (the build
+    was killed) finds another token in the generation file and writes nothing
+    (worker/client.py ``superseded``). The environment that tells the actions."""
+    token = os.urandom(8).hex()
+    write_atomic(out / GENERATION_FILE, token.encode())
+    return {GENERATION_ENV: f"{token}:{(out / GENERATION_FILE).resolve()}"}
 
 
 def _read_index(out: Path) -> dict[str, Any] | None:
