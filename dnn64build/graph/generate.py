@@ -186,6 +186,14 @@ def command_flags(action: CommandAction) -> str:
     return " ".join(flags)
 
 
+def written_files(graph: BuildGraph) -> list[str]:
+    """The files the generator writes beside build.ninja (the actions' configs, the
+    toolchains' identities): no ninja rule makes them, so a missing one (a target's folder
+    deleted by hand) means the graph must be generated again."""
+    return sorted({a.config_path for a in graph.actions.values() if isinstance(a, Action)}
+                  | set(graph.files))
+
+
 def regeneration_inputs(workspace: Workspace) -> list[str]:
     """What build.ninja is generated from (ninja paths): it regenerates when one changes."""
     out = workspace.output_base
@@ -221,6 +229,7 @@ def index(workspace: Workspace, graph: BuildGraph) -> dict[str, Any]:
     return {"workspace": workspace.name, "root": str(workspace.root), "env": graph.env,
             "kinds": list(workspace.kinds), "unresolved": graph.unresolved,
             "regen_inputs": regeneration_inputs(workspace), "ninja": package_ninja(),
+            "written": written_files(graph),
             "remote_cache": dict(workspace.remote_cache), "targets": labels}
 
 

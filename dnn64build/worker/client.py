@@ -33,6 +33,8 @@ SPAWN_ENV = "DNN64_WORKER_SPAWN"  # lifeline fd, log file, worker options: one p
 GENERATION_ENV = "DNN64_GENERATION"
 STATUS = struct.Struct("!i")  # the worker's replies: its child's pid, then the exit status
 WORKER_LOST = 70  # status when the worker vanished mid-request
+SOCKET_NAME = "socket"  # the worker's socket, in the build's worker directory
+FAILED_SUFFIX = ".failed"  # beside the socket: the worker could not start
 CONNECT_SECONDS = 5.0
 
 
@@ -118,7 +120,8 @@ def _connect(path: str) -> _socket.socket | None:
             return sock
         except OSError:
             sock.close()
-            if time.monotonic() > deadline or not os.path.isdir(os.path.dirname(path)):
+            if (time.monotonic() > deadline or not os.path.isdir(os.path.dirname(path))
+                    or os.path.exists(path + FAILED_SUFFIX)):
                 return None
             _start_worker(path)
             time.sleep(0.005)

@@ -24,7 +24,7 @@ import traceback
 
 from dnn64build.remote_cache.cached import CacheSession
 from dnn64build.stages.registry import STAGES
-from dnn64build.worker.client import STATUS, decode_request
+from dnn64build.worker.client import FAILED_SUFFIX, STATUS, decode_request
 from dnn64build.worker.execute import execute
 
 _LENGTH = struct.Struct("!I")
@@ -58,7 +58,15 @@ def _warm_onnx_checker() -> None:
 
 def serve(path: str, lifeline: int, cache: CacheSession | None = None) -> None:
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(path)
+    try:
+        listener.bind(path)
+    except OSError as e:
+        # One note in the build's output, and the actions, told by the marker, run in
+        # processes of their own instead of waiting for a worker that will not come.
+        print(f"note: the stage worker could not start (socket {path}: {e.strerror}); "
+              "each action ran in a process of its own", file=sys.stderr)
+        open(path + FAILED_SUFFIX, "w").close()
+        return
     listener.listen(128)
     preload()
     if cache:

@@ -190,3 +190,33 @@ def test_an_action_of_a_superseded_build_writes_nothing(tmp_path: Path) -> None:
         assert current.returncode == 0, current.stderr
         assert any((tmp_path / f"current-{argv[0]}").iterdir())
 
+
+def test_a_worker_that_cannot_bind_its_socket_is_one_note(tmp_path: Path) -> None:
+    """A socket path longer than AF_UNIX takes: the worker says so in one line (no
+    traceback) and the action runs in a process of its own."""
+    deep = tmp_path / ("d" * 100) / ("e" * 40)
+    deep.mkdir(parents=True)
+    lifeline_read, lifeline_write = os.pipe()
+    log = deep / "worker.log"
+    handle = WorkerHandle({"DNN64_WORKER": str(deep / "socket"),
+                           "DNN64_WORKER_SPAWN": f"{lifeline_read}\n{log}"},
+                          (lifeline_read,), str(log))
+    try:
+        result = _client(["stage", "import", "--config", "nothing.json"], tmp_path, handle)
+    finally:
+        os.close(lifeline_write)
+        os.close(lifeline_read)
+    assert result.returncode == 1 and "nothing.json" in result.stderr  # the stage's own error
+    note = log.read_text()
+    assert "Traceback" not in note and len(note.strip().splitlines()) == 1, note
+    assert "the stage worker could not start" in note
+
+
+def test_a_build_with_a_deep_tmpdir_uses_a_worker_socket_that_fits(
+    ws_a: Workspace, tmp_path: Path,
+) -> None:
+    deep = tmp_path / ("t" * 80) / ("u" * 40)
+    deep.mkdir(parents=True)
+    proc = ws_a.run("plan", "//models:a", env={"TMPDIR": str(deep)}, check=False)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert "could not start" not in proc.stderr
