@@ -93,17 +93,26 @@ def _import_statements(source: str) -> Iterator[ast.Import | ast.ImportFrom]:
     """The import statements of ``source``, each parsed on its own: parsing only them is
     some 20 times faster than parsing the whole module, which matters since the graph's
     generation scans the tool's code. A line of a string that reads like an import is
-    parsed too: a name more, never one less."""
-    lines = iter(source.splitlines())
-    for line in lines:
+    parsed too: a name more, never one less (what does not parse is prose, and the lines
+    after it are scanned on their own)."""
+    lines = source.splitlines()
+    start = 0
+    while start < len(lines):
+        line, start = lines[start], start + 1
         if not _IMPORT.match(line):
             continue
-        statement = [line.strip()]
-        while statement[-1].endswith("\\") or (
-                "(" in statement[0] and not statement[-1].rstrip().endswith(")")):
-            statement.append(next(lines, ")").strip())
+        statement, end = _code(line), start
+        while end < len(lines) and (statement.endswith("\\")
+                                    or statement.count("(") > statement.count(")")):
+            statement, end = f"{statement}\n{_code(lines[end])}", end + 1
         try:
-            tree = ast.parse("\n".join(statement))
-        except SyntaxError:  # prose in a docstring
+            tree = ast.parse(statement)
+        except SyntaxError:
             continue
+        start = end
         yield from (n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom))
+
+
+def _code(line: str) -> str:
+    """A line of an import statement without its comment (no string can be part of one)."""
+    return line.partition("#")[0].strip()
