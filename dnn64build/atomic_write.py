@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from dnn64build.worker.client import SUPERSEDED, superseded
+
 
 def write_if_changed(path: Path, data: bytes) -> bool:
     """Write ``data`` to ``path`` unless it already holds exactly that; True if written."""
@@ -25,13 +27,16 @@ def write_if_changed(path: Path, data: bytes) -> bool:
 
 
 def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file and a rename."""
+    """Write ``data`` to ``path`` through a temporary file and a rename; an action of a
+    build that a newer one has superseded exits instead (worker/client.py ``superseded``)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
     try:
         with open(tmp, "wb") as f:
             f.write(data)
+        if superseded():
+            raise SystemExit(SUPERSEDED)
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)

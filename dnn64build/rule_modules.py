@@ -21,6 +21,7 @@ from pathlib import Path
 from dnn64build import DATA_ROOT
 
 _TOP = "dnn64build_rules"
+BUILTIN_PACKAGE = f"{_TOP}.builtin"  # the tool's own rules/ folder
 
 
 def rules_package(directory: Path) -> str:
@@ -28,9 +29,9 @@ def rules_package(directory: Path) -> str:
     built-in one, which any rule module may import from)."""
     directory = directory.resolve()
     builtin = (DATA_ROOT / "rules").resolve()
-    name = (f"{_TOP}.builtin" if directory == builtin
+    name = (BUILTIN_PACKAGE if directory == builtin
             else f"{_TOP}.r{hashlib.sha256(os.fsencode(directory)).hexdigest()[:16]}")
-    for package, path in ((_TOP, None), (f"{_TOP}.builtin", builtin), (name, directory)):
+    for package, path in ((_TOP, None), (BUILTIN_PACKAGE, builtin), (name, directory)):
         if package not in sys.modules:
             module = types.ModuleType(package)
             module.__path__ = [str(path)] if path else []

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from dnn64build.errors import UserError
+from dnn64build.graph.progress import SUMMARY
 from dnn64build.graph.runner import NinjaResult, refresh_graph, run_ninja, workspace_lock
 from dnn64build.worker.launch import WorkerOptions
 from dnn64build.workspace.query import select
@@ -115,7 +116,7 @@ def _timeout(workspace: Mapping[str, Any]) -> float:
 
 
 def _summary(n_targets: int, n_actions: int, result: NinjaResult) -> None:
-    status = "Build succeeded" if result.ok else "Build FAILED"
+    status = SUMMARY[0] if result.ok else SUMMARY[1]
     print(
         f"{status}: {n_targets} target{'s' if n_targets != 1 else ''}, "
         f"{result.ran} action{'s' if result.ran != 1 else ''} run, "

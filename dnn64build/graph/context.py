@@ -10,16 +10,19 @@ from __future__ import annotations
 import json
 import os
 import sys
+import types
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from dnn64build import tool_path
+from dnn64build import DATA_ROOT, PACKAGE_DIR, tool_path
 from dnn64build.errors import UserError
 from dnn64build.graph.actions import Action, BuildGraph, GraphBug
+from dnn64build.graph.import_graph import SOURCE_SUFFIXES, code_files, imported_files
 from dnn64build.graph.ninja_escape import unwritable
 from dnn64build.graph.toolchain_actions import ToolchainActions
+from dnn64build.rule_modules import BUILTIN_PACKAGE
 from dnn64build.rules_api import (
     FILE,
     OFFER_PLAN,
@@ -40,23 +43,33 @@ from dnn64build.toolchains import toolchain_variables
 from dnn64build.workspace.labels import Label, parse_label
 from dnn64build.workspace.root import OUTPUT_BASE
 
-_SOURCE_SUFFIXES = {".py", ".c", ".h", ".S", ".ld", ".yaml", ".json"}
+TOOL_PACKAGES = {PACKAGE_DIR.name: PACKAGE_DIR}
 
 
 @cache
 def stage_sources(stage: str) -> tuple[str, ...]:
-    """Absolute paths of the files a stage's code lives in (its implicit inputs)."""
-    files: set[Path] = set()
-    for rel in STAGES[stage].sources:
+    """Absolute paths of the files a stage's code lives in (its implicit inputs): what its
+    modules import (graph/import_graph.py) and the files the registry names."""
+    spec = STAGES[stage]
+    files = code_files(spec.modules, TOOL_PACKAGES)
+    for rel in spec.data:
         path = tool_path(rel)
         if path.is_dir():
             files.update(
                 p for p in path.rglob("*")
-                if p.suffix in _SOURCE_SUFFIXES and "__pycache__" not in p.parts
+                if p.suffix in SOURCE_SUFFIXES and "__pycache__" not in p.parts
             )
         elif path.exists():
             files.add(path)
     return tuple(sorted(str(p) for p in files))
+
+
+def rule_code(module: types.ModuleType) -> list[Path]:
+    """A rule module's file, then the files of the rules folders it imports (helper modules
+    and packages, the built-in rules' records), transitively: a step's STEP_MODULE_INPUT."""
+    path = Path(module.__file__ or "")
+    packages = {BUILTIN_PACKAGE: DATA_ROOT / "rules", module.__package__ or "": path.parent}
+    return [path, *sorted(imported_files([module.__name__], packages) - {path})]
 
 
 def config_bytes(config: Mapping[str, Any]) -> bytes:
@@ -146,16 +159,16 @@ class ActionContext:
     ) -> dict[str, str]:
         """Declare an action running ``function(args)``, a module-level function of a rule
         module, in the stage worker like a built-in stage: ``args`` (a StageArgs) holds
-        ``config`` and the named inputs and outputs. The rule module's file and the helper
-        modules beside it (``_*.py``) are inputs of the action: editing one reruns the step,
-        and a remote cache key hashes them. ``key`` tells apart several steps of one
+        ``config`` and the named inputs and outputs. The rule module's file and the rule
+        code it imports (``rule_code``) are inputs of the action: editing one reruns the
+        step, and a remote cache key hashes them. ``key`` tells apart several steps of one
         function in one target (each declares outputs of its own)."""
         module = sys.modules.get(function.__module__)
         path = getattr(module, "__file__", None)
         if path is None or getattr(module, function.__name__, None) is not function:
             raise GraphBug(f"{self.label}: a step must be a module-level function of a rule "
                            f"module, not {function!r}")
-        code = [Path(path), *sorted(Path(path).parent.glob("_*.py"))]
+        code = rule_code(module)
         name = function.__name__ + (f"-{key}" if key else "")
         if name in self._steps:
             raise UserError(

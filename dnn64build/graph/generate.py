@@ -20,7 +20,7 @@ from typing import Any
 
 from ninja.ninja_syntax import escape
 
-from dnn64build import tool_path
+from dnn64build import DATA_ROOT, PACKAGE_DIR, tool_path
 from dnn64build.atomic_write import write_atomic, write_if_changed, write_text_if_changed
 from dnn64build.errors import UserError, short_repr
 from dnn64build.graph.actions import Action, BuildGraph, CommandAction
@@ -34,11 +34,6 @@ from dnn64build.workspace.manifest import Workspace, load_workspace
 from dnn64build.workspace.root import TARGET_INDEX
 from dnn64build.workspace.rule_loader import load_rules, rule_files
 
-_GENERATOR_SOURCES = ("dnn64build/graph", "dnn64build/workspace", "dnn64build/rules_api.py",
-                      "dnn64build/rule_modules.py",
-                      "dnn64build/stages/registry.py", "dnn64build/atomic_write.py",
-                      "dnn64build/toolchains", "dnn64build/worker/client.py",
-                      "dnn64build/worker/action.py")
 CLIENT = tool_path("dnn64build/worker/action.py")
 
 
@@ -214,13 +209,22 @@ def command_flags(action: CommandAction) -> str:
     return " ".join(flags)
 
 
+def written_files(graph: BuildGraph) -> list[str]:
+    """The files the generator writes beside build.ninja (the actions' configs, the
+    toolchains' identities): no ninja rule makes them, so a missing one (a target's folder
+    deleted by hand) means the graph must be generated again."""
+    return sorted({a.config_path for a in graph.actions.values() if isinstance(a, Action)}
+                  | set(graph.files))
+
+
 def regeneration_inputs(workspace: Workspace) -> list[str]:
     """What build.ninja is generated from (ninja paths): it regenerates when one changes."""
     out = workspace.output_base
     return sorted(
         {_ninja_path(p, out) for p in (*workspace.manifests, *workspace.directories)}
         | {_ninja_path(p, out) for p in rule_files(workspace.root)}
-        | set(_tool_files(_GENERATOR_SOURCES))
+        | {str(p) for p in [*_python_files(PACKAGE_DIR), *_python_files(DATA_ROOT / "rules")]}
+        | {_ninja_path(p, out) for p in _python_files(workspace.root / "rules")}
     )
 
 
@@ -248,6 +252,7 @@ def index(workspace: Workspace, graph: BuildGraph) -> dict[str, Any]:
     return {"workspace": workspace.name, "root": str(workspace.root), "env": graph.env,
             "kinds": list(workspace.kinds), "unresolved": graph.unresolved,
             "regen_inputs": regeneration_inputs(workspace), "ninja": package_ninja(),
+            "written": written_files(graph),
             "remote_cache": dict(workspace.remote_cache), "targets": labels}
 
 
@@ -255,9 +260,8 @@ def _ninja_path(path: Path, output_base: Path) -> str:
     return os.path.relpath(path, output_base)
 
 
-def _tool_files(paths: tuple[str, ...]) -> list[str]:
-    files: list[str] = []
-    for rel in paths:
-        p = tool_path(rel)
-        files += [str(f) for f in (sorted(p.glob("*.py")) if p.is_dir() else [p])]
-    return files
+def _python_files(directory: Path) -> list[Path]:
+    """Every Python file under ``directory``. The generator's code, and the code of every
+    stage and rule step: an edit can change what a stage or a step imports, so the sources
+    the graph lists for it (graph/import_graph.py)."""
+    return sorted(p for p in directory.rglob("*.py") if "__pycache__" not in p.parts)

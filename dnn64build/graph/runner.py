@@ -6,7 +6,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -16,12 +15,15 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from dnn64build.atomic_write import write_atomic
 from dnn64build.errors import UserError
+from dnn64build.graph.progress import NinjaProgress
+from dnn64build.worker.client import GENERATION_ENV
 from dnn64build.worker.launch import WorkerOptions, stage_worker
 from dnn64build.workspace.root import OUTPUT_BASE, TARGET_INDEX, find_root, output_base_problem
 
-_STATUS = re.compile(r"^\[(\d+)/(\d+)\] ")
 _LOCK = ".lock"
+GENERATION_FILE = ".generation"
 
 
 def ninja_binary(recorded: str | None = None) -> str:
@@ -110,7 +112,7 @@ def refresh_graph(root: Path) -> dict[str, Any]:
                 ours = output  # a bug: its traceback is the point
             raise UserError("\n".join(ours or output))
         index = _read_index(out) if fresh else None
-    if (index is None or index.get("unresolved")
+    if (index is None or index.get("unresolved") or not _written_present(out, index)
             or any(os.environ.get(k) != v for k, v in index["env"].items())):
         from dnn64build.graph.generate import generate  # heavy imports: only when needed
 
@@ -134,6 +136,12 @@ def _inputs_older(out: Path, index: dict[str, Any]) -> bool:
         return all((out / path).stat().st_mtime_ns <= generated for path in inputs)
     except OSError:  # a deleted input: let ninja (and then the generator) deal with it
         return False
+
+
+def _written_present(out: Path, index: dict[str, Any]) -> bool:
+    """Whether every file the generator wrote beside build.ninja is still there (ninja has
+    no rule to make one again: a target's folder deleted by hand)."""
+    return all((out / path).exists() for path in index.get("written", ()))
 
 
 def current_index(start: Path) -> tuple[Path, dict[str, Any]]:
@@ -171,32 +179,36 @@ def run_ninja(
     if worker.explain:
         argv += ["-d", "explain"]
     start = time.monotonic()
-    ran = needed = 0
-    skip_command = False
+    progress = NinjaProgress(verbose=verbose)
+    generation = new_generation(root / OUTPUT_BASE)
     with stage_worker(worker) as handle, subprocess.Popen(
         [*argv, *phony], cwd=root / OUTPUT_BASE, stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, text=True, bufsize=1, pass_fds=handle.pass_fds,
-        env={**os.environ, **handle.env, "NINJA_STATUS": "[%f/%t] "},
+        stderr=subprocess.STDOUT, text=True, errors="replace", bufsize=1,
+        pass_fds=handle.pass_fds,
+        env={**os.environ, **handle.env, **generation, "NINJA_STATUS": progress.status_format},
     ) as proc:
         assert proc.stdout
         try:
             for line in proc.stdout:
-                if m := _STATUS.match(line):
-                    ran, needed = int(m[1]), int(m[2])
-                if skip_command:  # ninja echoes a failed action's full command line: noise
-                    skip_command = False
-                    continue
-                skip_command = line.startswith("FAILED: ") and not verbose
-                if line.startswith(("ninja: no work to do", "ninja: build stopped")):
-                    continue
-                sys.stderr.write(line)  # progress: stdout is for results (plan --json, query)
+                # progress: stdout is for results (plan --json, query)
+                sys.stderr.write(progress.show(line))
                 sys.stderr.flush()
         except BaseException:  # interrupted or terminated: ninja stops its actions too
             proc.terminate()
             raise
         if os.path.exists(handle.log):  # the worker's own failure, if it had one
             sys.stderr.write(Path(handle.log).read_text())
-    return NinjaResult(ran, needed, time.monotonic() - start, proc.returncode == 0)
+    return NinjaResult(progress.ran, progress.needed, time.monotonic() - start,
+                       proc.returncode == 0)
+
+
+def new_generation(out: Path) -> dict[str, str]:
+    """Make ``out`` this build's: an action of an earlier build that still runs (the build
+    was killed) finds another token in the generation file and writes nothing
+    (worker/client.py ``superseded``). The environment that tells the actions."""
+    token = os.urandom(8).hex()
+    write_atomic(out / GENERATION_FILE, token.encode())
+    return {GENERATION_ENV: f"{token}:{(out / GENERATION_FILE).resolve()}"}
 
 
 def _read_index(out: Path) -> dict[str, Any] | None:

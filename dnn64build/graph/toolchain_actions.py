@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
 
+from dnn64build import DATA_ROOT
 from dnn64build.errors import UserError
 from dnn64build.graph.actions import BuildGraph, CommandAction
 from dnn64build.toolchains import (
@@ -180,11 +181,18 @@ class ToolchainActions:
         progress: str, *, depfile: bool = False, key_inputs: Sequence[str] = (),
     ) -> str:
         self._graph.add(CommandAction(
-            kind=kind, name=out, inputs=tuple(inputs), outputs={"out": out},
+            kind=kind, name=out, inputs=(*inputs, *_tool_files_named(argv)), outputs={"out": out},
             argv=tuple(argv), progress=progress, tool=self.identity(toolchain),
             mnemonic=MNEMONICS[kind], depfile=depfile, key_inputs=tuple(sorted(set(key_inputs))),
         ))
         return out
+
+
+def _tool_files_named(argv: Sequence[str]) -> list[str]:
+    """The tool's own files a command's arguments name, such as the bare linker script after
+    ``-T``: files it reads, so inputs of the action (and of its remote cache key)."""
+    return [a for a in argv[1:] if os.path.isabs(a) and Path(a).is_relative_to(DATA_ROOT)
+            and Path(a).is_file()]
 
 
 def _retarget(argv: list[str], out: str) -> list[str]:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dnn64build.atomic_write import write_if_changed
+from dnn64build.atomic_write import write_atomic, write_if_changed
 from dnn64build.build_outputs import load_json
 
 
@@ -72,8 +72,7 @@ def write_depfile(depfile: Path, outputs: list[Path], read: list[Path]) -> None:
     """A depfile saying that ``outputs`` were made from the files ``read``."""
     targets = " ".join(_depfile_escape(str(p)) for p in sorted(outputs))
     deps = " ".join(_depfile_escape(str(p)) for p in read)
-    depfile.parent.mkdir(parents=True, exist_ok=True)
-    depfile.write_text(f"{targets}: {deps}\n")
+    write_atomic(depfile, f"{targets}: {deps}\n".encode())
 
 
 def _depfile_escape(path: str) -> str:

@@ -29,8 +29,12 @@ import time
 WORKER_ENV = "DNN64_WORKER"
 CACHE_ENV = "DNN64_WORKER_CACHES"  # set when the worker uses a remote cache
 SPAWN_ENV = "DNN64_WORKER_SPAWN"  # lifeline fd, log file, worker options: one per line
+# "TOKEN:FILE": the build this action belongs to wrote TOKEN into FILE as it started
+GENERATION_ENV = "DNN64_GENERATION"
 STATUS = struct.Struct("!i")  # the worker's replies: its child's pid, then the exit status
 WORKER_LOST = 70  # status when the worker vanished mid-request
+SOCKET_NAME = "socket"  # the worker's socket, in the build's worker directory
+FAILED_SUFFIX = ".failed"  # beside the socket: the worker could not start
 CONNECT_SECONDS = 5.0
 
 
@@ -48,6 +52,9 @@ def run_command(outputs: list[str], argv: list[str]) -> int:
         _remove(out + ".tmp")  # `ar` appends to a stale archive
         os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
     status = _spawn_and_wait(argv)
+    if status == 0 and superseded():
+        print(SUPERSEDED, file=sys.stderr)
+        status = 1
     for out in outputs:
         tmp = out + ".tmp"
         if status != 0 or _same_bytes(tmp, out):
@@ -55,6 +62,23 @@ def run_command(outputs: list[str], argv: list[str]) -> int:
         else:
             os.replace(tmp, out)
     return status
+
+
+SUPERSEDED = "ERROR: a newer build has started since this action's: its outputs are not written"
+
+
+def superseded() -> bool:
+    """Whether a newer build has started in this action's output base since the build this
+    action belongs to (one killed while the action still ran): then its outputs must not
+    land over the newer build's. False outside a build (ninja run by hand)."""
+    token, _, path = os.environ.get(GENERATION_ENV, "").partition(":")
+    if not path:
+        return False
+    try:
+        with open(path) as f:
+            return f.read() != token
+    except OSError:  # removed by clean: no build of ours is current
+        return True
 
 
 def _spawn_and_wait(argv: list[str]) -> int:
@@ -96,7 +120,8 @@ def _connect(path: str) -> _socket.socket | None:
             return sock
         except OSError:
             sock.close()
-            if time.monotonic() > deadline or not os.path.isdir(os.path.dirname(path)):
+            if (time.monotonic() > deadline or not os.path.isdir(os.path.dirname(path))
+                    or os.path.exists(path + FAILED_SUFFIX)):
                 return None
             _start_worker(path)
             time.sleep(0.005)

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import NamedTuple
 
-from dnn64build.worker.client import CACHE_ENV, SPAWN_ENV, WORKER_ENV
+from dnn64build.worker.client import CACHE_ENV, SOCKET_NAME, SPAWN_ENV, WORKER_ENV
 
 
 class WorkerOptions(NamedTuple):
@@ -54,17 +54,17 @@ class WorkerHandle(NamedTuple):
 def stage_worker(options: WorkerOptions | None = None) -> Iterator[WorkerHandle]:
     """Everything an action needs to find, or start, this build's worker.
 
-    Its socket lives in a fresh short temporary directory (socket paths are limited to
-    about 100 bytes). The worker holds the read end of a pipe whose write end only this
-    process has: when the build ends, even by SIGKILL, the worker sees end of file and
+    Its socket lives in a fresh temporary directory with a path short enough for a socket
+    (``worker_directory``). The worker holds the read end of a pipe whose write end only
+    this process has: when the build ends, even by SIGKILL, the worker sees end of file and
     exits.
     """
     options = options or WorkerOptions()
-    directory = tempfile.mkdtemp(prefix="dnn64w-")
+    directory = worker_directory()
     lifeline_read, lifeline_write = os.pipe()
     log = os.path.join(directory, "worker.log")
     spawn = "\n".join([str(lifeline_read), log, *options.argv(directory)])
-    env = {WORKER_ENV: os.path.join(directory, "socket"), SPAWN_ENV: spawn}
+    env = {WORKER_ENV: os.path.join(directory, SOCKET_NAME), SPAWN_ENV: spawn}
     if options.remote_cache:
         env[CACHE_ENV] = "1"
         options.write_cache_config(directory)
@@ -74,3 +74,13 @@ def stage_worker(options: WorkerOptions | None = None) -> Iterator[WorkerHandle]
         os.close(lifeline_write)
         os.close(lifeline_read)
         shutil.rmtree(directory, ignore_errors=True)
+
+
+def worker_directory() -> str:
+    """A fresh private directory whose socket path fits in a sockaddr_un (108 bytes with
+    its NUL): under $TMPDIR when that is short enough, else under /tmp."""
+    parent = tempfile.gettempdir()
+    # mkdtemp names it "dnn64w-" and 8 characters
+    if len(os.fsencode(os.path.join(parent, "dnn64w-12345678", SOCKET_NAME))) >= 108:
+        parent = "/tmp"
+    return tempfile.mkdtemp(prefix="dnn64w-", dir=parent)

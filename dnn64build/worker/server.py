@@ -11,6 +11,7 @@ started it holds the other end, so it ends with the build, however the build end
 
 from __future__ import annotations
 
+import ctypes
 import importlib
 import os
 import selectors
@@ -23,10 +24,11 @@ import traceback
 
 from dnn64build.remote_cache.cached import CacheSession
 from dnn64build.stages.registry import STAGES
-from dnn64build.worker.client import STATUS, decode_request
+from dnn64build.worker.client import FAILED_SUFFIX, STATUS, decode_request
 from dnn64build.worker.execute import execute
 
 _LENGTH = struct.Struct("!I")
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 def preload() -> None:
@@ -56,7 +58,15 @@ def _warm_onnx_checker() -> None:
 
 def serve(path: str, lifeline: int, cache: CacheSession | None = None) -> None:
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(path)
+    try:
+        listener.bind(path)
+    except OSError as e:
+        # One note in the build's output, and the actions, told by the marker, run in
+        # processes of their own instead of waiting for a worker that will not come.
+        print(f"note: the stage worker could not start (socket {path}: {e.strerror}); "
+              "each action ran in a process of its own", file=sys.stderr)
+        open(path + FAILED_SUFFIX, "w").close()
+        return
     listener.listen(128)
     preload()
     if cache:
@@ -74,9 +84,30 @@ def serve(path: str, lifeline: int, cache: CacheSession | None = None) -> None:
         for key, _ in selector.select():
             if key.fileobj == lifeline:  # the build ended: so do we, and our files
                 shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+                _end_children()
                 return
             conn, _ = listener.accept()
             _dispatch(conn, listener, lifeline, cache)
+
+
+def _end_children() -> None:
+    """Kill whatever of our requests still runs, and what they started: the build that asked
+    is gone (a killed build; after a normal end nothing runs). The worker leads a process
+    group of its own (client.py starts it in a new session), which this kills, itself too."""
+    if os.getpgrp() == os.getpid():
+        os.killpg(0, signal.SIGKILL)
+
+
+def _die_with(parent: int) -> None:
+    """Have the kernel kill this child when the worker dies, however it dies (Linux's
+    PR_SET_PDEATHSIG; elsewhere the lifeline's end is the only guard)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the worker died before prctl took effect
+        os._exit(1)
 
 
 def _dispatch(conn: socket.socket, listener: socket.socket, lifeline: int,
@@ -86,9 +117,11 @@ def _dispatch(conn: socket.socket, listener: socket.socket, lifeline: int,
     except (OSError, ValueError):
         conn.close()
         return
+    parent = os.getpid()
     if os.fork() == 0:  # the child: never returns
         status = 1
         try:
+            _die_with(parent)
             conn.sendall(STATUS.pack(os.getpid()))
             listener.close()
             os.close(lifeline)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import time
 
@@ -111,3 +112,16 @@ def test_a_new_package_is_picked_up_without_clean(two_models: Workspace) -> None
     actions = two_models.build("//...")
     assert _ran(actions, "//more:c") == MODEL_STAGES
     assert _ran(actions, "//models:a") == set()
+
+
+def test_deleting_a_target_folder_rebuilds_it(ws_a: Workspace) -> None:
+    """dnn64-out/bin/models/a/ holds the target's outputs and the configs the generator
+    wrote: deleted by hand, the next build writes the configs again and rebuilds."""
+    ws_a.run("plan", "//models:a")
+    shutil.rmtree(ws_a.root / "dnn64-out/bin/models/a")
+    proc = ws_a.run("plan", "//models:a", check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "missing and no known rule" not in proc.stderr
+    assert {"Import", "Plan"} <= {m for m, _ in ws_a.build("//models:a")} | set(
+        re.findall(r"^\[\d+/\d+\] (\w+) ", proc.stderr, re.M))
+    assert (ws_a.root / "dnn64-out/bin/models/a/plan/plan.json").is_file()

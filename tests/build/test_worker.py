@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from dnn64build.graph.generate import CLIENT  # what ninja runs for every action
 from dnn64build.graph.runner import ninja_binary
 from dnn64build.worker.launch import WorkerHandle, stage_worker
@@ -113,3 +115,108 @@ def test_the_worker_ends_when_its_build_is_killed(tmp_path: Path) -> None:
     while _workers(socket_path) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _workers(socket_path) == []
+
+
+def test_a_request_still_running_dies_with_its_killed_build(tmp_path: Path) -> None:
+    """A stage blocked reading its config (a FIFO no one writes) when the build is
+    SIGKILLed: the worker's forked child must end with the worker, not live on to write
+    later."""
+    os.mkfifo(tmp_path / "fifo.json")
+    request = ["stage", "import", "--config", "fifo.json", "--in", "onnx=model.onnx",
+               "--depfile", "out/import.d", "--out", "graph=out/graph.json",
+               "--out", "weights=out/weights.npz"]
+    script = (
+        "import os, subprocess, sys, time\n"
+        "from dnn64build.graph.generate import CLIENT\n"
+        "from dnn64build.worker.launch import stage_worker\n"
+        "with stage_worker() as handle:\n"
+        f"    subprocess.Popen([sys.executable, '-S', '-E', str(CLIENT), *{request!r}],\n"
+        f"                     cwd={str(tmp_path)!r}, env={{**os.environ, **handle.env}},\n"
+        "                     pass_fds=handle.pass_fds)\n"
+        "    print(handle.env['DNN64_WORKER'], flush=True)\n"
+        "    time.sleep(60)\n"
+    )
+    build = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
+                             cwd=Path(__file__).resolve().parents[2], start_new_session=True)
+    assert build.stdout
+    socket_path = build.stdout.readline().strip()
+    try:
+        deadline = time.monotonic() + 30
+        while len(_workers(socket_path)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(_workers(socket_path)) == 2, "no worker child runs the request"
+        build.send_signal(signal.SIGKILL)
+        build.wait()
+        deadline = time.monotonic() + 30
+        while _workers(socket_path) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _workers(socket_path) == []
+        with pytest.raises(OSError):  # ENXIO: nothing reads the FIFO any more
+            os.close(os.open(tmp_path / "fifo.json", os.O_WRONLY | os.O_NONBLOCK))
+    finally:
+        for pid in _workers(socket_path):
+            os.kill(pid, signal.SIGKILL)
+        os.killpg(build.pid, signal.SIGKILL)  # the client, if it still waits
+
+
+def test_an_action_of_a_superseded_build_writes_nothing(tmp_path: Path) -> None:
+    """Its build was killed and a newer one has started (another token in the generation
+    file): neither a stage's nor a command's output lands."""
+    import onnx
+
+    onnx.save(tiny_mlp(seed=3), tmp_path / "model.onnx")
+    (tmp_path / "config.json").write_text('{"label": "//m:m"}')
+    (tmp_path / ".generation").write_text("newer")
+    stage = ["stage", "import", "--config", "config.json", "--in", "onnx=model.onnx",
+             "--depfile", "{0}/import.d", "--out", "graph={0}/graph.json",
+             "--out", "weights={0}/weights.npz"]
+    command = ["command", "--out", "{0}/copy.onnx", "--", "cp", "model.onnx",
+               "{0}/copy.onnx.tmp"]
+
+    def run(argv: list[str], token: str, out: str) -> subprocess.CompletedProcess:
+        (tmp_path / out).mkdir()
+        env = {k: v for k, v in os.environ.items() if k != "DNN64_WORKER"}
+        env["DNN64_GENERATION"] = f"{token}:{tmp_path / '.generation'}"
+        return subprocess.run([sys.executable, "-S", "-E", str(CLIENT),
+                               *(a.format(out) for a in argv)],
+                              cwd=tmp_path, env=env, capture_output=True, text=True)
+
+    for argv in (stage, command):
+        late = run(argv, "older", f"late-{argv[0]}")
+        assert late.returncode == 1 and "a newer build has started" in late.stderr
+        assert "Traceback" not in late.stderr
+        assert [p.name for p in (tmp_path / f"late-{argv[0]}").iterdir()] == []
+        current = run(argv, "newer", f"current-{argv[0]}")
+        assert current.returncode == 0, current.stderr
+        assert any((tmp_path / f"current-{argv[0]}").iterdir())
+
+
+def test_a_worker_that_cannot_bind_its_socket_is_one_note(tmp_path: Path) -> None:
+    """A socket path longer than AF_UNIX takes: the worker says so in one line (no
+    traceback) and the action runs in a process of its own."""
+    deep = tmp_path / ("d" * 100) / ("e" * 40)
+    deep.mkdir(parents=True)
+    lifeline_read, lifeline_write = os.pipe()
+    log = deep / "worker.log"
+    handle = WorkerHandle({"DNN64_WORKER": str(deep / "socket"),
+                           "DNN64_WORKER_SPAWN": f"{lifeline_read}\n{log}"},
+                          (lifeline_read,), str(log))
+    try:
+        result = _client(["stage", "import", "--config", "nothing.json"], tmp_path, handle)
+    finally:
+        os.close(lifeline_write)
+        os.close(lifeline_read)
+    assert result.returncode == 1 and "nothing.json" in result.stderr  # the stage's own error
+    note = log.read_text()
+    assert "Traceback" not in note and len(note.strip().splitlines()) == 1, note
+    assert "the stage worker could not start" in note
+
+
+def test_a_build_with_a_deep_tmpdir_uses_a_worker_socket_that_fits(
+    ws_a: Workspace, tmp_path: Path,
+) -> None:
+    deep = tmp_path / ("t" * 80) / ("u" * 40)
+    deep.mkdir(parents=True)
+    proc = ws_a.run("plan", "//models:a", env={"TMPDIR": str(deep)}, check=False)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert "could not start" not in proc.stderr
