@@ -77,7 +77,9 @@ def _light_model(model: onnx.ModelProto, known: dict[str, np.ndarray], folded: s
     inputs = [vi for vi in g.input if vi.name not in inits] + big
     nodes = [patched.get(i, node) for i, node in enumerate(g.node) if i not in folded]
     light = helper.make_graph(nodes, g.name, inputs, list(g.output), small + extra)
-    return helper.make_model(light, opset_imports=model.opset_import, ir_version=model.ir_version)
+    # IR < 4 ignores initializers that are not also graph inputs; the copy keeps them apart.
+    return helper.make_model(light, opset_imports=model.opset_import,
+                             ir_version=max(model.ir_version, 4))
 
 
 def resolve_types(model: onnx.ModelProto, opset: int) -> dict[str, TensorType]:

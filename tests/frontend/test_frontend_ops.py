@@ -275,3 +275,22 @@ def test_every_supported_op_is_covered() -> None:
     covered = {node.op_type for _, model in CASES for node in model.graph.node}
     covered |= {"Constant", "Shape", "Cast", "Floor", "Ceil"}  # tested in shape sub-graphs
     assert set(SUPPORTED_OPS) <= covered
+
+
+@pytest.mark.parametrize("group", [1, 4])
+def test_ir3_model_with_small_weights_matches_onnxruntime(group: int, tmp_path) -> None:
+    """IR version 3 (old PyTorch exports): initializers are also graph inputs. Small weights
+    (a depthwise kernel) once left the Conv's output shape unresolved."""
+    weights = {"W": w(4, 4 // group, 3, 3), "B": w(4)}
+    node = helper.make_node("Conv", ["x", "W", "B"], ["y"], group=group, dilations=[2, 2],
+                            kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+    graph = helper.make_graph(
+        [node], "ir3",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4, 6, 6])]
+        + [helper.make_tensor_value_info(n, TensorProto.FLOAT, v.shape)
+           for n, v in weights.items()],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4, 4, 4])],
+        [numpy_helper.from_array(v, n) for n, v in weights.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 6)], ir_version=3)
+    _, error = import_and_compare(model, tmp_path)
+    assert error <= TOLERANCE, f"scaled error {error:.3g}"
