@@ -4,7 +4,7 @@
  * What it is for: the code that dnn64build generates calls one of these
  * functions per scheduled node, with pointers into one static arena. The
  * kernels are platform-free: no libc, no libm (see dnn64_math.h for the fp32
- * exp/tanh/sigmoid used here), no allocation, no global state. A compiler may
+ * exp/tanh/sigmoid/log used here), no allocation, no global state. A compiler may
  * still turn a copy loop into a call to memcpy/memset; the platform provides
  * those two.
  *
@@ -504,6 +504,16 @@ void dnn64_reduce_mean_f32(int32_t rank, const int32_t *in_dims, int32_t axes_ma
 void dnn64_reduce_mean_s8(int32_t rank, const int32_t *in_dims, int32_t axes_mask,
                           int32_t x_zero_point, int32_t mult, int32_t shift,
                           int32_t out_zero_point, const int8_t *x, int8_t *y);
+
+/* LRN (LocalResponseNormalization, ONNX) across the channels of a tensor viewed
+ * as [n, c, inner]: y = x / (bias + alpha / size * sum of x^2 over the channels
+ * [ch - floor((size-1)/2), ch + ceil((size-1)/2)] clipped to [0, c-1])^beta.
+ * x, y: n * c * inner floats; y must not overlap x (x is read across channels).
+ * fp32: the power as dnn64_expf(-beta * dnn64_logf(d)). No int8 kernel: an LRN
+ * between int8 tensors runs in fp32 between a DequantizeLinear and a
+ * QuantizeLinear (the quantizer inserts them). */
+void dnn64_lrn_f32(int32_t n, int32_t c, int32_t inner, int32_t size, float alpha, float beta,
+                   float bias, const float *x, float *y);
 
 /* QuantizeLinear: y = clamp(round_half_even(x / scale) + zero_point, -128, 127)
  * (division, as onnxruntime; NaN gives zero_point). x: count floats; y: count int8. */

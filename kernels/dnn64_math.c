@@ -1,4 +1,4 @@
-/* fp32 exp / tanh / sigmoid without libm; accuracy documented in dnn64_math.h. */
+/* fp32 exp / tanh / sigmoid / log without libm; accuracy documented in dnn64_math.h. */
 #include "dnn64_math.h"
 
 #include <stdint.h>
@@ -74,4 +74,42 @@ float dnn64_sigmoidf(float x)
         return 1.0f / (1.0f + dnn64_expf(-x));
     e = dnn64_expf(x); /* NaN lands here too and propagates */
     return e / (1.0f + e);
+}
+
+float dnn64_logf(float x)
+{
+    /* x = m * 2^k with m in [sqrt(1/2), sqrt(2)); log(m) = 2 atanh(s), s = (m-1)/(m+1). */
+    const float LN2_HI = 0.693145752f;
+    const float LN2_LO = 1.42860677e-6f;
+    dnn64__fbits b;
+    float m, s, z;
+    int32_t k = 0;
+    if (x != x || x < 0.0f) {
+        b.u = 0x7fc00000u;
+        return b.f;
+    }
+    b.f = x;
+    if ((b.u & 0x7f800000u) == 0x7f800000u)
+        return x; /* +inf */
+    if (x == 0.0f) {
+        b.u = 0xff800000u;
+        return b.f;
+    }
+    if (b.u < 0x00800000u) { /* subnormal: scale into the normal range */
+        b.f = x * 8388608.0f; /* 2^23 */
+        k = -23;
+    }
+    k += (int32_t)(b.u >> 23) - 127;
+    b.u = (b.u & 0x007fffffu) | 0x3f800000u; /* m in [1, 2) */
+    m = b.f;
+    if (m > 1.41421356f) {
+        m *= 0.5f;
+        k += 1;
+    }
+    s = (m - 1.0f) / (m + 1.0f); /* |s| <= 0.1716 */
+    z = s * s;
+    /* atanh series to s^11: truncation below 2e-10. */
+    m = 2.0f * s + 2.0f * s * z * (3.33333343e-1f + z * (2.00000003e-1f + z * (1.42857149e-1f
+        + z * (1.11111112e-1f + z * 9.09090936e-2f))));
+    return ((float)k * LN2_HI + m) + (float)k * LN2_LO;
 }

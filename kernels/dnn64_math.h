@@ -13,6 +13,9 @@
  *   dnn64_sigmoidf: relative error <= 2.5e-7 for results >= FLT_MIN
  *                  (1 / (1 + exp(-x)) for x >= 0, e / (1 + e) with e = exp(x)
  *                  for x < 0, so small results keep their precision).
+ *   dnn64_logf:    absolute error <= 1e-7 for x in [0.5, 2], relative error
+ *                  <= 1.5e-7 elsewhere for x > 0 (subnormals included); 0 gives
+ *                  -inf, x < 0 and NaN give NaN, +inf gives +inf.
  */
 #ifndef DNN64_MATH_H
 #define DNN64_MATH_H
@@ -20,5 +23,6 @@
 float dnn64_expf(float x);
 float dnn64_tanhf(float x);
 float dnn64_sigmoidf(float x);
+float dnn64_logf(float x);
 
 #endif /* DNN64_MATH_H */

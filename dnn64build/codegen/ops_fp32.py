@@ -287,6 +287,22 @@ def reduce_mean(ctx: Ctx) -> Lowered:
     return reduce_mean_call(ctx, "f32")
 
 
+# --- structural operators (issue 22) ---
+
+def lrn(ctx: Ctx) -> Lowered:
+    node = ctx.node
+    x, y = node.inputs[0], node.outputs[0]
+    require_float(ctx, x, y)
+    ctx.require_disjoint(y, x)
+    n, c = ctx.shape(x)[:2]
+    a = node.attrs
+    low = Lowered()
+    low.steps.append(statement(c_call(
+        "dnn64_lrn_f32", n, c, ctx.numel(x) // (n * c), a["size"], c_float(a["alpha"]),
+        c_float(a["beta"]), c_float(a["bias"]), ctx.ptr(x), ctx.ptr(y))))
+    return low
+
+
 FP32_EMITTERS: dict[str, Emitter] = {
     "Conv": conv,
     "ConvTranspose": conv,
@@ -308,4 +324,6 @@ FP32_EMITTERS: dict[str, Emitter] = {
     "Gather": gather,
     "Resize": resize,
     "Cast": cast,
+    # structural operators (issue 22)
+    "LRN": lrn,
 }

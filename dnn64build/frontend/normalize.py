@@ -246,6 +246,16 @@ def upsample(info: NodeInfo) -> dict:
     return out
 
 
+# --- structural operators (issue 22): LRN, ... ---
+
+def lrn(info: NodeInfo) -> dict:
+    if len(info.in_shapes[0]) < 3:
+        raise Unsupported("LRN needs an input of rank >= 3 (N, C, spatial...)")
+    a = info.attrs
+    return {"size": int(a["size"]), "alpha": float(a.get("alpha", 1e-4)),
+            "beta": float(a.get("beta", 0.75)), "bias": float(a.get("bias", 1.0))}
+
+
 def _none(info: NodeInfo) -> dict:
     return {}
 
@@ -289,6 +299,8 @@ NORMALISERS: dict[str, Callable[[NodeInfo], dict]] = {
     "Cast": cast,
     "Floor": _none,
     "Ceil": _none,
+    # structural operators (issue 22)
+    "LRN": lrn,
 }
 
 SUPPORTED_OPS = tuple(sorted([*NORMALISERS, "Constant"]))

@@ -283,6 +283,20 @@ def slice_(inputs: list[np.ndarray], attrs: dict, out_shapes: list[list[int]]):
     return [y]
 
 
+# --- structural operators (issue 22) ---
+
+def lrn(inputs: list[np.ndarray], attrs: dict, out_shapes: list[list[int]]):
+    """ONNX LRN: x / (bias + alpha / size * sum of x^2 over neighbouring channels)^beta."""
+    x = inputs[0]
+    c, size = x.shape[1], attrs["size"]
+    squares = np.pad(np.square(x), [(0, 0), ((size - 1) // 2, size // 2)]
+                     + [(0, 0)] * (x.ndim - 2))
+    sums = sum(squares[:, i:i + c] for i in range(size))
+    scale = np.float32(attrs["alpha"] / size)
+    return [(x / (np.float32(attrs["bias"]) + scale * sums) ** np.float32(attrs["beta"]))
+            .astype(x.dtype)]
+
+
 def _elementwise(fn: Callable[..., np.ndarray]) -> Kernel:
     def kernel(inputs: list[np.ndarray], attrs: dict, out_shapes: list[list[int]]):
         return [np.asarray(fn(*inputs)).astype(inputs[0].dtype)]
@@ -334,4 +348,6 @@ KERNELS: dict[str, Kernel] = {
     "Cast": lambda i, a, o: [i[0].astype(a["to"])],
     "Floor": _elementwise(np.floor),
     "Ceil": _elementwise(np.ceil),
+    # structural operators (issue 22)
+    "LRN": lrn,
 }

@@ -188,6 +188,15 @@ CASES: dict[str, list[Case]] = {
             ["y"], {"w": rand(4, 3, 3, 3), "s": rand(4, seed=1), "b": rand(4, seed=2),
                     "m": rand(4, seed=3), "v": np.abs(rand(4, seed=4)) + 0.1})),
     ],
+    # structural operators (issue 22)
+    "LRN": [
+        Case("AlexNet's", onnx_model([node("LRN", ["x"], size=5, alpha=1e-4, beta=0.75)],
+                                     {"x": [1, 8, 5, 5]}, ["y"])),
+        Case("after a conv, batch 2", onnx_model(
+            [node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+             node("LRN", ["c"], size=3, alpha=0.5, beta=0.6, bias=2.0)],
+            {"x": [2, 3, 4, 4]}, ["y"], {"w": rand(4, 3, 3, 3)})),
+    ],
 }
 
 

@@ -254,10 +254,18 @@ def resize_cases():
                                     opset=9, mode="nearest")
 
 
+def structural_cases():
+    """Issue 22's structural operators."""
+    yield "lrn_defaults", single("LRN", {"x": [1, 8, 5, 5]}, ["x"], size=5)
+    yield "lrn_batch2", single("LRN", {"x": [2, 3, 4, 2]}, ["x"], size=3, alpha=0.5, beta=0.6,
+                               bias=2.0)
+
+
 CASES = [
     (f"{family.__name__[:-6]}/{name}", model)
     for family in (conv_cases, conv_transpose_cases, gemm_cases, elementwise_cases,
-                   activation_cases, pool_cases, shape_op_cases, resize_cases)
+                   activation_cases, pool_cases, shape_op_cases, resize_cases,
+                   structural_cases)
     for name, model in family()
 ]
 
