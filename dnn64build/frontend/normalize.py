@@ -29,8 +29,9 @@ class NodeInfo:
 
 
 def _spatial_2d(info: NodeInfo, what: str) -> None:
+    """1-D windows arrive here as 2-D ones (dnn64build.frontend.spatial1d)."""
     if len(info.in_shapes[0]) != 4:
-        raise Unsupported(f"{what} supports only 2-D spatial (NCHW) inputs")
+        raise Unsupported(f"{what} supports only 1-D and 2-D spatial inputs (NCW, NCHW)")
 
 
 def _same_pads(in_hw: list[int], kernel: list[int], strides: list[int],

@@ -21,6 +21,7 @@ from dnn64build.errors import UserError
 from dnn64build.frontend.evaluate import canonical_attrs, constant_value, param_names
 from dnn64build.frontend.normalize import SUPPORTED_OPS, Unsupported
 from dnn64build.frontend.shapes import ShapeInferenceError, TensorType, resolve_types
+from dnn64build.frontend.spatial1d import lift_1d
 from dnn64build.ir.graph import Graph, Node, Tensor
 from dnn64build.ir.params import PARAM_INPUTS
 from dnn64build.ir.verify import verify
@@ -38,6 +39,7 @@ def import_model(model: onnx.ModelProto, input_shapes: dict[str, list[int]] | No
     operator or attribute, or a shape that cannot be resolved."""
     model, opset = _convert_opset(model, where)
     _check_outputs(model, where)
+    lift_1d(model, opset)
     _bind_inputs(model, input_shapes or {}, where)
     try:
         types = resolve_types(model, opset)

@@ -197,6 +197,13 @@ CASES: dict[str, list[Case]] = {
              node("LRN", ["c"], size=3, alpha=0.5, beta=0.6, bias=2.0)],
             {"x": [2, 3, 4, 4]}, ["y"], {"w": rand(4, 3, 3, 3)})),
     ],
+    "1-D windows": [
+        Case("conv1d, pool1d", onnx_model(
+            [node("Conv", ["x", "w", "b"], ["c"], group=2, dilations=[2], pads=[1, 2]),
+             node("MaxPool", ["c"], ["p"], kernel_shape=[3], strides=[2], pads=[1, 1]),
+             node("AveragePool", ["p"], ["y"], kernel_shape=[2])],
+            {"x": [2, 4, 12]}, ["y"], {"w": rand(6, 2, 3), "b": rand(6, seed=1)})),
+    ],
 }
 
 

@@ -259,6 +259,19 @@ def structural_cases():
     yield "lrn_defaults", single("LRN", {"x": [1, 8, 5, 5]}, ["x"], size=5)
     yield "lrn_batch2", single("LRN", {"x": [2, 3, 4, 2]}, ["x"], size=3, alpha=0.5, beta=0.6,
                                bias=2.0)
+    # 1-D windows, run as 2-D with H = 1
+    x1 = {"x": [2, 4, 11]}
+    yield "conv1d_dilated_group", single("Conv", x1, ["x", "W", "B"],
+                                         {"W": w(6, 2, 3), "B": w(6)}, group=2, dilations=[2],
+                                         pads=[1, 2], strides=[2])
+    yield "conv1d_same_upper_11", single("Conv", x1, ["x", "W"], {"W": w(3, 4, 4)},
+                                         auto_pad="SAME_UPPER", opset=11)
+    yield "conv_transpose1d", single("ConvTranspose", x1, ["x", "W"], {"W": w(4, 3, 3)},
+                                     strides=[2], pads=[1, 0], output_padding=[1])
+    yield "maxpool1d_ceil", single("MaxPool", x1, ["x"], kernel_shape=[3], strides=[2],
+                                   pads=[1, 1], ceil_mode=1)
+    yield "avgpool1d", single("AveragePool", x1, ["x"], kernel_shape=[4], strides=[3],
+                              pads=[2, 1], count_include_pad=1, opset=11)
 
 
 CASES = [
