@@ -59,7 +59,27 @@ def _matmul_mix() -> onnx.ModelProto:
                       {"w": rand(8, 5, seed=1), "d": np.array(1.7, np.float32)})
 
 
+
+def _windows_batch2() -> onnx.ModelProto:
+    """Issue 22's window shapes at batch 2: a grouped dilated 1-D Conv (imported as 2-D
+    with H = 1), a 1-D MaxPool, then a dilated depthwise and a grouped 2-D Conv."""
+    nodes = [
+        helper.make_node("Conv", ["x", "w1"], ["c1"], name="conv1d", group=2, dilations=[2],
+                         pads=[2, 2]),
+        helper.make_node("MaxPool", ["c1"], ["p1"], name="pool1d", kernel_shape=[2],
+                         strides=[2]),
+        helper.make_node("Reshape", ["p1", "s"], ["r"], name="to_2d"),
+        helper.make_node("Conv", ["r", "w2"], ["c2"], name="dw", group=8, dilations=[2, 2],
+                         pads=[2, 2, 2, 2]),
+        helper.make_node("Conv", ["c2", "w3"], ["y"], name="grouped", group=4, pads=[1, 1, 1, 1]),
+    ]
+    return onnx_model(nodes, {"x": [2, 4, 32]}, ["y"],
+                      {"w1": rand(8, 2, 3, seed=1) * 0.4, "w2": rand(8, 1, 3, 3, seed=2),
+                       "w3": rand(8, 2, 3, 3, seed=3) * 0.3,
+                       "s": np.array([2, 8, 4, 4], np.int64)})
+
 MODELS = {"conv block": _conv_block, "matmul mix": _matmul_mix,
+          "windows batch 2": _windows_batch2,
           **{name: (lambda name=name: build(name)) for name in NAMES}}
 SLOW = {"resnet18", "resnet50", "mobilenetv2", "squeezenet"}
 
