@@ -515,6 +515,17 @@ void dnn64_reduce_mean_s8(int32_t rank, const int32_t *in_dims, int32_t axes_mas
 void dnn64_lrn_f32(int32_t n, int32_t c, int32_t inner, int32_t size, float alpha, float beta,
                    float bias, const float *x, float *y);
 
+/* ReduceSum and ReduceMax: dims and axes_mask as dnn64_reduce_mean_f32.
+ * fp32 sum: in order of increasing input offset. Max: of the reduced elements
+ * (int8: exact, the output keeps the input's quantization). int8 ReduceSum
+ * is dnn64_reduce_mean_s8 with (mult, shift) = quantize_multiplier(s_in / s_out). */
+void dnn64_reduce_sum_f32(int32_t rank, const int32_t *in_dims, int32_t axes_mask,
+                          const float *x, float *y);
+void dnn64_reduce_max_f32(int32_t rank, const int32_t *in_dims, int32_t axes_mask,
+                          const float *x, float *y);
+void dnn64_reduce_max_s8(int32_t rank, const int32_t *in_dims, int32_t axes_mask,
+                         const int8_t *x, int8_t *y);
+
 /* QuantizeLinear: y = clamp(round_half_even(x / scale) + zero_point, -128, 127)
  * (division, as onnxruntime; NaN gives zero_point). x: count floats; y: count int8. */
 void dnn64_quantize_f32_s8(const float *x, int32_t count, float scale, int32_t zero_point,

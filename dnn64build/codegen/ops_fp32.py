@@ -22,7 +22,7 @@ from dnn64build.codegen.common import (
     global_avgpool_call,
     node_inputs,
     pool_call,
-    reduce_mean_call,
+    reduce_call,
     require_float,
     softmax_call,
     staged,
@@ -278,13 +278,14 @@ def softmax(ctx: Ctx) -> Lowered:
     return softmax_call(ctx, Lowered(), "f32")
 
 
-def reduce_mean(ctx: Ctx) -> Lowered:
+def reduce(ctx: Ctx) -> Lowered:
+    """ReduceMean, ReduceSum, ReduceMax: dnn64_reduce_<mean|sum|max>_f32."""
     node = ctx.node
     x = node.inputs[0]
     require_float(ctx, x, node.outputs[0])
     if not node.attrs["axes"]:
         return copy(ctx)
-    return reduce_mean_call(ctx, "f32")
+    return reduce_call(ctx, f"dnn64_reduce_{node.op[len('Reduce'):].lower()}_f32")
 
 
 # --- structural operators (issue 22) ---
@@ -315,7 +316,7 @@ FP32_EMITTERS: dict[str, Emitter] = {
     "MaxPool": pool,
     "AveragePool": pool,
     "GlobalAveragePool": global_avgpool,
-    "ReduceMean": reduce_mean,
+    "ReduceMean": reduce,
     "Concat": concat,
     **dict.fromkeys(VIEW_OPS, copy),
     "Transpose": transpose,
@@ -326,4 +327,6 @@ FP32_EMITTERS: dict[str, Emitter] = {
     "Cast": cast,
     # structural operators (issue 22)
     "LRN": lrn,
+    "ReduceSum": reduce,
+    "ReduceMax": reduce,
 }

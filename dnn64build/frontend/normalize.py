@@ -190,7 +190,7 @@ def clip(info: NodeInfo) -> dict:
 
 
 def axes_attr(info: NodeInfo) -> dict:
-    """Squeeze/Unsqueeze/ReduceMean: axes as an attribute (older opsets) + keepdims."""
+    """Squeeze/Unsqueeze/Reduce*: axes as an attribute (older opsets) + keepdims."""
     out = {}
     if "axes" in info.attrs:
         out["axes"] = [int(a) for a in info.attrs["axes"]]
@@ -302,6 +302,8 @@ NORMALISERS: dict[str, Callable[[NodeInfo], dict]] = {
     "Ceil": _none,
     # structural operators (issue 22)
     "LRN": lrn,
+    "ReduceSum": axes_attr,
+    "ReduceMax": axes_attr,
 }
 
 SUPPORTED_OPS = tuple(sorted([*NORMALISERS, "Constant"]))

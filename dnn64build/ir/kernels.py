@@ -297,6 +297,17 @@ def lrn(inputs: list[np.ndarray], attrs: dict, out_shapes: list[list[int]]):
             .astype(x.dtype)]
 
 
+def _reduce(fn: Callable[..., np.ndarray]) -> Kernel:
+    """ReduceMean/Sum/Max over attrs["axes"] (none: the input unchanged)."""
+    def kernel(inputs: list[np.ndarray], attrs: dict, out_shapes: list[list[int]]):
+        x = inputs[0]
+        if not attrs["axes"]:
+            return [x]
+        return [np.asarray(fn(x, axis=tuple(attrs["axes"]), keepdims=bool(attrs["keepdims"])))
+                .astype(x.dtype)]
+    return kernel
+
+
 def _elementwise(fn: Callable[..., np.ndarray]) -> Kernel:
     def kernel(inputs: list[np.ndarray], attrs: dict, out_shapes: list[list[int]]):
         return [np.asarray(fn(*inputs)).astype(inputs[0].dtype)]
@@ -329,8 +340,7 @@ KERNELS: dict[str, Kernel] = {
     "MaxPool": max_pool,
     "AveragePool": average_pool,
     "GlobalAveragePool": lambda i, a, o: [i[0].mean(axis=(2, 3), keepdims=True)],
-    "ReduceMean": lambda i, a, o: [i[0].mean(axis=tuple(a["axes"]), keepdims=bool(a["keepdims"]))
-                                   if a["axes"] else i[0]],
+    "ReduceMean": _reduce(np.mean),
     "Concat": lambda i, a, o: [np.concatenate(i, axis=a["axis"])],
     "Flatten": flatten,
     "Reshape": reshape,
@@ -350,4 +360,6 @@ KERNELS: dict[str, Kernel] = {
     "Ceil": _elementwise(np.ceil),
     # structural operators (issue 22)
     "LRN": lrn,
+    "ReduceSum": _reduce(np.sum),
+    "ReduceMax": _reduce(np.max),
 }

@@ -17,6 +17,8 @@ PARAM_INPUTS: dict[str, tuple[str, ...]] = {
     "Squeeze": ("axes",),
     "Unsqueeze": ("axes",),
     "ReduceMean": ("axes",),
+    "ReduceSum": ("axes",),
+    "ReduceMax": ("axes",),
     "Pad": ("pads", "constant_value", "axes"),
     "Resize": ("roi", "scales", "sizes"),
     "Slice": ("starts", "ends", "axes", "steps"),
@@ -61,7 +63,7 @@ def absorb(
         else:
             out_rank = rank + len(attrs["axes"])
             attrs["axes"] = sorted(a % out_rank for a in attrs["axes"])
-    elif op == "ReduceMean":
+    elif op in ("ReduceMean", "ReduceSum", "ReduceMax"):
         noop = bool(attrs.pop("noop_with_empty_axes", 0))
         axes = attrs.get("axes")
         if "axes" in params:

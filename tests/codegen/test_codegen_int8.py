@@ -78,8 +78,20 @@ def _windows_batch2() -> onnx.ModelProto:
                        "w3": rand(8, 2, 3, 3, seed=3) * 0.3,
                        "s": np.array([2, 8, 4, 4], np.int64)})
 
+
+def _reductions() -> onnx.ModelProto:
+    """A Conv's ReduceMax over the channels plus its ReduceSum over H and W (opset 13:
+    ReduceSum's axes an input, ReduceMax's an attribute)."""
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("ReduceMax", ["c"], ["m"], name="max", axes=[1]),
+             helper.make_node("ReduceSum", ["c", "a"], ["s"], name="sum"),
+             helper.make_node("Add", ["m", "s"], ["y"], name="add")]
+    return onnx_model(nodes, {"x": [2, 3, 6, 6]}, ["y"],
+                      {"w": rand(4, 3, 3, 3, seed=1) * 0.4, "a": np.array([2, 3], np.int64)},
+                      opset=13)
+
 MODELS = {"conv block": _conv_block, "matmul mix": _matmul_mix,
-          "windows batch 2": _windows_batch2,
+          "windows batch 2": _windows_batch2, "reductions": _reductions,
           **{name: (lambda name=name: build(name)) for name in NAMES}}
 SLOW = {"resnet18", "resnet50", "mobilenetv2", "squeezenet"}
 

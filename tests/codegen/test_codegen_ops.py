@@ -197,6 +197,13 @@ CASES: dict[str, list[Case]] = {
              node("LRN", ["c"], size=3, alpha=0.5, beta=0.6, bias=2.0)],
             {"x": [2, 3, 4, 4]}, ["y"], {"w": rand(4, 3, 3, 3)})),
     ],
+    "ReduceSum/ReduceMax": [
+        Case("sum over H, W", onnx_model(
+            [node("ReduceSum", ["x", "a"], keepdims=0)], {"x": [2, 3, 4, 5]}, ["y"],
+            {"a": np.array([2, 3], np.int64)})),
+        Case("max over C", onnx_model([node("ReduceMax", ["x"], axes=[1])],
+                                      {"x": [2, 3, 4, 5]}, ["y"])),
+    ],
     "1-D windows": [
         Case("conv1d, pool1d", onnx_model(
             [node("Conv", ["x", "w", "b"], ["c"], group=2, dilations=[2], pads=[1, 2]),

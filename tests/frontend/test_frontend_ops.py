@@ -259,6 +259,14 @@ def structural_cases():
     yield "lrn_defaults", single("LRN", {"x": [1, 8, 5, 5]}, ["x"], size=5)
     yield "lrn_batch2", single("LRN", {"x": [2, 3, 4, 2]}, ["x"], size=3, alpha=0.5, beta=0.6,
                                bias=2.0)
+    x = {"x": [2, 3, 4, 5]}
+    yield "reduce_sum_13_input", single("ReduceSum", x, ["x", "axes"], {"axes": i64(1, -1)},
+                                        opset=13)
+    yield "reduce_sum_11_attr", single("ReduceSum", x, ["x"], axes=[0, 2], keepdims=0, opset=11,
+                                       out_rank=2)
+    yield "reduce_max_13_attr", single("ReduceMax", x, ["x"], axes=[-2], keepdims=0, opset=13,
+                                       out_rank=3)
+    yield "reduce_max_18_all", single("ReduceMax", x, ["x"], opset=18, out_rank=4)
     # 1-D windows, run as 2-D with H = 1
     x1 = {"x": [2, 4, 11]}
     yield "conv1d_dilated_group", single("Conv", x1, ["x", "W", "B"],

@@ -1,9 +1,10 @@
-"""Structural operators of issue 22 (LRN, ...): fp32 kernels vs onnxruntime."""
+"""Structural operators of issue 22 (LRN, ReduceSum, ReduceMax): kernels vs onnxruntime."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from kernels_ctypes import i32
 from kernels_onnxref import assert_close_to_scale, run_node
 
 
@@ -37,3 +38,34 @@ def test_lrn_f32_even_size_matches_the_spec_formula(kernels) -> None:
     x32, y = x.astype(np.float32), np.empty(x.shape, np.float32)
     kernels.dnn64_lrn_f32(2, 6, 3, size, alpha, beta, bias, x32, y)
     assert_close_to_scale(y, want)
+
+
+REDUCE_CASES = [((2, 3, 4, 5), (2, 3)), ((2, 3, 4, 5), (1,)), ((2, 3, 4, 5), (0, 2)),
+                ((3, 4, 5), (0, 1, 2)), ((2, 1, 3, 2, 2, 3), (1, 3, 5))]
+
+
+@pytest.mark.parametrize("op", ["ReduceSum", "ReduceMax"])
+@pytest.mark.parametrize("shape,axes", REDUCE_CASES)
+def test_reduce_f32_matches_onnxruntime(kernels, op, shape, axes) -> None:
+    x = np.random.default_rng(73).standard_normal(shape).astype(np.float32)
+    x.flat[-1] = -np.inf  # ReduceMax starts from the first element, not from a finite bound
+    x.flat[0] = x.flat[1] = -np.inf if op == "ReduceMax" else 0.0
+    if op == "ReduceSum":  # axes an input from opset 13, ReduceMax's only from 18
+        want = run_node(op, {"x": x}, {"keepdims": 1}, {"axes": np.array(axes, np.int64)})
+    else:
+        want = run_node(op, {"x": x}, {"keepdims": 1, "axes": list(axes)})
+    y = np.empty(want.shape, np.float32)
+    fn = {"ReduceSum": kernels.dnn64_reduce_sum_f32, "ReduceMax": kernels.dnn64_reduce_max_f32}
+    fn[op](len(shape), i32(shape), sum(1 << a for a in axes), x, y)
+    np.testing.assert_array_equal(np.isinf(y), np.isinf(want))
+    finite = ~np.isinf(want)
+    assert_close_to_scale(y[finite], want[finite])
+
+
+@pytest.mark.parametrize("shape,axes", REDUCE_CASES)
+def test_reduce_max_s8_is_exact(kernels, shape, axes) -> None:
+    x = np.random.default_rng(74).integers(-128, 128, shape, dtype=np.int8)
+    want = x.max(axis=axes, keepdims=True)
+    y = np.empty(want.shape, np.int8)
+    kernels.dnn64_reduce_max_s8(len(shape), i32(shape), sum(1 << a for a in axes), x, y)
+    np.testing.assert_array_equal(y, want)
