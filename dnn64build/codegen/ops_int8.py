@@ -26,6 +26,7 @@ from dnn64build.codegen.ops_movement import (
     pad_call,
     resize,
     resize_geometry,
+    slice_,
     transpose,
 )
 from dnn64build.ir.graph import Graph, Node
@@ -628,4 +629,5 @@ INT8_EMITTERS: dict[str, Emitter] = {
     # structural operators (issue 22); an int8 ReduceSum is a ReduceMean of count 1
     "ReduceSum": reduce_mean,
     "ReduceMax": reduce_max,
+    "Slice": slice_,
 }

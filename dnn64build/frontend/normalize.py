@@ -304,6 +304,7 @@ NORMALISERS: dict[str, Callable[[NodeInfo], dict]] = {
     "LRN": lrn,
     "ReduceSum": axes_attr,
     "ReduceMax": axes_attr,
+    "Split": _axis("axis", 0),  # imported as one Slice per output (onnx_import)
 }
 
 SUPPORTED_OPS = tuple(sorted([*NORMALISERS, "Constant"]))

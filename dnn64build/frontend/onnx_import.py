@@ -244,6 +244,9 @@ class _Builder:
             except ValueError as exc:
                 raise self._fail(node, str(exc)) from exc
             return
+        if node.op_type == "Split":
+            self._split(node, index)
+            return
         self._check_extra_outputs(node)
         in_shapes = [self._static(node, name) if name else None for name in node.input]
         out_shapes = [self._static(node, node.output[0])]
@@ -306,6 +309,23 @@ class _Builder:
             mode = self.graph.constants.get(node.input[2])
             if mode is None or bool(mode):
                 raise self._fail(node, "training_mode must be a constant false", hint=None)
+
+    def _split(self, node: onnx.NodeProto, index: int) -> None:
+        """Split as one Slice per output along its axis, the sizes from the resolved output
+        shapes (whether they came from the split input, the attribute or num_outputs)."""
+        g = self.graph
+        in_shape = self._static(node, node.input[0])
+        axis = canonical_attrs(node, [in_shape], [], self.opset, None)["axis"]
+        start = 0
+        for k, out in enumerate(node.output):
+            shape = self._static(node, out)
+            end = start + shape[axis]
+            g.tensors[out] = Tensor(shape, self.types[out].dtype, "activation")
+            g.nodes.append(Node(self._node_name(f"{node.name or 'Split_' + str(index)}_{k}"),
+                                "Slice", [node.input[0]], [out],
+                                {"starts": [start], "ends": [end], "axes": [axis],
+                                 "steps": [1]}))
+            start = end
 
     def _legacy_softmax(self, name: str, x: str, out: str, axis: int, shape: list[int]) -> None:
         """Opset < 13 Softmax normalises over all dims from ``axis`` on (as a 2-D matrix)."""

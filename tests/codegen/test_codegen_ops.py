@@ -204,6 +204,13 @@ CASES: dict[str, list[Case]] = {
         Case("max over C", onnx_model([node("ReduceMax", ["x"], axes=[1])],
                                       {"x": [2, 3, 4, 5]}, ["y"])),
     ],
+    "Split": [
+        Case("channels, uneven", onnx_model(
+            [node("Split", ["x", "s"], ["a", "b"], axis=1),
+             helper.make_node("Relu", ["a"], ["y0"], name="relu"),
+             helper.make_node("Sigmoid", ["b"], ["y1"], name="sigmoid")],
+            {"x": [2, 5, 3, 4]}, ["y0", "y1"], {"s": np.array([2, 3], np.int64)})),
+    ],
     "1-D windows": [
         Case("conv1d, pool1d", onnx_model(
             [node("Conv", ["x", "w", "b"], ["c"], group=2, dilations=[2], pads=[1, 2]),

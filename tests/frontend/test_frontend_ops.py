@@ -267,6 +267,19 @@ def structural_cases():
     yield "reduce_max_13_attr", single("ReduceMax", x, ["x"], axes=[-2], keepdims=0, opset=13,
                                        out_rank=3)
     yield "reduce_max_18_all", single("ReduceMax", x, ["x"], opset=18, out_rank=4)
+    for opset, inputs, consts, attrs in (
+            (11, ["x"], {}, {"axis": 1, "split": [1, 2]}),
+            (13, ["x", "s"], {"s": i64(3, 1, 1)}, {"axis": -1}),
+            (18, ["x"], {}, {"axis": 3, "num_outputs": 2})):  # uneven: 3 + 2
+        outputs = ["y0", "y1", "y2"][:len(consts.get("s", attrs.get("split", [0, 0])))]
+        graph = helper.make_graph(
+            [helper.make_node("Split", inputs, outputs, name="the_node", **attrs)], "split",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4, 5])],
+            [helper.make_tensor_value_info(o, TensorProto.FLOAT, ["a", "b", "c", "d"])
+             for o in outputs],
+            [numpy_helper.from_array(v, n) for n, v in consts.items()])
+        yield f"split_{opset}", helper.make_model(
+            graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=10)
     # 1-D windows, run as 2-D with H = 1
     x1 = {"x": [2, 4, 11]}
     yield "conv1d_dilated_group", single("Conv", x1, ["x", "W", "B"],
