@@ -526,6 +526,13 @@ void dnn64_reduce_max_f32(int32_t rank, const int32_t *in_dims, int32_t axes_mas
 void dnn64_reduce_max_s8(int32_t rank, const int32_t *in_dims, int32_t axes_mask,
                          const int8_t *x, int8_t *y);
 
+/* Strided copy (Transpose, Expand, Tile): y, row-major over out_dims, gets
+ * y[i0, ..., i(rank-1)] = x[sum(i_d * src_strides[d])]; a stride of 0
+ * repeats (broadcasts) the source along that dim. 1 <= rank <= 6; out_dims,
+ * src_strides: rank int32 each (strides in elements). */
+void dnn64_strided_copy(int32_t elem_size, int32_t rank, const int32_t *out_dims,
+                        const int32_t *src_strides, const void *x, void *y);
+
 /* QuantizeLinear: y = clamp(round_half_even(x / scale) + zero_point, -128, 127)
  * (division, as onnxruntime; NaN gives zero_point). x: count floats; y: count int8. */
 void dnn64_quantize_f32_s8(const float *x, int32_t count, float scale, int32_t zero_point,

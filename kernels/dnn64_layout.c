@@ -116,15 +116,23 @@ void dnn64_transpose(int32_t elem_size, int32_t rank, const int32_t *in_dims,
                      const int32_t *perm, const void *x, void *y)
 {
     int32_t in_strides[DNN64_MAX_DIMS], out_dims[DNN64_MAX_DIMS], src_strides[DNN64_MAX_DIMS];
-    int32_t idx[DNN64_MAX_DIMS];
-    const int32_t last = rank - 1;
-    int32_t d, r, rows = 1, off = 0;
+    int32_t d;
     dnn64__row_strides(rank, in_dims, in_strides);
     for (d = 0; d < rank; ++d) {
         out_dims[d] = in_dims[perm[d]];
         src_strides[d] = in_strides[perm[d]];
-        idx[d] = 0;
     }
+    dnn64_strided_copy(elem_size, rank, out_dims, src_strides, x, y);
+}
+
+void dnn64_strided_copy(int32_t elem_size, int32_t rank, const int32_t *out_dims,
+                        const int32_t *src_strides, const void *x, void *y)
+{
+    int32_t idx[DNN64_MAX_DIMS];
+    const int32_t last = rank - 1;
+    int32_t d, r, rows = 1, off = 0;
+    for (d = 0; d < rank; ++d)
+        idx[d] = 0;
     for (d = 0; d < last; ++d)
         rows *= out_dims[d];
     for (r = 0; r < rows; ++r) {

@@ -32,10 +32,12 @@ from dnn64build.codegen.ops_movement import (
     cast,
     concat,
     copy,
+    expand,
     gather,
     pad,
     resize,
     slice_,
+    tile,
     transpose,
 )
 from dnn64build.ir.ops import VIEW_OPS
@@ -329,4 +331,6 @@ FP32_EMITTERS: dict[str, Emitter] = {
     "LRN": lrn,
     "ReduceSum": reduce,
     "ReduceMax": reduce,
+    "Expand": expand,
+    "Tile": tile,
 }

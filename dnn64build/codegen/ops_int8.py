@@ -23,10 +23,12 @@ from dnn64build.codegen.ops_movement import (
     PAD_MODES,
     concat,
     copy,
+    expand,
     pad_call,
     resize,
     resize_geometry,
     slice_,
+    tile,
     transpose,
 )
 from dnn64build.ir.graph import Graph, Node
@@ -630,4 +632,6 @@ INT8_EMITTERS: dict[str, Emitter] = {
     "ReduceSum": reduce_mean,
     "ReduceMax": reduce_max,
     "Slice": slice_,
+    "Expand": expand,
+    "Tile": tile,
 }

@@ -305,6 +305,8 @@ NORMALISERS: dict[str, Callable[[NodeInfo], dict]] = {
     "ReduceSum": axes_attr,
     "ReduceMax": axes_attr,
     "Split": _axis("axis", 0),  # imported as one Slice per output (onnx_import)
+    "Expand": _none,
+    "Tile": _none,
 }
 
 SUPPORTED_OPS = tuple(sorted([*NORMALISERS, "Constant"]))

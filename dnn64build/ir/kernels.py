@@ -362,4 +362,6 @@ KERNELS: dict[str, Kernel] = {
     "LRN": lrn,
     "ReduceSum": _reduce(np.sum),
     "ReduceMax": _reduce(np.max),
+    "Expand": lambda i, a, o: [np.broadcast_to(i[0], a["shape"]).copy()],
+    "Tile": lambda i, a, o: [np.tile(i[0], a["repeats"])],
 }

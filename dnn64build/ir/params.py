@@ -19,6 +19,8 @@ PARAM_INPUTS: dict[str, tuple[str, ...]] = {
     "ReduceMean": ("axes",),
     "ReduceSum": ("axes",),
     "ReduceMax": ("axes",),
+    "Expand": ("shape",),
+    "Tile": ("repeats",),
     "Pad": ("pads", "constant_value", "axes"),
     "Resize": ("roi", "scales", "sizes"),
     "Slice": ("starts", "ends", "axes", "steps"),
@@ -91,6 +93,11 @@ def absorb(
         attrs.pop("axes", None)
     elif op == "Slice":
         attrs.update(_slice_attrs(params, in_shape))
+    elif op == "Expand":
+        target = tuple(int(d) for d in params["shape"].reshape(-1))
+        attrs["shape"] = list(np.broadcast_shapes(tuple(in_shape), target))
+    elif op == "Tile":
+        attrs["repeats"] = [int(r) for r in params["repeats"].reshape(-1)]
     return attrs
 
 

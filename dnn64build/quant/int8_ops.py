@@ -317,5 +317,5 @@ INT8_OPS: dict[str, Int8Op] = {
     # structural operators (issue 22); an int8 ReduceSum is a ReduceMean of count 1
     "ReduceSum": reduce_mean,
     "ReduceMax": reduce_max,
-    "Slice": _data_movement("Slice"),
+    **{op: _data_movement(op) for op in ("Slice", "Expand", "Tile")},
 }

@@ -28,7 +28,7 @@ ELEMENTWISE = ("Add", "Sub", "Mul", "Div")
 VIEWS = (*VIEW_OPS, "Transpose")
 # Output quantisation == input quantisation.
 SHARED = (*VIEWS, "MaxPool", "AveragePool", "GlobalAveragePool", "Pad", "Resize", "ReduceMax",
-          "Slice")
+          "Slice", "Expand", "Tile")
 OTHER = ("Softmax", "ReduceMean", "Concat", "ReduceSum")
 INT8_CAPABLE = frozenset((*WEIGHTED, *ELEMENTWISE, *ACTIVATION_OPS, *SHARED, *OTHER))
 # Weighted ops with a longer reduction stay fp32 without trying (only unusually small

@@ -81,15 +81,18 @@ def _windows_batch2() -> onnx.ModelProto:
 
 def _reductions() -> onnx.ModelProto:
     """A Conv's ReduceMax over its last three channels (a Split) plus its ReduceSum over H
-    and W (opset 13: ReduceSum's axes an input, ReduceMax's an attribute)."""
+    and W (opset 13: ReduceSum's axes an input, ReduceMax's an attribute), the broadcast
+    sum tiled twice along H."""
     nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
              helper.make_node("Split", ["c", "parts"], ["c0", "c3"], name="split", axis=1),
              helper.make_node("ReduceMax", ["c3"], ["m"], name="max", axes=[1]),
              helper.make_node("ReduceSum", ["c", "a"], ["s"], name="sum"),
-             helper.make_node("Add", ["m", "s"], ["y"], name="add")]
+             helper.make_node("Add", ["m", "s"], ["t"], name="add"),
+             helper.make_node("Tile", ["t", "reps"], ["y"], name="tile")]
     return onnx_model(nodes, {"x": [2, 3, 6, 6]}, ["y"],
                       {"w": rand(4, 3, 3, 3, seed=1) * 0.4, "a": np.array([2, 3], np.int64),
-                       "parts": np.array([1, 3], np.int64)},
+                       "parts": np.array([1, 3], np.int64),
+                       "reps": np.array([1, 1, 2, 1], np.int64)},
                       opset=13)
 
 MODELS = {"conv block": _conv_block, "matmul mix": _matmul_mix,

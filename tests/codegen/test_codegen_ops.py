@@ -211,6 +211,12 @@ CASES: dict[str, list[Case]] = {
              helper.make_node("Sigmoid", ["b"], ["y1"], name="sigmoid")],
             {"x": [2, 5, 3, 4]}, ["y0", "y1"], {"s": np.array([2, 3], np.int64)})),
     ],
+    "Expand/Tile": [
+        Case("expand, rank up", onnx_model([node("Expand", ["x", "s"])], {"x": [3, 1, 5]},
+                                           ["y"], {"s": np.array([2, 3, 4, 1], np.int64)})),
+        Case("tile", onnx_model([node("Tile", ["x", "r"])], {"x": [1, 2, 3, 4]}, ["y"],
+                                {"r": np.array([2, 1, 3, 2], np.int64)})),
+    ],
     "1-D windows": [
         Case("conv1d, pool1d", onnx_model(
             [node("Conv", ["x", "w", "b"], ["c"], group=2, dilations=[2], pads=[1, 2]),

@@ -280,6 +280,11 @@ def structural_cases():
             [numpy_helper.from_array(v, n) for n, v in consts.items()])
         yield f"split_{opset}", helper.make_model(
             graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=10)
+    yield "expand_rank_up", single("Expand", {"x": [3, 1]}, ["x", "s"], {"s": i64(2, 1, 4)},
+                                   out_rank=3)
+    yield "expand_keep_dims", single("Expand", {"x": [1, 3, 1, 5]}, ["x", "s"],
+                                     {"s": i64(2, 1, 4, 1)})
+    yield "tile", single("Tile", {"x": [2, 3, 4]}, ["x", "r"], {"r": i64(1, 2, 3)})
     # 1-D windows, run as 2-D with H = 1
     x1 = {"x": [2, 4, 11]}
     yield "conv1d_dilated_group", single("Conv", x1, ["x", "W", "B"],
