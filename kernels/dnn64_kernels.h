@@ -515,6 +515,15 @@ void dnn64_reduce_mean_s8(int32_t rank, const int32_t *in_dims, int32_t axes_mas
 void dnn64_lrn_f32(int32_t n, int32_t c, int32_t inner, int32_t size, float alpha, float beta,
                    float bias, const float *x, float *y);
 
+/* LayerNormalization over the last `inner` values of each of `outer` rows:
+ * y = (x - mean) / sqrt(var + epsilon) * scale + bias (var the biased
+ * variance, two passes; 1/sqrt as dnn64_expf(-0.5 * dnn64_logf(.))).
+ * x, y: outer * inner floats (y may equal x); scale: inner floats; bias:
+ * inner floats or NULL. No int8 kernel: between int8 tensors it runs in fp32
+ * between a DequantizeLinear and a QuantizeLinear, as LRN. */
+void dnn64_layer_norm_f32(int32_t outer, int32_t inner, float epsilon, const float *x,
+                          const float *scale, const float *bias, float *y);
+
 /* ReduceSum and ReduceMax: dims and axes_mask as dnn64_reduce_mean_f32.
  * fp32 sum: in order of increasing input offset. Max: of the reduced elements
  * (int8: exact, the output keeps the input's quantization). int8 ReduceSum

@@ -306,6 +306,29 @@ def lrn(ctx: Ctx) -> Lowered:
     return low
 
 
+def layer_norm(ctx: Ctx) -> Lowered:
+    """dnn64_layer_norm_f32 over the dims from ``axis`` on; scale and bias constants
+    broadcast to one full row."""
+    node = ctx.node
+    x, scale, bias = node_inputs(node, 3)
+    y = node.outputs[0]
+    require_float(ctx, x, y)
+    if not all(ctx.is_const(t) for t in (scale, bias) if t):
+        raise unsupported(node, "LayerNormalization with a scale or bias that is not constant")
+    check_inplace(ctx, y, x)
+    shape = ctx.shape(x)
+    row = shape[node.attrs["axis"]:]
+    inner = int(np.prod(row, dtype=np.int64))
+    rows = [np.ascontiguousarray(np.broadcast_to(np.asarray(ctx.const(t), np.float32), row))
+            .reshape(inner) for t in (scale, bias) if t]
+    low = Lowered()
+    xp, yp, eps = ctx.ptr(x), ctx.ptr(y), c_float(node.attrs["epsilon"])
+    outer = ctx.numel(x) // inner
+    low.steps.append(Call(lambda p: c_call("dnn64_layer_norm_f32", outer, inner, eps, xp, p[0],
+                                           p[1] if len(p) > 1 else "NULL", yp), tuple(rows)))
+    return low
+
+
 FP32_EMITTERS: dict[str, Emitter] = {
     "Conv": conv,
     "ConvTranspose": conv,
@@ -333,4 +356,5 @@ FP32_EMITTERS: dict[str, Emitter] = {
     "ReduceMax": reduce,
     "Expand": expand,
     "Tile": tile,
+    "LayerNormalization": layer_norm,
 }

@@ -257,6 +257,14 @@ def lrn(info: NodeInfo) -> dict:
             "beta": float(a.get("beta", 0.75)), "bias": float(a.get("bias", 1.0))}
 
 
+def layer_norm(info: NodeInfo) -> dict:
+    rank = len(info.in_shapes[0])
+    if int(info.attrs.get("stash_type", 1)) != 1:
+        raise Unsupported("stash_type other than 1 (float32) is not supported")
+    return {"axis": int(info.attrs.get("axis", -1)) % rank,
+            "epsilon": float(info.attrs.get("epsilon", 1e-5))}
+
+
 def _none(info: NodeInfo) -> dict:
     return {}
 
@@ -307,6 +315,7 @@ NORMALISERS: dict[str, Callable[[NodeInfo], dict]] = {
     "Split": _axis("axis", 0),  # imported as one Slice per output (onnx_import)
     "Expand": _none,
     "Tile": _none,
+    "LayerNormalization": layer_norm,
 }
 
 SUPPORTED_OPS = tuple(sorted([*NORMALISERS, "Constant"]))

@@ -297,6 +297,18 @@ def lrn(inputs: list[np.ndarray], attrs: dict, out_shapes: list[list[int]]):
             .astype(x.dtype)]
 
 
+def layer_norm(inputs: list[np.ndarray], attrs: dict, out_shapes: list[list[int]]):
+    """ONNX LayerNormalization (first output): normalised over the dims from ``axis`` on."""
+    x, scale = inputs[0], inputs[1]
+    axes = tuple(range(attrs["axis"], x.ndim))
+    mean = x.mean(axis=axes, keepdims=True)
+    var = np.square(x - mean).mean(axis=axes, keepdims=True)
+    y = (x - mean) / np.sqrt(var + np.float32(attrs["epsilon"])) * scale
+    if len(inputs) > 2 and inputs[2] is not None:
+        y = y + inputs[2]
+    return [y.astype(x.dtype)]
+
+
 def _reduce(fn: Callable[..., np.ndarray]) -> Kernel:
     """ReduceMean/Sum/Max over attrs["axes"] (none: the input unchanged)."""
     def kernel(inputs: list[np.ndarray], attrs: dict, out_shapes: list[list[int]]):
@@ -364,4 +376,5 @@ KERNELS: dict[str, Kernel] = {
     "ReduceMax": _reduce(np.max),
     "Expand": lambda i, a, o: [np.broadcast_to(i[0], a["shape"]).copy()],
     "Tile": lambda i, a, o: [np.tile(i[0], a["repeats"])],
+    "LayerNormalization": layer_norm,
 }

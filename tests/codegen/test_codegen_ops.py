@@ -217,6 +217,14 @@ CASES: dict[str, list[Case]] = {
         Case("tile", onnx_model([node("Tile", ["x", "r"])], {"x": [1, 2, 3, 4]}, ["y"],
                                 {"r": np.array([2, 1, 3, 2], np.int64)})),
     ],
+    "LayerNormalization": [
+        Case("last axis", onnx_model([node("LayerNormalization", ["x", "s", "b"])],
+                                     {"x": [2, 5, 8]}, ["y"],
+                                     {"s": rand(8, seed=1), "b": rand(8, seed=2)})),
+        Case("two axes, broadcast scale", onnx_model(
+            [node("LayerNormalization", ["x", "s"], axis=-2, epsilon=1e-3)],
+            {"x": [3, 4, 6]}, ["y"], {"s": rand(1, 6, seed=1)})),
+    ],
     "1-D windows": [
         Case("conv1d, pool1d", onnx_model(
             [node("Conv", ["x", "w", "b"], ["c"], group=2, dilations=[2], pads=[1, 2]),

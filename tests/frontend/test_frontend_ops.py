@@ -285,6 +285,10 @@ def structural_cases():
     yield "expand_keep_dims", single("Expand", {"x": [1, 3, 1, 5]}, ["x", "s"],
                                      {"s": i64(2, 1, 4, 1)})
     yield "tile", single("Tile", {"x": [2, 3, 4]}, ["x", "r"], {"r": i64(1, 2, 3)})
+    yield "layer_norm_last", single("LayerNormalization", {"x": [2, 5, 8]}, ["x", "s", "b"],
+                                    {"s": w(8), "b": w(8)})
+    yield "layer_norm_axis1_no_bias", single("LayerNormalization", {"x": [2, 3, 4]}, ["x", "s"],
+                                             {"s": w(3, 4)}, axis=1, epsilon=1e-3)
     # 1-D windows, run as 2-D with H = 1
     x1 = {"x": [2, 4, 11]}
     yield "conv1d_dilated_group", single("Conv", x1, ["x", "W", "B"],

@@ -1,4 +1,5 @@
-"""Structural operators of issue 22 (LRN, ReduceSum, ReduceMax): kernels vs onnxruntime."""
+"""Structural operators of issue 22 (LRN, LayerNormalization, ReduceSum, ReduceMax): kernels
+vs onnxruntime."""
 
 from __future__ import annotations
 
@@ -69,3 +70,20 @@ def test_reduce_max_s8_is_exact(kernels, shape, axes) -> None:
     y = np.empty(want.shape, np.int8)
     kernels.dnn64_reduce_max_s8(len(shape), i32(shape), sum(1 << a for a in axes), x, y)
     np.testing.assert_array_equal(y, want)
+
+
+@pytest.mark.parametrize("shape,axis,bias", [((2, 3, 8), -1, True), ((4, 6, 5), 1, False),
+                                             ((1, 197, 192), -1, True)])
+def test_layer_norm_f32_matches_onnxruntime(kernels, shape, axis, bias) -> None:
+    rng = np.random.default_rng(75)
+    x = (rng.standard_normal(shape) * 3 + 1).astype(np.float32)
+    row = shape[axis % len(shape):]
+    consts = {"scale": rng.standard_normal(row).astype(np.float32)}
+    if bias:
+        consts["bias"] = rng.standard_normal(row).astype(np.float32)
+    want = run_node("LayerNormalization", {"x": x}, {"axis": axis, "epsilon": 1e-3}, consts)
+    inner = int(np.prod(row))
+    y = np.empty_like(x)
+    kernels.dnn64_layer_norm_f32(x.size // inner, inner, 1e-3, x, consts["scale"],
+                                 consts.get("bias"), y)
+    assert_close_to_scale(y, want)

@@ -1,4 +1,4 @@
-/* LRN (local response normalization across channels), fp32. */
+/* Normalizations of issue 22, fp32: LRN (across channels), LayerNormalization. */
 #include "dnn64_kernels.h"
 #include "dnn64_math.h"
 
@@ -22,5 +22,24 @@ void dnn64_lrn_f32(int32_t n, int32_t c, int32_t inner, int32_t size, float alph
                     * dnn64_expf(-beta * dnn64_logf(bias + scale * sum));
             }
         }
+    }
+}
+
+void dnn64_layer_norm_f32(int32_t outer, int32_t inner, float epsilon, const float *x,
+                          const float *scale, const float *bias, float *y)
+{
+    int32_t o, i;
+    for (o = 0; o < outer; ++o) {
+        const float *xs = x + o * inner;
+        float *ys = y + o * inner;
+        float mean = 0.0f, var = 0.0f, inv;
+        for (i = 0; i < inner; ++i)
+            mean += xs[i];
+        mean /= (float)inner;
+        for (i = 0; i < inner; ++i)
+            var += (xs[i] - mean) * (xs[i] - mean);
+        inv = dnn64_expf(-0.5f * dnn64_logf(var / (float)inner + epsilon));
+        for (i = 0; i < inner; ++i)
+            ys[i] = (xs[i] - mean) * inv * scale[i] + (bias ? bias[i] : 0.0f);
     }
 }
