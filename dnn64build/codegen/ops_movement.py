@@ -74,19 +74,27 @@ def concat(ctx: Ctx) -> Lowered:
 
 def transpose(ctx: Ctx) -> Lowered:
     node = ctx.node
-    x, y = node.inputs[0], node.outputs[0]
+    x = node.inputs[0]
     shape, perm = ctx.shape(x), node.attrs["perm"]
     moved = [a for a in perm if shape[a] != 1]
     if moved == sorted(moved):
         return copy(ctx)  # only size-1 dims move: same element order
-    require_max_rank(ctx, len(shape))
+    return _layout_call(ctx, "dnn64_transpose", shape, "perm", perm)
+
+
+def _layout_call(ctx: Ctx, function: str, dims: list[int], name: str,
+                 values: list[int]) -> Lowered:
+    """``function``(elem_size, rank, dims, values, x, y): a copy of the node's input into
+    its output, ``dims`` and ``values`` (named ``name``) as rank int32 each."""
+    x, y = ctx.node.inputs[0], ctx.node.outputs[0]
+    require_max_rank(ctx, len(dims))
     ctx.require_disjoint(y, x)
     low = Lowered()
-    dims = dims_decl(ctx, low, "dims", shape)
-    perm_sym = dims_decl(ctx, low, "perm", perm)
+    dims_sym = dims_decl(ctx, low, "dims", dims)
+    values_sym = dims_decl(ctx, low, name, values)
     es = elem_size(ctx, y)
     parts, src = staged(ctx, [x])
-    low.steps.append(Call(lambda p: c_call("dnn64_transpose", es, len(shape), dims, perm_sym,
+    low.steps.append(Call(lambda p: c_call(function, es, len(dims), dims_sym, values_sym,
                                            *src(p), ctx.ptr(y)), parts))
     return low
 
@@ -116,18 +124,8 @@ def _compact(dims: list[int], strides: list[int]) -> tuple[list[int], list[int]]
 
 def _strided_copy(ctx: Ctx, dims: list[int], strides: list[int]) -> Lowered:
     """y (row-major over ``dims``) = x at ``strides`` (0: repeat) via dnn64_strided_copy."""
-    x, y = ctx.node.inputs[0], ctx.node.outputs[0]
     dims, strides = _compact(dims, strides)
-    require_max_rank(ctx, len(dims))
-    ctx.require_disjoint(y, x)
-    low = Lowered()
-    dims_sym = dims_decl(ctx, low, "dims", dims)
-    strides_sym = dims_decl(ctx, low, "strides", strides)
-    es = elem_size(ctx, y)
-    parts, src = staged(ctx, [x])
-    low.steps.append(Call(lambda p: c_call("dnn64_strided_copy", es, len(dims), dims_sym,
-                                           strides_sym, *src(p), ctx.ptr(y)), parts))
-    return low
+    return _layout_call(ctx, "dnn64_strided_copy", dims, "strides", strides)
 
 
 def expand(ctx: Ctx) -> Lowered:

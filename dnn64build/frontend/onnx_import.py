@@ -22,7 +22,7 @@ from dnn64build.frontend.evaluate import canonical_attrs, constant_value, param_
 from dnn64build.frontend.normalize import SUPPORTED_OPS, Unsupported
 from dnn64build.frontend.shapes import ShapeInferenceError, TensorType, resolve_types
 from dnn64build.frontend.spatial1d import lift_1d
-from dnn64build.ir.graph import Graph, Node, Tensor
+from dnn64build.ir.graph import Graph, Node, Tensor, free_name
 from dnn64build.ir.params import PARAM_INPUTS
 from dnn64build.ir.verify import verify
 
@@ -275,20 +275,13 @@ class _Builder:
 
     def _node_name(self, base: str) -> str:
         """``base``, made unique among node names (tensor names are another namespace)."""
-        name, index = base, 0
-        while name in self.node_names:
-            index += 1
-            name = f"{base}_{index}"
+        name = free_name(base, self.node_names)
         self.node_names.add(name)
         return name
 
     def _tensor_name(self, base: str) -> str:
         """A new tensor name clashing with no ONNX tensor, even one not translated yet."""
-        name, index = base, 0
-        while name in self.onnx_tensors or name in self.graph.tensors:
-            index += 1
-            name = f"{base}_{index}"
-        return name
+        return free_name(base, self.onnx_tensors | set(self.graph.tensors))
 
     def _static(self, node: onnx.NodeProto, name: str) -> list[int]:
         t = self.types.get(name)

@@ -14,6 +14,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from dnn64build.frontend.evaluate import onnx_attrs
+from dnn64build.ir.graph import free_name
 
 _OPS = ("Conv", "ConvTranspose", "MaxPool", "AveragePool")
 _WEIGHTED = ("Conv", "ConvTranspose")
@@ -88,10 +89,7 @@ class _Lifter:
         return y
 
     def _fresh(self, base: str) -> str:
-        name, index = base, 0
-        while name in self.taken:
-            index += 1
-            name = f"{base}_{index}"
+        name = free_name(base, self.taken)
         self.taken.add(name)
         return name
 
