@@ -542,6 +542,14 @@ void dnn64_reduce_max_s8(int32_t rank, const int32_t *in_dims, int32_t axes_mask
 void dnn64_strided_copy(int32_t elem_size, int32_t rank, const int32_t *out_dims,
                         const int32_t *src_strides, const void *x, void *y);
 
+/* Where with a constant condition: y[i] = mask[i] ? a[.] : b[.], the operands
+ * read through bc (their broadcast to bc->dims, as dnn64_binary_f32). mask:
+ * prod(bc->dims) bytes, the condition broadcast to the output by the compiler.
+ * y must not overlap a or b. Element-size generic (fp32; no int8 kernel: between
+ * int8 tensors Where runs in fp32 between Dequantize/QuantizeLinear). */
+void dnn64_select(int32_t elem_size, const dnn64_bcast *bc, const uint8_t *mask, const void *a,
+                  const void *b, void *y);
+
 /* QuantizeLinear: y = clamp(round_half_even(x / scale) + zero_point, -128, 127)
  * (division, as onnxruntime; NaN gives zero_point). x: count floats; y: count int8. */
 void dnn64_quantize_f32_s8(const float *x, int32_t count, float scale, int32_t zero_point,

@@ -147,3 +147,29 @@ void dnn64_strided_copy(int32_t elem_size, int32_t rank, const int32_t *out_dims
         }
     }
 }
+
+void dnn64_select(int32_t elem_size, const dnn64_bcast *bc, const uint8_t *mask, const void *a,
+                  const void *b, void *y)
+{
+    int32_t idx[DNN64_MAX_DIMS];
+    int32_t d, i, count = 1, oa = 0, ob = 0;
+    for (d = 0; d < bc->rank; ++d) {
+        idx[d] = 0;
+        count *= bc->dims[d];
+    }
+    for (i = 0; i < count; ++i) {
+        if (mask[i])
+            dnn64__copy(elem_size, dnn64__at_c(a, elem_size, oa), 1, dnn64__at(y, elem_size, i), 1);
+        else
+            dnn64__copy(elem_size, dnn64__at_c(b, elem_size, ob), 1, dnn64__at(y, elem_size, i), 1);
+        for (d = bc->rank - 1; d >= 0; --d) {
+            oa += bc->a_strides[d];
+            ob += bc->b_strides[d];
+            if (++idx[d] < bc->dims[d])
+                break;
+            oa -= bc->a_strides[d] * bc->dims[d];
+            ob -= bc->b_strides[d] * bc->dims[d];
+            idx[d] = 0;
+        }
+    }
+}

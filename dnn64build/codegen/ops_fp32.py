@@ -329,6 +329,26 @@ def layer_norm(ctx: Ctx) -> Lowered:
     return low
 
 
+def where(ctx: Ctx) -> Lowered:
+    """dnn64_select: the constant condition broadcast to the output as a byte mask."""
+    node = ctx.node
+    cond, a, b = node.inputs[:3]
+    y = node.outputs[0]
+    require_float(ctx, a, b, y)
+    if not ctx.is_const(cond):
+        raise unsupported(node, "Where with a condition that is not constant")
+    ctx.require_disjoint(y, a, b)
+    shape = ctx.shape(y)
+    mask = np.ascontiguousarray(np.broadcast_to(np.asarray(ctx.const(cond), bool), shape),
+                                dtype=np.int8).reshape(-1)  # staged as int8: 0 or 1
+    low = Lowered()
+    bc = bcast_decl(ctx, low, ctx.shape(a), ctx.shape(b), shape)
+    parts, pointers = staged(ctx, (a, b), np.float32)
+    low.steps.append(Call(lambda p: c_call("dnn64_select", 4, bc, f"(const uint8_t *){p[0]}",
+                                           *pointers(p[1:]), ctx.ptr(y)), (mask, *parts)))
+    return low
+
+
 FP32_EMITTERS: dict[str, Emitter] = {
     "Conv": conv,
     "ConvTranspose": conv,
@@ -357,4 +377,5 @@ FP32_EMITTERS: dict[str, Emitter] = {
     "Expand": expand,
     "Tile": tile,
     "LayerNormalization": layer_norm,
+    "Where": where,
 }

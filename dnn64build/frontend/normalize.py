@@ -316,6 +316,7 @@ NORMALISERS: dict[str, Callable[[NodeInfo], dict]] = {
     "Expand": _none,
     "Tile": _none,
     "LayerNormalization": layer_norm,
+    "Where": _none,  # codegen: the condition must be constant
 }
 
 SUPPORTED_OPS = tuple(sorted([*NORMALISERS, "Constant"]))

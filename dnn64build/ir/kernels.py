@@ -377,4 +377,5 @@ KERNELS: dict[str, Kernel] = {
     "Expand": lambda i, a, o: [np.broadcast_to(i[0], a["shape"]).copy()],
     "Tile": lambda i, a, o: [np.tile(i[0], a["repeats"])],
     "LayerNormalization": layer_norm,
+    "Where": lambda i, a, o: [np.where(i[0], i[1], i[2])],
 }

@@ -225,6 +225,12 @@ CASES: dict[str, list[Case]] = {
             [node("LayerNormalization", ["x", "s"], axis=-2, epsilon=1e-3)],
             {"x": [3, 4, 6]}, ["y"], {"s": rand(1, 6, seed=1)})),
     ],
+    "Where": [
+        Case("constant condition, a constant branch", onnx_model(
+            [node("Where", ["c", "x", "k"])], {"x": [2, 3, 4]}, ["y"],
+            {"c": np.random.default_rng(3).random((3, 1)) > 0.5,
+             "k": np.array([-1e9, 2.0, 0.5, 7.0], np.float32)})),
+    ],
     "1-D windows": [
         Case("conv1d, pool1d", onnx_model(
             [node("Conv", ["x", "w", "b"], ["c"], group=2, dilations=[2], pads=[1, 2]),

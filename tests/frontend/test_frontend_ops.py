@@ -289,6 +289,9 @@ def structural_cases():
                                     {"s": w(8), "b": w(8)})
     yield "layer_norm_axis1_no_bias", single("LayerNormalization", {"x": [2, 3, 4]}, ["x", "s"],
                                              {"s": w(3, 4)}, axis=1, epsilon=1e-3)
+    mask = RNG.random((1, 3, 1, 5)) > 0.5
+    yield "where_const_cond", single("Where", {"a": [2, 3, 4, 5], "b": [5]}, ["c", "a", "b"],
+                                     {"c": mask})
     # 1-D windows, run as 2-D with H = 1
     x1 = {"x": [2, 4, 11]}
     yield "conv1d_dilated_group", single("Conv", x1, ["x", "W", "B"],
