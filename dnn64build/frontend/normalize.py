@@ -317,6 +317,7 @@ NORMALISERS: dict[str, Callable[[NodeInfo], dict]] = {
     "Tile": _none,
     "LayerNormalization": layer_norm,
     "Where": _none,  # codegen: the condition must be constant
+    "Sum": _none,  # imported as a chain of Adds (onnx_import)
 }
 
 SUPPORTED_OPS = tuple(sorted([*NORMALISERS, "Constant"]))

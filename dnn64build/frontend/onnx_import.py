@@ -247,6 +247,9 @@ class _Builder:
         if node.op_type == "Split":
             self._split(node, index)
             return
+        if node.op_type == "Sum":
+            self._sum(node, index)
+            return
         self._check_extra_outputs(node)
         in_shapes = [self._static(node, name) if name else None for name in node.input]
         out_shapes = [self._static(node, node.output[0])]
@@ -319,6 +322,26 @@ class _Builder:
                                 {"starts": [start], "ends": [end], "axes": [axis],
                                  "steps": [1]}))
             start = end
+
+    def _sum(self, node: onnx.NodeProto, index: int) -> None:
+        """Sum of n inputs as n - 1 Adds (one input: an Identity), left to right."""
+        g = self.graph
+        label = node.name or f"Sum_{index}"
+        out = node.output[0]
+        dtype = self.types[out].dtype
+        if len(node.input) == 1:
+            g.tensors[out] = Tensor(self._static(node, out), dtype, "activation")
+            g.nodes.append(Node(self._node_name(label), "Identity", [node.input[0]], [out], {}))
+            return
+        acc, shape = node.input[0], self._static(node, node.input[0])
+        for k, name in enumerate(node.input[1:], start=1):
+            shape = list(np.broadcast_shapes(tuple(shape), tuple(self._static(node, name))))
+            last = k == len(node.input) - 1
+            result = out if last else self._tensor_name(f"{out}__partial{k}")
+            g.tensors[result] = Tensor(shape, dtype, "activation")
+            g.nodes.append(Node(self._node_name(f"{label}_{k}"), "Add", [acc, name], [result],
+                                {}))
+            acc = result
 
     def _legacy_softmax(self, name: str, x: str, out: str, axis: int, shape: list[int]) -> None:
         """Opset < 13 Softmax normalises over all dims from ``axis`` on (as a 2-D matrix)."""

@@ -292,6 +292,9 @@ def structural_cases():
     mask = RNG.random((1, 3, 1, 5)) > 0.5
     yield "where_const_cond", single("Where", {"a": [2, 3, 4, 5], "b": [5]}, ["c", "a", "b"],
                                      {"c": mask})
+    yield "sum_three_broadcast", single("Sum", {"a": [2, 3, 4], "b": [4]}, ["a", "b", "c"],
+                                        {"c": w(3, 1)}, out_rank=3)
+    yield "sum_one", single("Sum", {"a": [2, 3]}, ["a"])
     # 1-D windows, run as 2-D with H = 1
     x1 = {"x": [2, 4, 11]}
     yield "conv1d_dilated_group", single("Conv", x1, ["x", "W", "B"],
