@@ -566,6 +566,51 @@ void dnn64_reduce_mean_s8(int32_t rank, const int32_t *in_dims, int32_t axes_mas
                           int32_t x_zero_point, int32_t mult, int32_t shift,
                           int32_t out_zero_point, const int8_t *x, int8_t *y);
 
+/* LRN (LocalResponseNormalization, ONNX) across the channels of a tensor viewed
+ * as [n, c, inner]: y = x / (bias + alpha / size * sum of x^2 over the channels
+ * [ch - floor((size-1)/2), ch + ceil((size-1)/2)] clipped to [0, c-1])^beta.
+ * x, y: n * c * inner floats; y must not overlap x (x is read across channels).
+ * fp32: the power as dnn64_expf(-beta * dnn64_logf(d)). No int8 kernel: an LRN
+ * between int8 tensors runs in fp32 between a DequantizeLinear and a
+ * QuantizeLinear (the quantizer inserts them). */
+void dnn64_lrn_f32(int32_t n, int32_t c, int32_t inner, int32_t size, float alpha, float beta,
+                   float bias, const float *x, float *y);
+
+/* LayerNormalization over the last `inner` values of each of `outer` rows:
+ * y = (x - mean) / sqrt(var + epsilon) * scale + bias (var the biased
+ * variance, two passes; 1/sqrt as dnn64_expf(-0.5 * dnn64_logf(.))).
+ * x, y: outer * inner floats (y may equal x); scale: inner floats; bias:
+ * inner floats or NULL. No int8 kernel: between int8 tensors it runs in fp32
+ * between a DequantizeLinear and a QuantizeLinear, as LRN. */
+void dnn64_layer_norm_f32(int32_t outer, int32_t inner, float epsilon, const float *x,
+                          const float *scale, const float *bias, float *y);
+
+/* ReduceSum and ReduceMax: dims and axes_mask as dnn64_reduce_mean_f32.
+ * fp32 sum: in order of increasing input offset. Max: of the reduced elements
+ * (int8: exact, the output keeps the input's quantization). int8 ReduceSum
+ * is dnn64_reduce_mean_s8 with (mult, shift) = quantize_multiplier(s_in / s_out). */
+void dnn64_reduce_sum_f32(int32_t rank, const int32_t *in_dims, int32_t axes_mask,
+                          const float *x, float *y);
+void dnn64_reduce_max_f32(int32_t rank, const int32_t *in_dims, int32_t axes_mask,
+                          const float *x, float *y);
+void dnn64_reduce_max_s8(int32_t rank, const int32_t *in_dims, int32_t axes_mask,
+                         const int8_t *x, int8_t *y);
+
+/* Strided copy (Transpose, Expand, Tile): y, row-major over out_dims, gets
+ * y[i0, ..., i(rank-1)] = x[sum(i_d * src_strides[d])]; a stride of 0
+ * repeats (broadcasts) the source along that dim. 1 <= rank <= 6; out_dims,
+ * src_strides: rank int32 each (strides in elements). */
+void dnn64_strided_copy(int32_t elem_size, int32_t rank, const int32_t *out_dims,
+                        const int32_t *src_strides, const void *x, void *y);
+
+/* Where with a constant condition: y[i] = mask[i] ? a[.] : b[.], the operands
+ * read through bc (their broadcast to bc->dims, as dnn64_binary_f32). mask:
+ * prod(bc->dims) bytes, the condition broadcast to the output by the compiler.
+ * y must not overlap a or b. Element-size generic (fp32; no int8 kernel: between
+ * int8 tensors Where runs in fp32 between Dequantize/QuantizeLinear). */
+void dnn64_select(int32_t elem_size, const dnn64_bcast *bc, const uint8_t *mask, const void *a,
+                  const void *b, void *y);
+
 /* QuantizeLinear: y = clamp(round_half_even(x / scale) + zero_point, -128, 127)
  * (division, as onnxruntime; NaN gives zero_point). x: count floats; y: count int8. */
 void dnn64_quantize_f32_s8(const float *x, int32_t count, float scale, int32_t zero_point,

@@ -116,15 +116,23 @@ void dnn64_transpose(int32_t elem_size, int32_t rank, const int32_t *in_dims,
                      const int32_t *perm, const void *x, void *y)
 {
     int32_t in_strides[DNN64_MAX_DIMS], out_dims[DNN64_MAX_DIMS], src_strides[DNN64_MAX_DIMS];
-    int32_t idx[DNN64_MAX_DIMS];
-    const int32_t last = rank - 1;
-    int32_t d, r, rows = 1, off = 0;
+    int32_t d;
     dnn64__row_strides(rank, in_dims, in_strides);
     for (d = 0; d < rank; ++d) {
         out_dims[d] = in_dims[perm[d]];
         src_strides[d] = in_strides[perm[d]];
-        idx[d] = 0;
     }
+    dnn64_strided_copy(elem_size, rank, out_dims, src_strides, x, y);
+}
+
+void dnn64_strided_copy(int32_t elem_size, int32_t rank, const int32_t *out_dims,
+                        const int32_t *src_strides, const void *x, void *y)
+{
+    int32_t idx[DNN64_MAX_DIMS];
+    const int32_t last = rank - 1;
+    int32_t d, r, rows = 1, off = 0;
+    for (d = 0; d < rank; ++d)
+        idx[d] = 0;
     for (d = 0; d < last; ++d)
         rows *= out_dims[d];
     for (r = 0; r < rows; ++r) {
@@ -135,6 +143,32 @@ void dnn64_transpose(int32_t elem_size, int32_t rank, const int32_t *in_dims,
             if (++idx[d] < out_dims[d])
                 break;
             off -= src_strides[d] * out_dims[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+void dnn64_select(int32_t elem_size, const dnn64_bcast *bc, const uint8_t *mask, const void *a,
+                  const void *b, void *y)
+{
+    int32_t idx[DNN64_MAX_DIMS];
+    int32_t d, i, count = 1, oa = 0, ob = 0;
+    for (d = 0; d < bc->rank; ++d) {
+        idx[d] = 0;
+        count *= bc->dims[d];
+    }
+    for (i = 0; i < count; ++i) {
+        if (mask[i])
+            dnn64__copy(elem_size, dnn64__at_c(a, elem_size, oa), 1, dnn64__at(y, elem_size, i), 1);
+        else
+            dnn64__copy(elem_size, dnn64__at_c(b, elem_size, ob), 1, dnn64__at(y, elem_size, i), 1);
+        for (d = bc->rank - 1; d >= 0; --d) {
+            oa += bc->a_strides[d];
+            ob += bc->b_strides[d];
+            if (++idx[d] < bc->dims[d])
+                break;
+            oa -= bc->a_strides[d] * bc->dims[d];
+            ob -= bc->b_strides[d] * bc->dims[d];
             idx[d] = 0;
         }
     }

@@ -1,4 +1,4 @@
-/* fp32 exp / tanh / sigmoid without libm; accuracy documented in dnn64_math.h. */
+/* fp32 exp / tanh / sigmoid / log without libm; accuracy documented in dnn64_math.h. */
 #include "dnn64_math.h"
 
 #include <stdint.h>

@@ -1,4 +1,4 @@
-/* ReduceMean over any set of axes (rank <= 6), fp32 and int8. */
+/* ReduceMean, ReduceSum and ReduceMax over any set of axes (rank <= 6), fp32 and int8. */
 #include "dnn64_internal.h"
 
 /* The kept and reduced dims of a reduction, each with its input stride. */
@@ -52,24 +52,30 @@ static int32_t dnn64__odo_step(int32_t n, const int32_t *dims, const int32_t *st
     return delta;
 }
 
-/* Sum of the reduced elements of every output, in increasing input offset order. */
-#define DNN64__REDUCE_SUMS(r, x, ACC_T, EMIT)                                              \
+/* Every output's reduced elements folded into ACC_T acc_ (from INIT, which may read x[base_],
+ * the output's first reduced element, by COMBINE(acc_, v)) in increasing input offset
+ * order; EMIT(o, acc) writes output o. */
+#define DNN64__REDUCE(r, x, ACC_T, INIT, COMBINE, EMIT)                                    \
     do {                                                                                   \
         int32_t kidx_[DNN64_MAX_DIMS] = {0}, ridx_[DNN64_MAX_DIMS];                        \
         int32_t o_, e_, d_, base_ = 0;                                                     \
         for (o_ = 0; o_ < (r).out_count; ++o_) {                                           \
-            ACC_T acc_ = 0;                                                                \
+            ACC_T acc_ = (INIT);                                                           \
             int32_t off_ = base_;                                                          \
             for (d_ = 0; d_ < DNN64_MAX_DIMS; ++d_)                                        \
                 ridx_[d_] = 0;                                                             \
             for (e_ = 0; e_ < (r).red_count; ++e_) {                                       \
-                acc_ += (x)[off_];                                                         \
+                COMBINE(acc_, (x)[off_]);                                                  \
                 off_ += dnn64__odo_step((r).n_red, (r).red_dims, (r).red_strides, ridx_);  \
             }                                                                              \
             EMIT(o_, acc_);                                                                \
             base_ += dnn64__odo_step((r).n_kept, (r).kept_dims, (r).kept_strides, kidx_);  \
         }                                                                                  \
     } while (0)
+#define DNN64__ADD(acc, v) acc += (v)
+/* v > acc fails for a NaN acc: a NaN first element stays; a later NaN is skipped. */
+#define DNN64__MAX(acc, v) acc = (v) > acc ? (v) : acc
+#define DNN64__REDUCE_SUMS(r, x, ACC_T, EMIT) DNN64__REDUCE(r, x, ACC_T, 0, DNN64__ADD, EMIT)
 
 void dnn64_reduce_mean_f32(int32_t rank, const int32_t *in_dims, int32_t axes_mask,
                            const float *x, float *y)
@@ -101,4 +107,34 @@ void dnn64_reduce_mean_s8(int32_t rank, const int32_t *in_dims, int32_t axes_mas
     }
     DNN64__REDUCE_SUMS(r, x, int32_t, DNN64__EMIT_S8);
 #undef DNN64__EMIT_S8
+}
+
+/* --- structural operators (issue 22): ReduceSum, ReduceMax --- */
+
+void dnn64_reduce_sum_f32(int32_t rank, const int32_t *in_dims, int32_t axes_mask,
+                          const float *x, float *y)
+{
+    dnn64__reduce_plan r;
+    dnn64__reduce_split(rank, in_dims, axes_mask, &r);
+#define DNN64__EMIT_F32(o, acc) y[o] = (acc)
+    DNN64__REDUCE_SUMS(r, x, float, DNN64__EMIT_F32);
+#undef DNN64__EMIT_F32
+}
+
+#define DNN64__REDUCE_MAX_BODY(T)                                                           \
+    dnn64__reduce_plan r;                                                                   \
+    dnn64__reduce_split(rank, in_dims, axes_mask, &r);                                      \
+    DNN64__REDUCE(r, x, T, x[base_], DNN64__MAX, DNN64__EMIT_MAX)
+#define DNN64__EMIT_MAX(o, acc) y[o] = (acc)
+
+void dnn64_reduce_max_f32(int32_t rank, const int32_t *in_dims, int32_t axes_mask,
+                          const float *x, float *y)
+{
+    DNN64__REDUCE_MAX_BODY(float);
+}
+
+void dnn64_reduce_max_s8(int32_t rank, const int32_t *in_dims, int32_t axes_mask,
+                         const int8_t *x, int8_t *y)
+{
+    DNN64__REDUCE_MAX_BODY(int8_t);
 }

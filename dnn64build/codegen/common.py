@@ -185,8 +185,8 @@ def global_avgpool_call(ctx: Ctx, suffix: str, *args: object, on_rsp: bool = Fal
     return Lowered(steps=[statement(text)], on_rsp=on_rsp)
 
 
-def reduce_mean_call(ctx: Ctx, suffix: str, *args: object) -> Lowered:
-    """dnn64_reduce_mean_<suffix>(rank, dims, axes mask, args..., x, y)."""
+def reduce_call(ctx: Ctx, function: str, *args: object) -> Lowered:
+    """``function``(rank, dims, axes mask, args..., x, y): dnn64_reduce_<op>_<suffix>."""
     x, y = ctx.node.inputs[0], ctx.node.outputs[0]
     ctx.require_disjoint(y, x)
     shape = ctx.shape(x)
@@ -194,8 +194,8 @@ def reduce_mean_call(ctx: Ctx, suffix: str, *args: object) -> Lowered:
     low = Lowered()
     dims = dims_decl(ctx, low, "dims", shape)
     mask = sum(1 << a for a in ctx.node.attrs["axes"])
-    low.steps.append(statement(c_call(f"dnn64_reduce_mean_{suffix}", len(shape), dims, mask,
-                                      *args, ctx.ptr(x), ctx.ptr(y))))
+    low.steps.append(statement(c_call(function, len(shape), dims, mask, *args, ctx.ptr(x),
+                                      ctx.ptr(y))))
     return low
 
 

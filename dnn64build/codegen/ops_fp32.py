@@ -22,7 +22,7 @@ from dnn64build.codegen.common import (
     global_avgpool_call,
     node_inputs,
     pool_call,
-    reduce_mean_call,
+    reduce_call,
     require_float,
     softmax_call,
     staged,
@@ -32,10 +32,12 @@ from dnn64build.codegen.ops_movement import (
     cast,
     concat,
     copy,
+    expand,
     gather,
     pad,
     resize,
     slice_,
+    tile,
     transpose,
 )
 from dnn64build.ir.ops import ACTIVATION_OF_OP, VIEW_OPS
@@ -290,13 +292,73 @@ def softmax(ctx: Ctx) -> Lowered:
     return softmax_call(ctx, Lowered(), "f32", kernel=kernel)
 
 
-def reduce_mean(ctx: Ctx) -> Lowered:
+def reduce(ctx: Ctx) -> Lowered:
+    """ReduceMean, ReduceSum, ReduceMax: dnn64_reduce_<mean|sum|max>_f32."""
     node = ctx.node
     x = node.inputs[0]
     require_float(ctx, x, node.outputs[0])
     if not node.attrs["axes"]:
         return copy(ctx)
-    return reduce_mean_call(ctx, "f32")
+    return reduce_call(ctx, f"dnn64_reduce_{node.op[len('Reduce'):].lower()}_f32")
+
+
+# --- structural operators (issue 22) ---
+
+def lrn(ctx: Ctx) -> Lowered:
+    node = ctx.node
+    x, y = node.inputs[0], node.outputs[0]
+    require_float(ctx, x, y)
+    ctx.require_disjoint(y, x)
+    n, c = ctx.shape(x)[:2]
+    a = node.attrs
+    low = Lowered()
+    low.steps.append(statement(c_call(
+        "dnn64_lrn_f32", n, c, ctx.numel(x) // (n * c), a["size"], c_float(a["alpha"]),
+        c_float(a["beta"]), c_float(a["bias"]), ctx.ptr(x), ctx.ptr(y))))
+    return low
+
+
+def layer_norm(ctx: Ctx) -> Lowered:
+    """dnn64_layer_norm_f32 over the dims from ``axis`` on; scale and bias constants
+    broadcast to one full row."""
+    node = ctx.node
+    x, scale, bias = node_inputs(node, 3)
+    y = node.outputs[0]
+    require_float(ctx, x, y)
+    if not all(ctx.is_const(t) for t in (scale, bias) if t):
+        raise unsupported(node, "LayerNormalization with a scale or bias that is not constant")
+    check_inplace(ctx, y, x)
+    shape = ctx.shape(x)
+    row = shape[node.attrs["axis"]:]
+    inner = int(np.prod(row, dtype=np.int64))
+    rows = [np.ascontiguousarray(np.broadcast_to(np.asarray(ctx.const(t), np.float32), row))
+            .reshape(inner) for t in (scale, bias) if t]
+    low = Lowered()
+    xp, yp, eps = ctx.ptr(x), ctx.ptr(y), c_float(node.attrs["epsilon"])
+    outer = ctx.numel(x) // inner
+    low.steps.append(Call(lambda p: c_call("dnn64_layer_norm_f32", outer, inner, eps, xp, p[0],
+                                           p[1] if len(p) > 1 else "NULL", yp), tuple(rows)))
+    return low
+
+
+def where(ctx: Ctx) -> Lowered:
+    """dnn64_select: the constant condition broadcast to the output as a byte mask."""
+    node = ctx.node
+    cond, a, b = node.inputs[:3]
+    y = node.outputs[0]
+    require_float(ctx, a, b, y)
+    if not ctx.is_const(cond):
+        raise unsupported(node, "Where with a condition that is not constant")
+    ctx.require_disjoint(y, a, b)
+    shape = ctx.shape(y)
+    mask = np.ascontiguousarray(np.broadcast_to(np.asarray(ctx.const(cond), bool), shape),
+                                dtype=np.int8).reshape(-1)  # staged as int8: 0 or 1
+    low = Lowered()
+    bc = bcast_decl(ctx, low, ctx.shape(a), ctx.shape(b), shape)
+    parts, pointers = staged(ctx, (a, b), np.float32)
+    low.steps.append(Call(lambda p: c_call("dnn64_select", 4, bc, f"(const uint8_t *){p[0]}",
+                                           *pointers(p[1:]), ctx.ptr(y)), (mask, *parts)))
+    return low
 
 
 FP32_EMITTERS: dict[str, Emitter] = {
@@ -312,7 +374,7 @@ FP32_EMITTERS: dict[str, Emitter] = {
     "MaxPool": pool,
     "AveragePool": pool,
     "GlobalAveragePool": global_avgpool,
-    "ReduceMean": reduce_mean,
+    "ReduceMean": reduce,
     "Concat": concat,
     **dict.fromkeys(VIEW_OPS, copy),
     "Transpose": transpose,
@@ -321,4 +383,12 @@ FP32_EMITTERS: dict[str, Emitter] = {
     "Gather": gather,
     "Resize": resize,
     "Cast": cast,
+    # structural operators (issue 22)
+    "LRN": lrn,
+    "ReduceSum": reduce,
+    "ReduceMax": reduce,
+    "Expand": expand,
+    "Tile": tile,
+    "LayerNormalization": layer_norm,
+    "Where": where,
 }

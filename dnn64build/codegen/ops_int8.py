@@ -23,9 +23,12 @@ from dnn64build.codegen.ops_movement import (
     PAD_MODES,
     concat,
     copy,
+    expand,
     pad_call,
     resize,
     resize_geometry,
+    slice_,
+    tile,
     transpose,
 )
 from dnn64build.ir.graph import Graph, Node
@@ -524,11 +527,20 @@ def reduce_mean(ctx: Ctx) -> Lowered:
     n = int(np.prod(shape[axes[0]:], dtype=np.int64))
     if (ctx.kernels == "cpu" or axes != list(range(axes[0], len(shape)))
             or n > RSP_SUMS_PLANE_MAX):
-        return common.reduce_mean_call(ctx, "s8", c_int(p["x_zero_point"]), *_requant(p))
+        return common.reduce_call(ctx, "dnn64_reduce_mean_s8", c_int(p["x_zero_point"]),
+                                  *_requant(p))
     ctx.require_disjoint(y, x)
     return Lowered(steps=[statement(c_call(
         "dnn64_rsp_reduce_mean_s8", ctx.numel(x) // n, n, c_int(p["x_zero_point"]),
         *_requant(p), ctx.ptr(x), ctx.ptr(y)))], on_rsp=True)
+
+
+def reduce_max(ctx: Ctx) -> Lowered:
+    """dnn64_reduce_max_s8 (the output keeps the input's quantization)."""
+    _io(ctx)
+    if not ctx.node.attrs["axes"]:
+        return copy(ctx)
+    return common.reduce_call(ctx, "dnn64_reduce_max_s8")
 
 
 def softmax(ctx: Ctx) -> Lowered:
@@ -620,4 +632,10 @@ INT8_EMITTERS: dict[str, Emitter] = {
     "QuantizeLinear": quantize,
     "DequantizeLinear": dequantize,
     "Requantize": requantize,
+    # structural operators (issue 22); an int8 ReduceSum is a ReduceMean of count 1
+    "ReduceSum": reduce_mean,
+    "ReduceMax": reduce_max,
+    "Slice": slice_,
+    "Expand": expand,
+    "Tile": tile,
 }

@@ -74,21 +74,76 @@ def concat(ctx: Ctx) -> Lowered:
 
 def transpose(ctx: Ctx) -> Lowered:
     node = ctx.node
-    x, y = node.inputs[0], node.outputs[0]
+    x = node.inputs[0]
     shape, perm = ctx.shape(x), node.attrs["perm"]
     moved = [a for a in perm if shape[a] != 1]
     if moved == sorted(moved):
         return copy(ctx)  # only size-1 dims move: same element order
-    require_max_rank(ctx, len(shape))
+    return _layout_call(ctx, "dnn64_transpose", shape, "perm", perm)
+
+
+def _layout_call(ctx: Ctx, function: str, dims: list[int], name: str,
+                 values: list[int]) -> Lowered:
+    """``function``(elem_size, rank, dims, values, x, y): a copy of the node's input into
+    its output, ``dims`` and ``values`` (named ``name``) as rank int32 each."""
+    x, y = ctx.node.inputs[0], ctx.node.outputs[0]
+    require_max_rank(ctx, len(dims))
     ctx.require_disjoint(y, x)
     low = Lowered()
-    dims = dims_decl(ctx, low, "dims", shape)
-    perm_sym = dims_decl(ctx, low, "perm", perm)
+    dims_sym = dims_decl(ctx, low, "dims", dims)
+    values_sym = dims_decl(ctx, low, name, values)
     es = elem_size(ctx, y)
     parts, src = staged(ctx, [x])
-    low.steps.append(Call(lambda p: c_call("dnn64_transpose", es, len(shape), dims, perm_sym,
+    low.steps.append(Call(lambda p: c_call(function, es, len(dims), dims_sym, values_sym,
                                            *src(p), ctx.ptr(y)), parts))
     return low
+
+
+# --- structural operators (issue 22): Expand, Tile ---
+
+def _row_strides(shape: list[int]) -> list[int]:
+    return [int(np.prod(shape[d + 1:], dtype=np.int64)) for d in range(len(shape))]
+
+
+def _compact(dims: list[int], strides: list[int]) -> tuple[list[int], list[int]]:
+    """The same strided walk in fewest dims: size-1 dims dropped, and a dim merged into
+    the one before it where that one steps over it exactly (or both repeat)."""
+    out_dims: list[int] = []
+    out_strides: list[int] = []
+    for d, s in zip(dims, strides, strict=True):
+        if d == 1:
+            continue
+        if out_dims and out_strides[-1] == s * d:
+            out_dims[-1] *= d
+            out_strides[-1] = s
+        else:
+            out_dims.append(d)
+            out_strides.append(s)
+    return out_dims or [1], out_strides or [0]
+
+
+def _strided_copy(ctx: Ctx, dims: list[int], strides: list[int]) -> Lowered:
+    """y (row-major over ``dims``) = x at ``strides`` (0: repeat) via dnn64_strided_copy."""
+    dims, strides = _compact(dims, strides)
+    return _layout_call(ctx, "dnn64_strided_copy", dims, "strides", strides)
+
+
+def expand(ctx: Ctx) -> Lowered:
+    """Expand: the input broadcast to the output's shape (stride 0 along broadcast dims)."""
+    out = ctx.shape(ctx.node.outputs[0])
+    shape = [1] * (len(out) - len(ctx.shape(ctx.node.inputs[0]))) + ctx.shape(ctx.node.inputs[0])
+    strides = [0 if n == 1 else s for n, s in zip(shape, _row_strides(shape), strict=True)]
+    return _strided_copy(ctx, out, strides)
+
+
+def tile(ctx: Ctx) -> Lowered:
+    """Tile: each dim d walked as [repeats[d], size[d]], the repeat with stride 0."""
+    shape = ctx.shape(ctx.node.inputs[0])
+    dims, strides = [], []
+    for n, r, s in zip(shape, ctx.node.attrs["repeats"], _row_strides(shape), strict=True):
+        dims += [r, n]
+        strides += [0, s]
+    return _strided_copy(ctx, dims, strides)
 
 
 PAD_MODES = {"constant": "DNN64_PAD_CONSTANT", "reflect": "DNN64_PAD_REFLECT",

@@ -5,21 +5,35 @@ The checks themselves are in frontend/normalize.py (Unsupported) and codegen
 
 from __future__ import annotations
 
+_FP32_IN_INT8 = "int8 graphs run it in fp32 (Dequantize/Quantize around it)"
+
 LIMITS: dict[str, str] = {
-    "AveragePool": "2-D (NCHW) only",
+    "AveragePool": "1-D and 2-D only (1-D as 2-D with H = 1)",
     "BatchNormalization": "inference only; constant statistics",
     "Cast": "float32 to float32 at run time (other casts only on constants, folded)",
-    "Conv": "2-D (NCHW) only; constant weight and bias",
-    "ConvTranspose": "2-D (NCHW) only; constant weight and bias",
+    "Conv": "1-D and 2-D only (1-D as 2-D with H = 1); constant weight and bias",
+    "ConvTranspose": "1-D and 2-D only (1-D as 2-D with H = 1); constant weight and bias",
     "Dropout": "inference only (training_mode a constant false)",
+    "Expand": "at most 6 dims once merged",
     "Gather": "constant indices, a contiguous ascending run, into an activation",
     "Gemm": "constant B; transA only with a dim of A equal to 1; a constant C same for "
             "every row",
+    "LayerNormalization": f"constant scale and bias; {_FP32_IN_INT8}",
+    "LogSoftmax": "no int8 kernel: int8 graphs run it in fp32",
+    "LRN": _FP32_IN_INT8,
     "MatMul": "broadcasting full or none",
-    "MaxPool": "2-D (NCHW) only; storage_order 0; the Indices output unused",
+    "Max": "two inputs",
+    "MaxPool": "1-D and 2-D only (1-D as 2-D with H = 1); storage_order 0; the Indices output "
+               "unused",
+    "Min": "two inputs",
     "Pad": "modes constant, reflect, edge",
+    "Pow": "int8: a constant scalar exponent (a lookup table), else fp32",
+    "PRelu": "int8: one slope for every value (a lookup table); a per-channel slope runs fp32",
     "Resize": "the last two dims; nearest or linear; no antialias; "
               "keep_aspect_ratio_policy stretch; not half_pixel_symmetric",
     "Slice": "step 1",
+    "Split": "imported as one Slice per output",
+    "Tile": "at most 6 dims once merged",
     "Upsample": "as Resize",
+    "Where": f"a constant condition; {_FP32_IN_INT8}",
 }

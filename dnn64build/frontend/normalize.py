@@ -29,8 +29,9 @@ class NodeInfo:
 
 
 def _spatial_2d(info: NodeInfo, what: str) -> None:
+    """1-D windows arrive here as 2-D ones (dnn64build.frontend.spatial1d)."""
     if len(info.in_shapes[0]) != 4:
-        raise Unsupported(f"{what} supports only 2-D spatial (NCHW) inputs")
+        raise Unsupported(f"{what} supports only 1-D and 2-D spatial inputs (NCW, NCHW)")
 
 
 def _same_pads(in_hw: list[int], kernel: list[int], strides: list[int],
@@ -189,7 +190,7 @@ def clip(info: NodeInfo) -> dict:
 
 
 def axes_attr(info: NodeInfo) -> dict:
-    """Squeeze/Unsqueeze/ReduceMean: axes as an attribute (older opsets) + keepdims."""
+    """Squeeze/Unsqueeze/Reduce*: axes as an attribute (older opsets) + keepdims."""
     out = {}
     if "axes" in info.attrs:
         out["axes"] = [int(a) for a in info.attrs["axes"]]
@@ -244,6 +245,24 @@ def upsample(info: NodeInfo) -> dict:
     if "scales" in info.attrs:
         out["scales"] = [float(s) for s in info.attrs["scales"]]
     return out
+
+
+# --- structural operators (issue 22): LRN, ... ---
+
+def lrn(info: NodeInfo) -> dict:
+    if len(info.in_shapes[0]) < 3:
+        raise Unsupported("LRN needs an input of rank >= 3 (N, C, spatial...)")
+    a = info.attrs
+    return {"size": int(a["size"]), "alpha": float(a.get("alpha", 1e-4)),
+            "beta": float(a.get("beta", 0.75)), "bias": float(a.get("bias", 1.0))}
+
+
+def layer_norm(info: NodeInfo) -> dict:
+    rank = len(info.in_shapes[0])
+    if int(info.attrs.get("stash_type", 1)) != 1:
+        raise Unsupported("stash_type other than 1 (float32) is not supported")
+    return {"axis": int(info.attrs.get("axis", -1)) % rank,
+            "epsilon": float(info.attrs.get("epsilon", 1e-5))}
 
 
 def _none(info: NodeInfo) -> dict:
@@ -330,6 +349,15 @@ NORMALISERS: dict[str, Callable[[NodeInfo], dict]] = {
     "Floor": _none,
     "Ceil": _none,
     **UNARY_NORMALISERS,
+    # structural operators (issue 22)
+    "LRN": lrn,
+    "ReduceSum": axes_attr,
+    "ReduceMax": axes_attr,
+    "Split": _axis("axis", 0),  # imported as one Slice per output (onnx_import)
+    "Expand": _none,
+    "Tile": _none,
+    "LayerNormalization": layer_norm,
+    "Where": _none,  # codegen: the condition must be constant
 }
 
 SUPPORTED_OPS = tuple(sorted([*NORMALISERS, "Constant"]))

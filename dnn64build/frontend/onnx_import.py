@@ -25,7 +25,8 @@ from dnn64build.frontend.float64 import float64_as_float32
 from dnn64build.frontend.normalize import SUPPORTED_OPS, Unsupported
 from dnn64build.frontend.rewrite import rewrite_model
 from dnn64build.frontend.shapes import ShapeInferenceError, TensorType, resolve_types
-from dnn64build.ir.graph import Graph, Node, Tensor
+from dnn64build.frontend.spatial1d import lift_1d
+from dnn64build.ir.graph import Graph, Node, Tensor, free_name
 from dnn64build.ir.params import PARAM_INPUTS
 from dnn64build.ir.verify import verify
 
@@ -44,6 +45,7 @@ def import_model(model: onnx.ModelProto, input_shapes: dict[str, list[int]] | No
     float64_as_float32(model, where)
     rewrite_model(model)
     _check_outputs(model, where)
+    lift_1d(model, opset)
     _bind_inputs(model, input_shapes or {}, where)
     _check_sizes(model, where)
     try:
@@ -293,6 +295,9 @@ class _Builder:
             except ValueError as exc:
                 raise self._fail(node, str(exc)) from exc
             return
+        if node.op_type == "Split":
+            self._split(node, index)
+            return
         self._check_extra_outputs(node)
         in_shapes = [self._static(node, name) if name else None for name in node.input]
         out_shapes = [self._static(node, node.output[0])]
@@ -326,20 +331,13 @@ class _Builder:
 
     def _node_name(self, base: str) -> str:
         """``base``, made unique among node names (tensor names are another namespace)."""
-        name, index = base, 0
-        while name in self.node_names:
-            index += 1
-            name = f"{base}_{index}"
+        name = free_name(base, self.node_names)
         self.node_names.add(name)
         return name
 
     def _tensor_name(self, base: str) -> str:
         """A new tensor name clashing with no ONNX tensor, even one not translated yet."""
-        name, index = base, 0
-        while name in self.onnx_tensors or name in self.graph.tensors:
-            index += 1
-            name = f"{base}_{index}"
-        return name
+        return free_name(base, self.onnx_tensors | set(self.graph.tensors))
 
     def _static(self, node: onnx.NodeProto, name: str) -> list[int]:
         t = self.types.get(name)
@@ -360,6 +358,23 @@ class _Builder:
             mode = self.graph.constants.get(node.input[2])
             if mode is None or bool(mode):
                 raise self._fail(node, "training_mode must be a constant false", hint=None)
+
+    def _split(self, node: onnx.NodeProto, index: int) -> None:
+        """Split as one Slice per output along its axis, the sizes from the resolved output
+        shapes (whether they came from the split input, the attribute or num_outputs)."""
+        g = self.graph
+        in_shape = self._static(node, node.input[0])
+        axis = canonical_attrs(node, [in_shape], [], self.opset, None)["axis"]
+        start = 0
+        for k, out in enumerate(node.output):
+            shape = self._static(node, out)
+            end = start + shape[axis]
+            g.tensors[out] = Tensor(shape, self.types[out].dtype, "activation")
+            g.nodes.append(Node(self._node_name(f"{node.name or 'Split_' + str(index)}_{k}"),
+                                "Slice", [node.input[0]], [out],
+                                {"starts": [start], "ends": [end], "axes": [axis],
+                                 "steps": [1]}))
+            start = end
 
     def _prelu_slope(self, node: onnx.NodeProto, slope: str, x: list[int],
                      shape: list[int]) -> str:

@@ -10,6 +10,7 @@ input, as in ONNX.
 from __future__ import annotations
 
 import copy
+from collections.abc import Container
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -17,6 +18,15 @@ import numpy as np
 # Tensor kinds; an "output" is an activation that is also a graph output.
 KINDS = ("input", "activation", "constant", "output")
 
+
+
+def free_name(base: str, taken: Container[str]) -> str:
+    """``base``, or ``base_1``, ``base_2``, ...: the first not in ``taken``."""
+    name, index = base, 0
+    while name in taken:
+        index += 1
+        name = f"{base}_{index}"
+    return name
 
 @dataclass
 class Tensor:
@@ -75,13 +85,7 @@ class Graph:
 
     def unique_name(self, base: str) -> str:
         """A tensor or node name not used yet, derived from ``base``."""
-        taken = set(self.tensors) | {node.name for node in self.nodes}
-        if base not in taken:
-            return base
-        index = 1
-        while f"{base}_{index}" in taken:
-            index += 1
-        return f"{base}_{index}"
+        return free_name(base, set(self.tensors) | {node.name for node in self.nodes})
 
     def replace_uses(self, old: str, new: str) -> None:
         """Make every node read ``new`` where it read ``old``."""

@@ -357,6 +357,43 @@ def _power(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.power(a, b)
 
 
+# --- structural operators (issue 22) ---
+
+def lrn(inputs: list[np.ndarray], attrs: dict, out_shapes: list[list[int]]):
+    """ONNX LRN: x / (bias + alpha / size * sum of x^2 over neighbouring channels)^beta."""
+    x = inputs[0]
+    c, size = x.shape[1], attrs["size"]
+    squares = np.pad(np.square(x), [(0, 0), ((size - 1) // 2, size // 2)]
+                     + [(0, 0)] * (x.ndim - 2))
+    sums = sum(squares[:, i:i + c] for i in range(size))
+    scale = np.float32(attrs["alpha"] / size)
+    return [(x / (np.float32(attrs["bias"]) + scale * sums) ** np.float32(attrs["beta"]))
+            .astype(x.dtype)]
+
+
+def layer_norm(inputs: list[np.ndarray], attrs: dict, out_shapes: list[list[int]]):
+    """ONNX LayerNormalization (first output): normalised over the dims from ``axis`` on."""
+    x, scale = inputs[0], inputs[1]
+    axes = tuple(range(attrs["axis"], x.ndim))
+    mean = x.mean(axis=axes, keepdims=True)
+    var = np.square(x - mean).mean(axis=axes, keepdims=True)
+    y = (x - mean) / np.sqrt(var + np.float32(attrs["epsilon"])) * scale
+    if len(inputs) > 2 and inputs[2] is not None:
+        y = y + inputs[2]
+    return [y.astype(x.dtype)]
+
+
+def _reduce(fn: Callable[..., np.ndarray]) -> Kernel:
+    """ReduceMean/Sum/Max over attrs["axes"] (none: the input unchanged)."""
+    def kernel(inputs: list[np.ndarray], attrs: dict, out_shapes: list[list[int]]):
+        x = inputs[0]
+        if not attrs["axes"]:
+            return [x]
+        return [np.asarray(fn(x, axis=tuple(attrs["axes"]), keepdims=bool(attrs["keepdims"])))
+                .astype(x.dtype)]
+    return kernel
+
+
 def _elementwise(fn: Callable[..., np.ndarray]) -> Kernel:
     def kernel(inputs: list[np.ndarray], attrs: dict, out_shapes: list[list[int]]):
         return [np.asarray(fn(*inputs)).astype(inputs[0].dtype)]
@@ -389,8 +426,7 @@ KERNELS: dict[str, Kernel] = {
     "MaxPool": max_pool,
     "AveragePool": average_pool,
     "GlobalAveragePool": lambda i, a, o: [i[0].mean(axis=(2, 3), keepdims=True)],
-    "ReduceMean": lambda i, a, o: [i[0].mean(axis=tuple(a["axes"]), keepdims=bool(a["keepdims"]))
-                                   if a["axes"] else i[0]],
+    "ReduceMean": _reduce(np.mean),
     "Concat": lambda i, a, o: [np.concatenate(i, axis=a["axis"])],
     "Flatten": flatten,
     "Reshape": reshape,
@@ -408,4 +444,12 @@ KERNELS: dict[str, Kernel] = {
     "Cast": lambda i, a, o: [i[0].astype(a["to"])],
     "Floor": _elementwise(np.floor),
     "Ceil": _elementwise(np.ceil),
+    # structural operators (issue 22)
+    "LRN": lrn,
+    "ReduceSum": _reduce(np.sum),
+    "ReduceMax": _reduce(np.max),
+    "Expand": lambda i, a, o: [np.broadcast_to(i[0], a["shape"]).copy()],
+    "Tile": lambda i, a, o: [np.tile(i[0], a["repeats"])],
+    "LayerNormalization": layer_norm,
+    "Where": lambda i, a, o: [np.where(i[0], i[1], i[2])],
 }

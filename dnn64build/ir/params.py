@@ -17,6 +17,10 @@ PARAM_INPUTS: dict[str, tuple[str, ...]] = {
     "Squeeze": ("axes",),
     "Unsqueeze": ("axes",),
     "ReduceMean": ("axes",),
+    "ReduceSum": ("axes",),
+    "ReduceMax": ("axes",),
+    "Expand": ("shape",),
+    "Tile": ("repeats",),
     "Pad": ("pads", "constant_value", "axes"),
     "Resize": ("roi", "scales", "sizes"),
     "Slice": ("starts", "ends", "axes", "steps"),
@@ -61,7 +65,7 @@ def absorb(
         else:
             out_rank = rank + len(attrs["axes"])
             attrs["axes"] = sorted(a % out_rank for a in attrs["axes"])
-    elif op == "ReduceMean":
+    elif op in ("ReduceMean", "ReduceSum", "ReduceMax"):
         noop = bool(attrs.pop("noop_with_empty_axes", 0))
         axes = attrs.get("axes")
         if "axes" in params:
@@ -89,6 +93,11 @@ def absorb(
         attrs.pop("axes", None)
     elif op == "Slice":
         attrs.update(_slice_attrs(params, in_shape))
+    elif op == "Expand":
+        target = tuple(int(d) for d in params["shape"].reshape(-1))
+        attrs["shape"] = list(np.broadcast_shapes(tuple(in_shape), target))
+    elif op == "Tile":
+        attrs["repeats"] = [int(r) for r in params["repeats"].reshape(-1)]
     return attrs
 
 

@@ -154,6 +154,12 @@ def reduce_mean(inputs: list[np.ndarray], attrs: dict, out_shape: list[int]) -> 
     return y.astype(np.int8).reshape(out_shape)
 
 
+def reduce_max(inputs: list[np.ndarray], attrs: dict, out_shape: list[int]) -> np.ndarray:
+    if not attrs["axes"]:
+        return inputs[0]
+    return inputs[0].max(axis=tuple(attrs["axes"])).reshape(out_shape)
+
+
 def softmax(inputs: list[np.ndarray], attrs: dict, out_shape: list[int]) -> np.ndarray:
     p = attrs["int8"]
     return intmath.softmax_s8(inputs[0], p["exp_table"], p["multiplier"], p["shift"],
@@ -320,4 +326,8 @@ INT8_OPS: dict[str, Int8Op] = {
     "QuantizeLinear": quantize_linear,
     "DequantizeLinear": dequantize_linear,
     "Requantize": requantize,
+    # structural operators (issue 22); an int8 ReduceSum is a ReduceMean of count 1
+    "ReduceSum": reduce_mean,
+    "ReduceMax": reduce_max,
+    **{op: _data_movement(op) for op in ("Slice", "Expand", "Tile")},
 }

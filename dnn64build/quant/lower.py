@@ -88,8 +88,12 @@ def activation(op: str, attrs: dict, in_q: QParams, out_q: QParams) -> dict:
     return {"lut": lut(ACTIVATION_OF_OP[op], attrs, in_q, out_q)}
 
 
-def reduce_mean(in_shape: list[int], axes: list[int], in_q: QParams, out_q: QParams) -> dict:
-    count = int(np.prod([in_shape[a] for a in axes]))
+def reduce_mean(in_shape: list[int], axes: list[int], in_q: QParams, out_q: QParams,
+                count: int | None = None) -> dict:
+    """dnn64_reduce_mean_s8's parameters: the sum of the reduced values times s_in / (s_out *
+    count); ``count`` defaults to the number of reduced values (1: a ReduceSum)."""
+    if count is None:
+        count = int(np.prod([in_shape[a] for a in axes]))
     m, s = intmath.quantize_multiplier(in_q.scale / (out_q.scale * count))
     return {"x_zero_point": in_q.zero_point, "out_zero_point": out_q.zero_point,
             "multiplier": m, "shift": s}

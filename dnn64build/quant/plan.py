@@ -27,8 +27,9 @@ WEIGHTED = ("Conv", "ConvTranspose", "Gemm", "MatMul")
 ELEMENTWISE = ("Add", "Sub", "Mul", "Div", "Max", "Min")
 VIEWS = (*VIEW_OPS, "Transpose")
 # Output quantisation == input quantisation.
-SHARED = (*VIEWS, "MaxPool", "AveragePool", "GlobalAveragePool", "Pad", "Resize")
-OTHER = ("Softmax", "ReduceMean", "Concat")
+SHARED = (*VIEWS, "MaxPool", "AveragePool", "GlobalAveragePool", "Pad", "Resize", "ReduceMax",
+          "Slice", "Expand", "Tile")
+OTHER = ("Softmax", "ReduceMean", "Concat", "ReduceSum")
 INT8_CAPABLE = frozenset((*WEIGHTED, *ELEMENTWISE, *ACTIVATION_OPS, *SHARED, *OTHER,
                           *SCALAR_OPERAND_ACTIVATIONS))
 # Weighted ops with a longer reduction stay fp32 without trying (only unusually small
@@ -115,8 +116,8 @@ def _other_reason(graph: Graph, node: Node) -> str | None:
             return f"Resize coordinate mode {node.attrs['coordinate_transformation_mode']}"
     if node.op == "Softmax" and shape[node.attrs["axis"]] > 32767:
         return "Softmax axis longer than 32767"
-    if node.op == "ReduceMean" and not node.attrs["axes"]:
-        return "ReduceMean over no axes"
+    if node.op in ("ReduceMean", "ReduceSum", "ReduceMax") and not node.attrs["axes"]:
+        return f"{node.op} over no axes"
     return None
 
 

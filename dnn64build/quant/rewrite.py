@@ -195,8 +195,9 @@ class Rewriter:
             return {"x_zero_point": t[x].zero_point, "act_min": -128, "act_max": 127}
         if node.op == "GlobalAveragePool":
             return {"act_min": -128, "act_max": 127}
-        if node.op == "ReduceMean":
-            return lower.reduce_mean(self.src.tensors[x].shape, attrs["axes"], t[x], out_q)
+        if node.op in ("ReduceMean", "ReduceSum"):
+            return lower.reduce_mean(self.src.tensors[x].shape, attrs["axes"], t[x], out_q,
+                                     count=1 if node.op == "ReduceSum" else None)
         if node.op == "Softmax":
             return lower.softmax(t[x], out_q)
         if node.op == "Pad":

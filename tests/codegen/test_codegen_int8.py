@@ -76,7 +76,45 @@ def _unary_chain() -> onnx.ModelProto:
                       opset=20)
 
 
+
+def _windows_batch2() -> onnx.ModelProto:
+    """Issue 22's window shapes at batch 2: a grouped dilated 1-D Conv (imported as 2-D
+    with H = 1), a 1-D MaxPool, then a dilated depthwise and a grouped 2-D Conv."""
+    nodes = [
+        helper.make_node("Conv", ["x", "w1"], ["c1"], name="conv1d", group=2, dilations=[2],
+                         pads=[2, 2]),
+        helper.make_node("MaxPool", ["c1"], ["p1"], name="pool1d", kernel_shape=[2],
+                         strides=[2]),
+        helper.make_node("Reshape", ["p1", "s"], ["r"], name="to_2d"),
+        helper.make_node("Conv", ["r", "w2"], ["c2"], name="dw", group=8, dilations=[2, 2],
+                         pads=[2, 2, 2, 2]),
+        helper.make_node("Conv", ["c2", "w3"], ["y"], name="grouped", group=4, pads=[1, 1, 1, 1]),
+    ]
+    return onnx_model(nodes, {"x": [2, 4, 32]}, ["y"],
+                      {"w1": rand(8, 2, 3, seed=1) * 0.4, "w2": rand(8, 1, 3, 3, seed=2),
+                       "w3": rand(8, 2, 3, 3, seed=3) * 0.3,
+                       "s": np.array([2, 8, 4, 4], np.int64)})
+
+
+def _reductions() -> onnx.ModelProto:
+    """A Conv's ReduceMax over its last three channels (a Split) plus its ReduceSum over H
+    and W (opset 13: ReduceSum's axes an input, ReduceMax's an attribute), the broadcast
+    sum tiled twice along H."""
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("Split", ["c", "parts"], ["c0", "c3"], name="split", axis=1),
+             helper.make_node("ReduceMax", ["c3"], ["m"], name="max", axes=[1]),
+             helper.make_node("ReduceSum", ["c", "a"], ["s"], name="sum"),
+             helper.make_node("Add", ["m", "s"], ["t"], name="add"),
+             helper.make_node("Tile", ["t", "reps"], ["y"], name="tile")]
+    return onnx_model(nodes, {"x": [2, 3, 6, 6]}, ["y"],
+                      {"w": rand(4, 3, 3, 3, seed=1) * 0.4, "a": np.array([2, 3], np.int64),
+                       "parts": np.array([1, 3], np.int64),
+                       "reps": np.array([1, 1, 2, 1], np.int64)},
+                      opset=13)
+
+
 MODELS = {"conv block": _conv_block, "matmul mix": _matmul_mix, "unary chain": _unary_chain,
+          "windows batch 2": _windows_batch2, "reductions": _reductions,
           **{name: (lambda name=name: build(name)) for name in NAMES}}
 SLOW = {"resnet18", "resnet50", "mobilenetv2", "squeezenet"}
 

@@ -227,6 +227,56 @@ CASES: dict[str, list[Case]] = {
             ["y"], {"w": rand(4, 3, 3, 3), "s": rand(4, seed=1), "b": rand(4, seed=2),
                     "m": rand(4, seed=3), "v": np.abs(rand(4, seed=4)) + 0.1})),
     ],
+    # structural operators (issue 22)
+    "LRN": [
+        Case("AlexNet's", onnx_model([node("LRN", ["x"], size=5, alpha=1e-4, beta=0.75)],
+                                     {"x": [1, 8, 5, 5]}, ["y"])),
+        Case("after a conv, batch 2", onnx_model(
+            [node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+             node("LRN", ["c"], size=3, alpha=0.5, beta=0.6, bias=2.0)],
+            {"x": [2, 3, 4, 4]}, ["y"], {"w": rand(4, 3, 3, 3)})),
+    ],
+    "ReduceSum/ReduceMax": [
+        Case("sum over H, W", onnx_model(
+            [node("ReduceSum", ["x", "a"], keepdims=0)], {"x": [2, 3, 4, 5]}, ["y"],
+            {"a": np.array([2, 3], np.int64)})),
+        Case("max over C", onnx_model([node("ReduceMax", ["x"], axes=[1])],
+                                      {"x": [2, 3, 4, 5]}, ["y"])),
+    ],
+    "Split": [
+        Case("channels, uneven", onnx_model(
+            [node("Split", ["x", "s"], ["a", "b"], axis=1),
+             helper.make_node("Relu", ["a"], ["y0"], name="relu"),
+             helper.make_node("Sigmoid", ["b"], ["y1"], name="sigmoid")],
+            {"x": [2, 5, 3, 4]}, ["y0", "y1"], {"s": np.array([2, 3], np.int64)})),
+    ],
+    "Expand/Tile": [
+        Case("expand, rank up", onnx_model([node("Expand", ["x", "s"])], {"x": [3, 1, 5]},
+                                           ["y"], {"s": np.array([2, 3, 4, 1], np.int64)})),
+        Case("tile", onnx_model([node("Tile", ["x", "r"])], {"x": [1, 2, 3, 4]}, ["y"],
+                                {"r": np.array([2, 1, 3, 2], np.int64)})),
+    ],
+    "LayerNormalization": [
+        Case("last axis", onnx_model([node("LayerNormalization", ["x", "s", "b"])],
+                                     {"x": [2, 5, 8]}, ["y"],
+                                     {"s": rand(8, seed=1), "b": rand(8, seed=2)})),
+        Case("two axes, broadcast scale", onnx_model(
+            [node("LayerNormalization", ["x", "s"], axis=-2, epsilon=1e-3)],
+            {"x": [3, 4, 6]}, ["y"], {"s": rand(1, 6, seed=1)})),
+    ],
+    "Where": [
+        Case("constant condition, a constant branch", onnx_model(
+            [node("Where", ["c", "x", "k"])], {"x": [2, 3, 4]}, ["y"],
+            {"c": np.random.default_rng(3).random((3, 1)) > 0.5,
+             "k": np.array([-1e9, 2.0, 0.5, 7.0], np.float32)})),
+    ],
+    "1-D windows": [
+        Case("conv1d, pool1d", onnx_model(
+            [node("Conv", ["x", "w", "b"], ["c"], group=2, dilations=[2], pads=[1, 2]),
+             node("MaxPool", ["c"], ["p"], kernel_shape=[3], strides=[2], pads=[1, 1]),
+             node("AveragePool", ["p"], ["y"], kernel_shape=[2])],
+            {"x": [2, 4, 12]}, ["y"], {"w": rand(6, 2, 3), "b": rand(6, seed=1)})),
+    ],
 }
 
 

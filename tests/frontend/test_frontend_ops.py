@@ -287,10 +287,67 @@ def resize_cases():
                                     opset=9, mode="nearest")
 
 
+def structural_cases():
+    """Issue 22's structural operators."""
+    yield "lrn_defaults", single("LRN", {"x": [1, 8, 5, 5]}, ["x"], size=5)
+    yield "lrn_batch2", single("LRN", {"x": [2, 3, 4, 2]}, ["x"], size=3, alpha=0.5, beta=0.6,
+                               bias=2.0)
+    x = {"x": [2, 3, 4, 5]}
+    yield "reduce_sum_13_input", single("ReduceSum", x, ["x", "axes"], {"axes": i64(1, -1)},
+                                        opset=13)
+    yield "reduce_sum_11_attr", single("ReduceSum", x, ["x"], axes=[0, 2], keepdims=0, opset=11,
+                                       out_rank=2)
+    yield "reduce_max_13_attr", single("ReduceMax", x, ["x"], axes=[-2], keepdims=0, opset=13,
+                                       out_rank=3)
+    yield "reduce_max_18_all", single("ReduceMax", x, ["x"], opset=18, out_rank=4)
+    for opset, inputs, consts, attrs in (
+            (11, ["x"], {}, {"axis": 1, "split": [1, 2]}),
+            (13, ["x", "s"], {"s": i64(3, 1, 1)}, {"axis": -1}),
+            (18, ["x"], {}, {"axis": 3, "num_outputs": 2})):  # uneven: 3 + 2
+        outputs = ["y0", "y1", "y2"][:len(consts.get("s", attrs.get("split", [0, 0])))]
+        graph = helper.make_graph(
+            [helper.make_node("Split", inputs, outputs, name="the_node", **attrs)], "split",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4, 5])],
+            [helper.make_tensor_value_info(o, TensorProto.FLOAT, ["a", "b", "c", "d"])
+             for o in outputs],
+            [numpy_helper.from_array(v, n) for n, v in consts.items()])
+        yield f"split_{opset}", helper.make_model(
+            graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=10)
+    yield "expand_rank_up", single("Expand", {"x": [3, 1]}, ["x", "s"], {"s": i64(2, 1, 4)},
+                                   out_rank=3)
+    yield "expand_keep_dims", single("Expand", {"x": [1, 3, 1, 5]}, ["x", "s"],
+                                     {"s": i64(2, 1, 4, 1)})
+    yield "tile", single("Tile", {"x": [2, 3, 4]}, ["x", "r"], {"r": i64(1, 2, 3)})
+    yield "layer_norm_last", single("LayerNormalization", {"x": [2, 5, 8]}, ["x", "s", "b"],
+                                    {"s": w(8), "b": w(8)})
+    yield "layer_norm_axis1_no_bias", single("LayerNormalization", {"x": [2, 3, 4]}, ["x", "s"],
+                                             {"s": w(3, 4)}, axis=1, epsilon=1e-3)
+    mask = RNG.random((1, 3, 1, 5)) > 0.5
+    yield "where_const_cond", single("Where", {"a": [2, 3, 4, 5], "b": [5]}, ["c", "a", "b"],
+                                     {"c": mask})
+    yield "sum_three_broadcast", single("Sum", {"a": [2, 3, 4], "b": [4]}, ["a", "b", "c"],
+                                        {"c": w(3, 1)}, out_rank=3)
+    yield "sum_one", single("Sum", {"a": [2, 3]}, ["a"])
+    # 1-D windows, run as 2-D with H = 1
+    x1 = {"x": [2, 4, 11]}
+    yield "conv1d_dilated_group", single("Conv", x1, ["x", "W", "B"],
+                                         {"W": w(6, 2, 3), "B": w(6)}, group=2, dilations=[2],
+                                         pads=[1, 2], strides=[2])
+    yield "conv1d_same_upper_11", single("Conv", x1, ["x", "W"], {"W": w(3, 4, 4)},
+                                         auto_pad="SAME_UPPER", opset=11)
+    yield "conv_transpose1d", single("ConvTranspose", x1, ["x", "W"], {"W": w(4, 3, 3)},
+                                     strides=[2], pads=[1, 0], output_padding=[1])
+    yield "maxpool1d_ceil", single("MaxPool", x1, ["x"], kernel_shape=[3], strides=[2],
+                                   pads=[1, 1], ceil_mode=1)
+    yield "avgpool1d", single("AveragePool", x1, ["x"], kernel_shape=[4], strides=[3],
+                              pads=[2, 1], count_include_pad=1, opset=11)
+
+
 CASES = [
     (f"{family.__name__[:-6]}/{name}", model)
     for family in (conv_cases, conv_transpose_cases, gemm_cases, elementwise_cases,
-                   activation_cases, unary_cases, pool_cases, shape_op_cases, resize_cases)
+                   activation_cases, unary_cases, pool_cases, shape_op_cases, resize_cases,
+                   structural_cases)
     for name, model in family()
 ]
 
@@ -308,3 +365,22 @@ def test_every_supported_op_is_covered() -> None:
     covered = {node.op_type for _, model in CASES for node in model.graph.node}
     covered |= {"Constant", "Shape", "Cast", "Floor", "Ceil"}  # tested in shape sub-graphs
     assert set(SUPPORTED_OPS) <= covered
+
+
+@pytest.mark.parametrize("group", [1, 4])
+def test_ir3_model_with_small_weights_matches_onnxruntime(group: int, tmp_path) -> None:
+    """IR version 3 (old PyTorch exports): initializers are also graph inputs. Small weights
+    (a depthwise kernel) once left the Conv's output shape unresolved."""
+    weights = {"W": w(4, 4 // group, 3, 3), "B": w(4)}
+    node = helper.make_node("Conv", ["x", "W", "B"], ["y"], group=group, dilations=[2, 2],
+                            kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+    graph = helper.make_graph(
+        [node], "ir3",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4, 6, 6])]
+        + [helper.make_tensor_value_info(n, TensorProto.FLOAT, v.shape)
+           for n, v in weights.items()],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4, 4, 4])],
+        [numpy_helper.from_array(v, n) for n, v in weights.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 6)], ir_version=3)
+    _, error = import_and_compare(model, tmp_path)
+    assert error <= TOLERANCE, f"scaled error {error:.3g}"

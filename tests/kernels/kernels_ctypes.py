@@ -110,6 +110,10 @@ _SIGNATURES: dict[str, tuple[str, str]] = {
     "dnn64_maxpool_region_f32": ("ppppp", ""), "dnn64_maxpool_region_s8": ("ppppp", ""),
     "dnn64_avgpool_region_f32": ("pipppp", ""), "dnn64_avgpool_region_s8": ("piiiipppp", ""),
     "dnn64_region_keep": ("piiiiii", ""), "dnn64_rows_region": ("iiiii", "r"),
+    # structural operators (issue 22)
+    "dnn64_lrn_f32": ("iiiifffpp", ""),
+    "dnn64_reduce_sum_f32": ("ipipp", ""), "dnn64_reduce_max_f32": ("ipipp", ""),
+    "dnn64_reduce_max_s8": ("ipipp", ""), "dnn64_layer_norm_f32": ("iifpppp", ""),
 }
 # Argument and return kinds; "r" is a dnn64_region returned by value.
 _CTYPE = {"p": ctypes.c_void_p, "i": ctypes.c_int32, "f": ctypes.c_float, "r": Region}

@@ -1,4 +1,4 @@
-"""dnn64_math: fp32 exp/tanh/sigmoid accuracy against float64, as dnn64_math.h documents."""
+"""dnn64_math: fp32 exp/tanh/sigmoid/log accuracy against float64, as dnn64_math.h documents."""
 
 from __future__ import annotations
 
