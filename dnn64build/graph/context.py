@@ -403,11 +403,17 @@ def expand_argv(argv: Sequence[str], inputs: Mapping[str, list[str]],
         except (KeyError, IndexError, ValueError) as e:
             raise UserError(f"command argument {arg!r} names no input or output ({e})",
                             where=where, hint=f"names: {', '.join(sorted(names))}") from None
+        if reason := unwritable(expanded[-1], path=False):
+            raise UserError(f"command argument {arg[:60]!r} cannot be a ninja command's: "
+                            f"{reason}", where=where,
+                            hint="pass such text in a file (an input) instead")
     unnamed = [n for n, p in outputs.items() if not any(f"{p}.tmp" in a for a in expanded)]
     if unnamed:
         raise UserError(f"the command names no path for output(s) {', '.join(unnamed)}",
                         where=where, hint="write each output as {name} in argv")
     return expanded
+
+
 def group_name(label: Label, group: str | None = None) -> str:
     """The ninja phony target building a label's outputs (or one named group of them)."""
     name = f"target/{label.package}:{label.name}"

@@ -14,13 +14,15 @@ from collections.abc import Mapping
 
 from ninja.ninja_syntax import Writer, as_list, escape
 
-_UNWRITABLE = re.compile(r"[\n\r\x00|]")
+_UNWRITABLE_TEXT = re.compile(r"[\n\r\x00]")  # anywhere in build.ninja
+_UNWRITABLE_PATH = re.compile(r"[\n\r\x00|]")  # a | in a path would split its list
 _LONE_DOLLAR = re.compile(r"\$(?! )")  # escape_path turns "$ " into "$$$ " itself
 
 
-def unwritable(text: str) -> str | None:
-    """Why ``text`` cannot appear in build.ninja, or None when it can."""
-    if m := _UNWRITABLE.search(text):
+def unwritable(text: str, *, path: bool = True) -> str | None:
+    """Why ``text`` (a path, or with ``path=False`` a command's text) cannot appear in
+    build.ninja, or None when it can."""
+    if m := (_UNWRITABLE_PATH if path else _UNWRITABLE_TEXT).search(text):
         return f"it contains {m[0]!r}, which ninja cannot represent"
     try:
         text.encode("utf-8")

@@ -207,3 +207,29 @@ def test_one_step_function_twice_in_a_target(workspace: Workspace, keys: bool) -
     out = workspace.root / "dnn64-out" / "bin" / "t"
     assert [(out / f"{n}.txt").read_text() for n in ("first", "second")] == \
         ["first\n", "second\n"]
+
+
+NEWLINE_COMMAND = '''\
+from dnn64build.rules_api import Rule
+
+
+def _impl(ctx):
+    out = ctx.command(["{python}", "-c", "import sys\\nopen(sys.argv[1], 'w')", "{out}"],
+                      inputs={}, outputs={"out": "out.txt"}, mnemonic="Write", progress="t")
+    ctx.add_group(None, [out["out"]])
+
+
+RULE = Rule(kind="newline_command", doc="a command argument with a newline",
+            implementation=_impl, attrs={})
+'''
+
+
+def test_a_command_argument_with_a_newline_is_one_error(workspace: Workspace) -> None:
+    """ninja cannot write a newline in a command: one error naming the target's rule and
+    the argument (was an AssertionError from ninja_syntax, an internal error)."""
+    workspace.write("rules/newline_command.py", NEWLINE_COMMAND)
+    workspace.write("BUILD.yaml", workspace.root.joinpath("BUILD.yaml").read_text().replace(
+        "targets: []", "targets:\n  - {rule: newline_command, name: t}"))
+    err = _fails(workspace, "build", "//:t")
+    assert "cannot be a ninja command's: it contains '\\n'" in err, err
+    assert "import sys" in err
