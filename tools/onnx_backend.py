@@ -143,10 +143,13 @@ def _compare(case: Case, graph: Graph, actual: dict[str, np.ndarray]) -> Outcome
             return Outcome("wrong", f"output {name!r}: shape {list(got.shape)}, "
                            f"expected {list(want.shape)}")
         want64, got64 = np.asarray(want, np.float64), np.asarray(got, np.float64)
-        if not np.allclose(got64, want64, rtol=case.rtol, atol=case.atol):
-            worst = float(np.abs(got64 - want64).max())
-            return Outcome("wrong", f"output {name!r}: max abs difference {worst:.3g} "
-                           f"(rtol {case.rtol}, atol {case.atol})")
+        # As the onnx backend tests compare (numpy's assert_allclose): NaN equals NaN.
+        close = np.isclose(got64, want64, rtol=case.rtol, atol=case.atol, equal_nan=True)
+        if not close.all():
+            at = np.argwhere(~close)[0].tolist()
+            return Outcome("wrong", f"output {name!r}: {int((~close).sum())} value(s) off, "
+                           f"first at {at}: {got64[tuple(at)]:.6g}, expected "
+                           f"{want64[tuple(at)]:.6g} (rtol {case.rtol}, atol {case.atol})")
     return Outcome("pass")
 
 
