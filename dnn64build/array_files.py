@@ -53,20 +53,21 @@ def numeric(array: np.ndarray, name: str, *, where: str) -> np.ndarray:
 
 
 def fitting(array: np.ndarray, dtype: np.dtype, name: str, *, where: str) -> np.ndarray:
-    """``array`` (real numbers) as ``dtype``; integers outside an integer ``dtype``'s range are
-    a UserError naming the array, never wrapped (300 as int8 would be 44), and so are
-    finite numbers a float ``dtype`` would make infinite."""
+    """``array`` (real numbers), the values of graph input ``name``, as ``dtype``; integers
+    outside an integer ``dtype``'s range are a UserError naming the input, never wrapped
+    (300 as int8 would be 44), and so are finite numbers a float ``dtype`` would make
+    infinite."""
     dtype = np.dtype(dtype)
     if dtype.kind in "iu" and array.dtype.kind in "iu" and array.size:
         info = np.iinfo(dtype)
         low, high = int(array.min()), int(array.max())
         if low < info.min or high > info.max:
-            raise UserError(f"array {name!r} holds values from {low} to {high}, outside "
+            raise UserError(f"input {name!r} holds values from {low} to {high}, outside "
                             f"{dtype}'s {info.min}..{info.max}", where=where,
                             hint=f"give {dtype} values (or floats, which are quantised)")
     with np.errstate(over="ignore"):
         cast = array.astype(dtype)
     if dtype.kind == "f" and np.any(np.isinf(cast) & np.isfinite(array)):
-        raise UserError(f"array {name!r} holds values beyond {dtype}'s range (magnitude "
+        raise UserError(f"input {name!r} holds values beyond {dtype}'s range (magnitude "
                         f"{float(np.finfo(dtype).max):g} at most)", where=where)
     return cast

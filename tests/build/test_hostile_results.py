@@ -91,7 +91,7 @@ def test_integers_outside_int8_are_refused_for_an_int8_input(tmp_path: Path, val
     """``quantize: {io: int8}`` takes int8 data as it is: 300 became 44, 200 became -56."""
     with pytest.raises(UserError) as refused:
         _inputs(tmp_path, value)
-    assert f"array 'x' holds values {shown}, outside int8's -128..127" in str(refused.value)
+    assert f"input 'x' holds values {shown}, outside int8's -128..127" in str(refused.value)
 
 
 def test_floats_beyond_float32_are_refused_for_a_float_input(tmp_path: Path) -> None:

@@ -213,7 +213,8 @@ def test_input_stream_that_cannot_apply_is_one_clear_error(workspace: Workspace)
     proc = _cnn_workspace(workspace, "stream, input: stream").run("plan", "//models:m",
                                                                   check=False)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
-    assert "needs fusion 'dag' or 'auto'" in proc.stderr
+    # refused at load, at the target's line (docs/faults.md)
+    assert "models/BUILD.yaml:2:" in proc.stderr and "needs fusion dag or auto" in proc.stderr
 
 
 def test_plan_says_the_output_is_streamed(workspace: Workspace) -> None:
@@ -235,4 +236,5 @@ def test_output_stream_that_cannot_apply_is_one_clear_error(workspace: Workspace
     proc = _cnn_workspace(workspace, "patch, output: stream", "unet").run(
         "plan", "//models:m", check=False)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
-    assert "needs fusion 'dag' or 'auto'" in proc.stderr
+    # refused at load, at the target's line (docs/faults.md)
+    assert "models/BUILD.yaml:2:" in proc.stderr and "needs fusion dag or auto" in proc.stderr

@@ -44,5 +44,5 @@ def test_float64_input_outside_float32_range_is_refused() -> None:
 
     ok = fitting(np.array([1e-3, -2.5, 1e30]), np.float32, "x", where="in.npz")
     assert ok.dtype == np.float32 and np.allclose(ok, [1e-3, -2.5, 1e30], rtol=1e-7)
-    with pytest.raises(UserError, match=r"array 'x' holds values beyond float32's range"):
+    with pytest.raises(UserError, match=r"input 'x' holds values beyond float32's range"):
         fitting(np.array([1.0, -1e200]), np.float32, "x", where="in.npz")
