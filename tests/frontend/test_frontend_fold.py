@@ -6,38 +6,20 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 
 from dnn64build.codegen import generate_model
 from dnn64build.frontend import import_onnx
 from dnn64build.passes import optimize
 from dnn64build.planner.dagplan import PlanParams
 from dnn64build.planner.graph_plan import plan_graph
+from tests.passes.test_passes import model_of, w
 from tools.zoo.builder import NetBuilder
 from tools.zoo.compare import import_and_compare
-
-RNG = np.random.default_rng(7)
-
-
-def w(*shape: int) -> np.ndarray:
-    return (RNG.standard_normal(shape) * 0.5).astype(np.float32)
 
 
 def i64(*values: int) -> np.ndarray:
     return np.array(values, dtype=np.int64)
-
-
-def model_of(nodes, inputs: dict[str, list[int]], outputs: dict[str, int],
-             inits: dict[str, np.ndarray], opset: int = 17, ir_version: int = 10
-             ) -> onnx.ModelProto:
-    graph = helper.make_graph(
-        nodes, "t",
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in inputs.items()],
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, [f"d{i}" for i in range(rank)])
-         for n, rank in outputs.items()],
-        [numpy_helper.from_array(v, k) for k, v in inits.items()])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
-                             ir_version=ir_version)
 
 
 def ops(graph) -> list[str]:

@@ -26,14 +26,16 @@ def positive(*shape: int) -> np.ndarray:
 
 
 def model_of(nodes, inputs: dict[str, list[int]], outputs: dict[str, int],
-             inits: dict[str, np.ndarray]) -> onnx.ModelProto:
+             inits: dict[str, np.ndarray], opset: int = 17, ir_version: int = 10
+             ) -> onnx.ModelProto:
     graph = helper.make_graph(
         nodes, "t",
         [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in inputs.items()],
         [helper.make_tensor_value_info(n, TensorProto.FLOAT, [f"d{i}" for i in range(rank)])
          for n, rank in outputs.items()],
         [numpy_helper.from_array(v, k) for k, v in inits.items()])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=10)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
+                             ir_version=ir_version)
 
 
 def run_pass(name: str, model: onnx.ModelProto, tmp_path) -> tuple[Graph, Graph]:
