@@ -56,6 +56,26 @@ def auto_kernels_rom(root: Path, name: str, model: onnx.ModelProto, *, seed: int
     out = ws.root / "dnn64-out/bin/models/m"
     return out, next((out / "codegen").glob("*.c")).read_text()
 
+def fp32_and_int8_roms(root: Path, name: str, model: onnx.ModelProto, *,
+                       input_shape: tuple[int, ...], int8_attrs: str = "") -> str:
+    """``model`` as //models:fp32 and, quantized (``int8_attrs``: more attributes, such as
+    "kernels: rsp"), //models:int8, each ROM run in the emulator equal to its host build
+    (fp32 within 1e-5 of the largest output: float32 code compiled for two CPUs; int8 bit
+    for bit) and matching the reference executor. Returns the int8 target's generated C."""
+    ws = model_workspace(root, name, model, onnx_name="m.onnx", seed=22,
+                         input_shape=input_shape, samples=2)
+    extra = f", {int8_attrs}" if int8_attrs else ""
+    ws.write("models/BUILD.yaml", f"""\
+        targets:
+          - {{rule: n64_model, name: fp32, src: m.onnx}}
+          - {{rule: n64_model, name: int8, src: m.onnx,
+             quantize: {{mode: int8, calibration: calib.npz}}{extra}}}
+        """)
+    assert_rom_equals_host(ws, "//models:fp32", tolerance=1e-5)
+    assert_rom_equals_host(ws, "//models:int8")
+    return next((ws.root / "dnn64-out/bin/models/int8/codegen").glob("*.c")).read_text()
+
+
 def run_outputs(ws: Workspace, target: str, platform: str) -> tuple[dict[str, np.ndarray], str]:
     """``target``'s outputs for in.npz on ``platform``, and what `run` printed."""
     out = ws.root / f"{target.replace('/', '_').replace(':', '_')}-{platform}.npz"

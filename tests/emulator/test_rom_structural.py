@@ -11,7 +11,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from tests.emulator.rom_workspace import assert_rom_equals_host, model_workspace
+from tests.emulator.rom_workspace import fp32_and_int8_roms
 
 pytestmark = [pytest.mark.emulator, pytest.mark.slow,
               pytest.mark.usefixtures("bare", "mupen64plus")]
@@ -47,19 +47,7 @@ def _model() -> onnx.ModelProto:
 
 
 def test_structural_ops_on_the_rom_equal_the_host_build(tmp_path: Path) -> None:
-    ws = model_workspace(tmp_path / "ws", "structural", _model(), onnx_name="m.onnx", seed=22,
-                         input_shape=(1, 4, 32), samples=2)
-    ws.write("models/BUILD.yaml", """\
-        targets:
-          - {rule: n64_model, name: fp32, src: m.onnx}
-          - rule: n64_model
-            name: int8
-            src: m.onnx
-            quantize: {mode: int8, calibration: calib.npz}
-            kernels: rsp
-        """)
-    assert_rom_equals_host(ws, "//models:fp32", tolerance=1e-5)
-    assert_rom_equals_host(ws, "//models:int8")
-    source = next((ws.root / "dnn64-out/bin/models/int8/codegen").glob("*.c")).read_text()
+    source = fp32_and_int8_roms(tmp_path / "ws", "structural", _model(), input_shape=(1, 4, 32),
+                                int8_attrs="kernels: rsp")
     assert "dnn64_lrn_f32(" in source  # LRN between int8 tensors runs in fp32
     assert source.count("dnn64_rsp_conv_s8(") >= 2  # the grouped and the 1-D Conv

@@ -9,7 +9,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from tests.emulator.rom_workspace import assert_rom_equals_host, model_workspace
+from tests.emulator.rom_workspace import fp32_and_int8_roms
 
 pytestmark = [pytest.mark.emulator, pytest.mark.usefixtures("bare", "mupen64plus")]
 
@@ -39,21 +39,8 @@ def unary_chain() -> onnx.ModelProto:
 
 
 def test_unary_ops_rom_equals_the_host_build(tmp_path) -> None:
-    ws = model_workspace(tmp_path / "ws", "unary", unary_chain(), onnx_name="chain.onnx",
-                         seed=22, input_shape=(1, 2, 6, 6), samples=2)
-    ws.write("models/BUILD.yaml", """\
-        targets:
-          - {rule: n64_model, name: fp32, src: chain.onnx}
-          - rule: n64_model
-            name: int8
-            src: chain.onnx
-            quantize: {mode: int8, calibration: calib.npz}
-        """)
-    # float32 code compiled for two CPUs: the same operations, rounding may differ at most
-    assert_rom_equals_host(ws, "//models:fp32", tolerance=1e-5)
-    assert_rom_equals_host(ws, "//models:int8")
+    source = fp32_and_int8_roms(tmp_path / "ws", "unary", unary_chain(), input_shape=(1, 2, 6, 6))
     # the int8 build ran the one-input ops as tables and Max/Min in int8 on the N64 (PRelu
     # and LogSoftmax stay fp32)
-    source = next((ws.root / "dnn64-out/bin/models/int8/codegen").glob("*.c")).read_text()
     assert source.count("dnn64_lut_s8(") >= 9
     assert "dnn64_max_s8(" in source and "dnn64_min_s8(" in source
