@@ -83,6 +83,7 @@ def worker_options(flags: CacheFlags, workspace: Mapping[str, Any]) -> WorkerOpt
     env_read_only = os.environ.get("DNN64_REMOTE_CACHE_READ_ONLY")
     url = flags.remote_cache or os.environ.get("DNN64_REMOTE_CACHE") or workspace.get("url")
     if not url:
+        _no_cache_for(flags)
         return WorkerOptions(explain=flags.explain)
     cache = endpoint(url, flags.headers)
     return WorkerOptions(
@@ -97,6 +98,18 @@ def worker_options(flags: CacheFlags, workspace: Mapping[str, Any]) -> WorkerOpt
         explain=flags.explain,
         headers=cache.headers,
     )
+
+
+def _no_cache_for(flags: CacheFlags) -> None:
+    """A cache flag given when no cache is: a mistake (a typo in $DNN64_REMOTE_CACHE, a
+    missing --remote-cache) that would otherwise go unnoticed, credentials and all."""
+    given = [flag for flag, value in (("--remote-header", flags.headers),
+                                      ("--remote-cache-read-only", flags.read_only),
+                                      ("--remote-cache-timeout", flags.timeout)) if value]
+    if given:
+        raise UserError(f"{', '.join(given)} given, but no remote cache is set",
+                        hint="add --remote-cache URL, set $DNN64_REMOTE_CACHE, or set "
+                        "remote_cache.url in the workspace's BUILD.yaml")
 
 
 def _timeout(workspace: Mapping[str, Any]) -> float:

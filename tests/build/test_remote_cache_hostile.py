@@ -319,6 +319,21 @@ def test_a_malformed_header_or_url_is_one_clear_message_without_the_secret(
     assert SECRET not in proc.stderr and "Traceback" not in proc.stderr
 
 
+@pytest.mark.parametrize("flags", [["--remote-header", f"Authorization=Bearer {SECRET}"],
+                                   ["--remote-cache-read-only"],
+                                   ["--remote-cache-timeout", "5"]])
+def test_a_cache_flag_without_a_cache_is_one_clear_message(
+    ws_a: Workspace, flags: list[str]
+) -> None:
+    """A typo'd or unset cache URL must not silently drop the credentials or the mode."""
+    proc = ws_a.run("build", *flags, "//...", check=False, env={"DNN64_REMOTE_CACHE": ""})
+    assert proc.returncode == 1, proc.stderr
+    assert f"{flags[0]} given, but no remote cache is set" in proc.stderr
+    assert SECRET not in proc.stderr and "Traceback" not in proc.stderr
+    assert not (ws_a.root / "dnn64-out").exists() or not any(
+        (ws_a.root / "dnn64-out").rglob("*.z64"))
+
+
 def test_the_worker_gets_the_credentials_in_a_private_file_not_on_its_command_line() -> None:
     from dnn64build.worker.client import SPAWN_ENV
     from dnn64build.worker.launch import WorkerOptions, stage_worker
