@@ -26,6 +26,10 @@ import struct
 import sys
 import time
 
+TYPE_CHECKING = False  # typing itself is not imported on an action's way
+if TYPE_CHECKING:
+    import subprocess
+
 WORKER_ENV = "DNN64_WORKER"
 CACHE_ENV = "DNN64_WORKER_CACHES"  # set when the worker uses a remote cache
 SPAWN_ENV = "DNN64_WORKER_SPAWN"  # lifeline fd, log file, worker options: one per line
@@ -113,6 +117,7 @@ def _connect(path: str) -> _socket.socket | None:
     """A connection to the worker; the build starts it as ninja starts, so give it a moment
     to bind its socket."""
     deadline = time.monotonic() + CONNECT_SECONDS
+    started = None
     while True:
         sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
         try:
@@ -120,30 +125,34 @@ def _connect(path: str) -> _socket.socket | None:
             return sock
         except OSError:
             sock.close()
+            if started is not None and started.poll() is not None:
+                # It died before binding (its log says why): tell the other actions too,
+                # rather than have each wait out the deadline.
+                open(path + FAILED_SUFFIX, "w").close()
             if (time.monotonic() > deadline or not os.path.isdir(os.path.dirname(path))
                     or os.path.exists(path + FAILED_SUFFIX)):
                 return None
-            _start_worker(path)
+            started = started or _start_worker(path)
             time.sleep(0.005)
 
 
-def _start_worker(path: str) -> None:
+def _start_worker(path: str) -> subprocess.Popen | None:
     """Start the build's worker unless another action already has (a marker file decides
     which one). It gets the build's lifeline, its own session (ninja must not count it as
     part of this action) and a log file (not this action's output pipe, which ninja reads
     to its end)."""
     spec = os.environ.get(SPAWN_ENV)
     if not spec:
-        return
+        return None
     try:
         os.close(os.open(path + ".starting", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
     except OSError:
-        return
+        return None
     import subprocess
 
     lifeline, log, *options = spec.split("\n")
     with open(log, "ab") as out:
-        subprocess.Popen(
+        return subprocess.Popen(
             [sys.executable, "-m", "dnn64build.worker", path, lifeline, *options],
             pass_fds=[int(lifeline)], stdin=subprocess.DEVNULL, stdout=out, stderr=out,
             start_new_session=True,

@@ -212,6 +212,30 @@ def test_a_worker_that_cannot_bind_its_socket_is_one_note(tmp_path: Path) -> Non
     assert "the stage worker could not start" in note
 
 
+def test_a_worker_that_dies_before_binding_costs_no_wait(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker that exits at start (here: its cache config is missing) must not make an
+    action wait out the connect deadline before running on its own: the action that started
+    it sees it die and marks it failed for all."""
+    from dnn64build.worker import client
+
+    monkeypatch.setattr(client, "CONNECT_SECONDS", 120.0)
+    lifeline_read, lifeline_write = os.pipe()
+    log = tmp_path / "worker.log"
+    monkeypatch.setenv(client.SPAWN_ENV, f"{lifeline_read}\n{log}\n--cache-config\n"
+                       f"{tmp_path / 'missing.json'}")
+    start = time.monotonic()
+    try:
+        assert client.ask_worker(str(tmp_path / "socket"), ["stage"]) is None
+    finally:
+        os.close(lifeline_write)
+        os.close(lifeline_read)
+    assert time.monotonic() - start < 60  # a worker start, not the 120 s deadline
+    assert os.path.exists(tmp_path / f"socket{client.FAILED_SUFFIX}")
+    assert "missing.json" in log.read_text()
+
+
 def test_a_build_with_a_deep_tmpdir_uses_a_worker_socket_that_fits(
     ws_a: Workspace, tmp_path: Path,
 ) -> None:
