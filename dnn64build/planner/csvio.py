@@ -29,7 +29,6 @@ class CsvPlanResult:
     lower_bound_bytes: int
     outcome: str
     trials: tuple[Trial, ...]
-    out_path: Path | None
 
     def search_report(self) -> str:
         """What the search did, for stderr: nodes, bound, outcome, time."""
@@ -182,6 +181,5 @@ def plan_buffers_csv(
     return CsvPlanResult(
         allocation.algorithm, allocation.arena_bytes or 0, allocation.lower_bound_bytes,
         allocation.outcome, allocation.trials,
-        None if out_path is None else Path(out_path),
     )
 
