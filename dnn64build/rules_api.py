@@ -193,10 +193,6 @@ class RuleContext(Protocol):
     def command(self, argv: Sequence[str], *, inputs: Mapping[str, str | list[str]],
                 outputs: Mapping[str, str], mnemonic: str, progress: str) -> dict[str, str]: ...
 
-    def shared_action(self, stage: str, *, key: str, inputs: Mapping[str, str | list[str]],
-                      outputs: Mapping[str, str], config: Mapping[str, Any],
-                      progress: str) -> dict[str, str]: ...
-
     def compile(self, toolchain: str, source: str, output: str, *, include_dirs: list[str],
                 headers: list[str], progress: str) -> str: ...
 

@@ -31,7 +31,6 @@ from dnn64build.errors import UserError
 from dnn64build.frontend import import_onnx
 from dnn64build.ir.graph import Graph
 from dnn64build.passes import optimize
-from dnn64build.planner.dagplan import PlanParams
 from dnn64build.planner.graph_plan import plan_graph
 from tools.host_run import run_on_host
 
@@ -118,7 +117,7 @@ def _index(path: Path) -> int:
 def compile_case(case: Case, symbol: str) -> tuple[Graph, GeneratedModel]:
     """Import, optimise, plan and generate ``case`` as an fp32 host model."""
     graph = optimize(import_onnx(case.model, where=case.key))
-    plan = plan_graph(graph, PlanParams(timings=False))
+    plan = plan_graph(graph)
     return graph, generate_model(graph, plan, symbol=symbol, where=case.key)
 
 

@@ -83,10 +83,6 @@ class GeneratedModel:
     def staging_bytes(self) -> int:
         return int(self.metadata["staging_bytes"])
 
-    @property
-    def weight_bytes_streamed(self) -> int:
-        return int(self.metadata["weight_bytes_streamed"])
-
     def weights(self, big_endian: bool) -> bytes:
         return self.weights_big if big_endian else self.weights_little
 

@@ -25,7 +25,7 @@ class Action:
     """One run of one stage: ``python -m dnn64build.stages STAGE --config ... --in/--out``."""
 
     stage: str
-    label: Label | None  # None for shared actions
+    label: Label
     key: str  # tells apart several actions of one stage in one target
     inputs: Mapping[str, tuple[str, ...]]
     outputs: Mapping[str, str]
@@ -38,8 +38,7 @@ class Action:
 
     @property
     def id(self) -> str:
-        owner = str(self.label) if self.label else "shared"
-        return f"{owner}#{self.stage}:{self.key}"
+        return f"{self.label}#{self.stage}:{self.key}"
 
     def all_inputs(self) -> list[str]:
         return sorted({p for paths in self.inputs.values() for p in paths})

@@ -1,8 +1,7 @@
 """The RuleContext implementation: turns a rule's declarations into Actions.
 
-It owns the output layout: ``bin/<package>/<name>/`` per target,
-``shared/<key>/`` for actions shared by the whole workspace, and one config
-file per action holding exactly the attributes its stage uses.
+It owns the output layout: ``bin/<package>/<name>/`` per target and one config file
+per action holding exactly the attributes its stage uses.
 """
 
 from __future__ import annotations
@@ -211,24 +210,6 @@ class ActionContext:
             mnemonic=mnemonic, progress=progress, where=self.where,
         )
 
-    def shared_action(
-        self,
-        stage: str,
-        *,
-        key: str,
-        inputs: Mapping[str, str | list[str]],
-        outputs: Mapping[str, str],
-        config: Mapping[str, Any],
-        progress: str,
-    ) -> dict[str, str]:
-        """Declare (once for the whole workspace, however many targets ask) an action whose
-        outputs live under ``shared/<key>/``, such as the kernel library of one toolchain."""
-        directory = f"shared/{key}"
-        return self._add(
-            stage, None, key, inputs, {n: f"{directory}/{p}" for n, p in outputs.items()},
-            f"{directory}/config.json", config, progress,
-        )
-
     def compile(
         self, toolchain: str, source: str, output: str, *, include_dirs: list[str],
         headers: list[str], progress: str,
@@ -320,7 +301,7 @@ class ActionContext:
     def _add(
         self,
         stage: str,
-        label: Label | None,
+        label: Label,
         key: str,
         inputs: Mapping[str, str | list[str]],
         outputs: dict[str, str],

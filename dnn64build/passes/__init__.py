@@ -1,4 +1,4 @@
-"""Graph optimisation passes, run in a fixed order, each switchable by name.
+"""Graph optimisation passes, run in a fixed order.
 
 (Constant folding is the importer's: frontend/shapes.py folds every node computed from
 constants alone, so no pass sees one.)
@@ -41,17 +41,13 @@ PASSES: dict[str, Pass] = {
 }
 
 
-def optimize(graph: Graph, disabled: set[str] | frozenset[str] = frozenset()) -> Graph:
-    """Run every pass not named in ``disabled``, in order; returns a new graph."""
-    unknown = set(disabled) - set(PASSES)
-    if unknown:
-        raise ValueError(f"unknown pass name(s) {sorted(unknown)}; passes: {list(PASSES)}")
+def optimize(graph: Graph) -> Graph:
+    """Run every pass, in order; returns a new graph."""
     graph = graph.copy()
-    for name, run_pass in PASSES.items():
-        if name not in disabled:
-            graph = run_pass(graph)
-            graph.remove_unused()
-            verify(graph)
+    for run_pass in PASSES.values():
+        graph = run_pass(graph)
+        graph.remove_unused()
+        verify(graph)
     return graph
 
 

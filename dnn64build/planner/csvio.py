@@ -29,8 +29,6 @@ class CsvPlanResult:
     lower_bound_bytes: int
     outcome: str
     trials: tuple[Trial, ...]
-    csv_text: str  # what was (or would be) written
-    out_path: Path | None
 
     def search_report(self) -> str:
         """What the search did, for stderr: nodes, bound, outcome, time."""
@@ -172,17 +170,16 @@ def plan_buffers_csv(
             f"{algorithm} found no plan within {capacity} bytes ({allocation.outcome})",
             where=str(in_path), hint=hint,
         )
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["id", "lower", "upper", "size", "alignment", "offset"])
-    for b in problem.buffers:
-        writer.writerow([b.id, b.lower, b.upper, b.size, b.alignment, allocation.offsets[b.id]])
-    text = out.getvalue()
     if out_path is not None:
-        write_text_if_changed(Path(out_path), text)
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(["id", "lower", "upper", "size", "alignment", "offset"])
+        for b in problem.buffers:
+            writer.writerow([b.id, b.lower, b.upper, b.size, b.alignment,
+                             allocation.offsets[b.id]])
+        write_text_if_changed(Path(out_path), out.getvalue())
     return CsvPlanResult(
         allocation.algorithm, allocation.arena_bytes or 0, allocation.lower_bound_bytes,
-        allocation.outcome, allocation.trials, text,
-        None if out_path is None else Path(out_path),
+        allocation.outcome, allocation.trials,
     )
 

@@ -84,7 +84,8 @@ class PlanParams:
     the schedule, ``exact_params.work_budget`` for the exact placement), so the plan
     depends only on the DAG and these. ``deadline_s`` is opt-in and makes it depend on the
     machine's speed: a fifth of it for the schedule search, what is left for allocation.
-    ``timings=False`` leaves the seconds out of the plan (byte-identical plans)."""
+    ``timings=True`` adds each trial's seconds to the plan, which then differs from run to
+    run; by default plans of one DAG and params are byte-identical."""
 
     algorithm: str = "auto"
     scheduler: str = "auto"
@@ -93,7 +94,7 @@ class PlanParams:
     exact_params: ExactParams | None = None  # None: ExactParams()
     expansion_budget: int = EXPANSION_BUDGET
     deadline_s: float | None = None
-    timings: bool = True
+    timings: bool = False  # True: each trial's seconds in the plan (differs run to run)
 
 
 def scheduled_problem(

@@ -166,8 +166,7 @@ def plan_graph(
         ) from exc
     op_bound = plan["lower_bound_bytes"]
     if groups:  # the whole-tensor bound, from the unfused graph's own schedule
-        unfused = replace(params, algorithm="greedy_by_size", capacity=None, deadline_s=None,
-                          timings=False)
+        unfused = replace(params, algorithm="greedy_by_size", capacity=None, deadline_s=None)
         op_bound = plan_dag(dag_from_graph(graph), unfused)["lower_bound_bytes"]
     plan["op_bound_bytes"] = op_bound
     plan["fusion"] = {**fusion_record(graph, fusion, groups), "notes": notes}

@@ -72,7 +72,7 @@ def build_plan(
     spans: Mapping[str, tuple[Step, Step]],
     aliases: Aliases,
     alignment: int,
-    timings: bool = True,
+    timings: bool,
 ) -> dict[str, Any]:
     """Assemble plan.json content. ``allocation`` must be feasible."""
     if allocation.offsets is None:

@@ -41,9 +41,6 @@ DEADLINE_EXCEEDED = "deadline_exceeded"  # the opt-in deadline passed; greedy fr
 NOT_SEARCHED = "not_searched"  # scheduler "graph"
 
 
-ALIAS_KINDS = ("", "view", "inplace", "concat")
-
-
 @dataclass(frozen=True)
 class Op:
     """One op. ``alias`` says how its first output may share memory (see

@@ -120,10 +120,6 @@ class Microcode:
     words: tuple[int, ...]
     labels: dict[str, int]
 
-    def to_bytes(self) -> bytes:
-        """Big-endian, as IMEM holds it."""
-        return b"".join(w.to_bytes(4, "big") for w in self.words)
-
 
 @dataclass(frozen=True)
 class _Line:

@@ -164,7 +164,6 @@ def _plan(graph: Graph, config: dict, option: Option, pairs: Sequence[tuple[str,
         # Work budgets, not seconds: the same model plans the same on every machine.
         exact_params=ExactParams(work_budget=config.get("work_budget", WORK_BUDGET)),
         expansion_budget=config.get("expansion_budget", EXPANSION_BUDGET),
-        timings=False,
     )
     plan = plan_graph(
         graph,

@@ -46,7 +46,6 @@ class ToolDescriptor:
 class FoundTool:
     """A tool's executables (role -> absolute path) and its version, if checked."""
 
-    descriptor: ToolDescriptor
     paths: Mapping[str, Path]
     version: str | None
 
@@ -160,4 +159,4 @@ def find_tool(
             )
         paths[role] = Path(os.path.abspath(found))
     version = _check_version(desc, paths) if check_version else None
-    return FoundTool(desc, paths, version)
+    return FoundTool(paths, version)

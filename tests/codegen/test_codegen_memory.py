@@ -180,7 +180,7 @@ def test_weight_blob_layout_and_byte_order(tmp_path) -> None:
     expected[:6], expected[8:11] = w.reshape(-1), b
     assert model.weights_little == expected.astype("<f4").tobytes()
     assert model.weights_big == expected.astype(">f4").tobytes()
-    assert model.weight_bytes_streamed == 48
+    assert model.metadata["weight_bytes_streamed"] == 48
 
 
 def test_output_is_deterministic(tmp_path) -> None:

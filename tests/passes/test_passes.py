@@ -11,7 +11,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from dnn64build.frontend import import_onnx
 from dnn64build.ir import Graph, reference, verify
-from dnn64build.passes import PASSES, optimize
+from dnn64build.passes import PASSES
 from tools.zoo.compare import random_inputs, run_onnxruntime, scaled_error
 
 RNG = np.random.default_rng(99)
@@ -262,26 +262,3 @@ def test_views_are_marked(tmp_path) -> None:
     assert marked == {"Relu": False, "Flatten": True, "Unsqueeze": True, "Squeeze": True,
                       "Reshape": True, "Transpose[0, 2, 1, 3]": True,
                       "Transpose[0, 3, 2, 1]": False}
-
-
-# --- optimize ---
-
-def test_disabled_passes_are_skipped_and_graph_stays_executable(tmp_path) -> None:
-    nodes = [helper.make_node("Conv", ["x", "W"], ["t"]),
-             helper.make_node("BatchNormalization", ["t", *BN], ["u"]),
-             helper.make_node("Relu", ["u"], ["y"])]
-    m = model_of(nodes, {"x": [1, 2, 3, 3]}, {"y": 4}, {"W": w(2, 2, 1, 1), **bn_inits(2)})
-    onnx.save(m, tmp_path / "m.onnx")
-    graph = import_onnx(tmp_path / "m.onnx")
-    assert ops(optimize(graph)) == ["Conv"]
-    kept = optimize(graph, disabled={"fold_batchnorm"})
-    assert ops(kept) == ["Conv", "BatchNormalization", "Relu"]
-    assert ops(optimize(graph, disabled=set(PASSES))) == ops(graph)
-    inputs = random_inputs(graph)
-    expected = run_onnxruntime(m, inputs)["y"]
-    assert scaled_error(expected, reference.run(kept, inputs)["y"]) <= 1e-4
-
-
-def test_unknown_pass_name() -> None:
-    with pytest.raises(ValueError, match="unknown pass name"):
-        optimize(Graph("g", [], [], {}, []), disabled={"fold_everything"})

@@ -70,10 +70,12 @@ def test_capacity_too_small_is_a_user_error():
         plan_graph(_graph(), PlanParams(capacity=100))
 
 
-def test_timings_can_be_left_out_for_deterministic_files():
-    plan = plan_graph(_graph(), PlanParams(timings=False))
+def test_plans_carry_no_timings_unless_asked():
+    plan = plan_graph(_graph())
     assert all("seconds" not in t for t in plan["trials"])
-    assert plan == plan_graph(_graph(), PlanParams(timings=False))
+    assert plan == plan_graph(_graph())
+    timed = plan_graph(_graph(), PlanParams(timings=True))
+    assert all(t["seconds"] >= 0 for t in timed["trials"])
 
 
 def test_inplace_only_over_an_input_of_the_output_shape():

@@ -160,10 +160,10 @@ def test_vector_encoding_from_documented_fields(source, expected):
     assert assemble(source).words == (expected,)
 
 
-def test_labels_and_big_endian_bytes():
+def test_labels_and_branch_offsets():
     code = assemble("top:\n  nop\n  bnez $t0, top\n  nop\nend: break\n")
     assert code.labels == {"top": 0, "end": 12}
-    assert code.to_bytes()[4:8] == bytes([0x15, 0x00, 0xFF, 0xFE])  # bne t0, zero, -2
+    assert code.words[1] == 0x1500FFFE  # bne t0, zero, -2
 
 
 def test_equ_values_feed_immediates():

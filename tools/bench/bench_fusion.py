@@ -46,8 +46,7 @@ MEMORY = {"fp32": 4 * 1024 * 1024, "int8": 2 * 1024 * 1024}
 
 def program_guess(graph, label: str) -> int:
     """The program-size estimate of the graph unfused, in graph order."""
-    plan = plan_graph(graph, PlanParams(algorithm="greedy_by_size", scheduler="graph",
-                                         timings=False))
+    plan = plan_graph(graph, PlanParams(algorithm="greedy_by_size", scheduler="graph"))
     return program_estimate(code_shape(graph, plan, configured=None, where=label))
 
 
@@ -59,7 +58,7 @@ def rows(label: str, graph, memory: int) -> list[str]:
         start = time.perf_counter()
         try:
             plan = plan_model(graph, {"label": label, "memory": memory}) if mode == "auto" \
-                else plan_graph(graph, PlanParams(timings=False), fusion=fusion,
+                else plan_graph(graph, fusion=fusion,
                                 fusion_staging=staging, fusion_weight_cap=cap)
         except UserError as exc:
             out.append(f"| {label} | {mode} | - | - | - | - | - | - | - | refused: "

@@ -24,7 +24,6 @@ import onnx
 from dnn64build.codegen import generate_model
 from dnn64build.frontend import import_onnx
 from dnn64build.passes import optimize
-from dnn64build.planner.dagplan import PlanParams
 from dnn64build.planner.graph_plan import plan_graph
 from dnn64build.quant import quantize_graph
 from tools.host_run import run_on_host
@@ -44,7 +43,7 @@ def bench(name: str, workdir: Path, runs: int, int8: bool) -> tuple:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # synthetic calibration: expected here
             graph = quantize_graph(graph, None, synthetic=True)[0]
-    plan = plan_graph(graph, PlanParams(timings=False))
+    plan = plan_graph(graph)
     generated = generate_model(graph, plan, symbol=name)
     inputs = random_inputs(graph)
     result = run_on_host([(generated, [inputs[n] for n in graph.inputs])], workdir / name,

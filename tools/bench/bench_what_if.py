@@ -37,7 +37,6 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from dnn64build.planner.aliasing import find_aliases  # noqa: E402
-from dnn64build.planner.dagplan import PlanParams  # noqa: E402
 from dnn64build.planner.fusion import apply_groups, groups_from_plan  # noqa: E402
 from dnn64build.planner.graph_plan import dag_from_graph, plan_graph  # noqa: E402
 from dnn64build.planner.problem import align_up  # noqa: E402
@@ -142,7 +141,7 @@ def main() -> None:
             for mode, io in (("int8", "float32"), ("int8 io", "int8")):
                 modes[mode] = quantize_graph(fp32, None, synthetic=True, io=io)[0]
         for mode, graph in modes.items():
-            plan = plan_graph(graph, PlanParams(timings=False), fusion="auto",
+            plan = plan_graph(graph, fusion="auto",
                               fusion_staging=staging_estimate(graph, 16))
             roots, free = gaps(graph, plan)
             steps = len(plan["schedule"])

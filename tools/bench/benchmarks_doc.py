@@ -16,5 +16,6 @@ def write_section(heading: str, text: str) -> None:
         docs = docs.rstrip("\n") + "\n\n" + text
     else:
         end = docs.find("\n## ", start + len(heading))
-        docs = docs[:start] + text + (docs[end + 1:] if end >= 0 else "")
+        rest = "\n" + docs[end + 1:] if end >= 0 else ""  # a blank line before the next heading
+        docs = docs[:start] + text.rstrip("\n") + "\n" + rest
     DOCS.write_text(docs)

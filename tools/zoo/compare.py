@@ -43,8 +43,7 @@ def scaled_error(expected: np.ndarray, actual: np.ndarray) -> float:
     return float(np.abs(expected - actual).max()) / scale
 
 
-def import_and_compare(model: onnx.ModelProto, workdir, *, input_shapes=None,
-                       disabled: frozenset[str] = frozenset(), seed: int = 0,
+def import_and_compare(model: onnx.ModelProto, workdir, *, input_shapes=None, seed: int = 0,
                        ) -> tuple[Graph, float]:
     """Import + optimise ``model``, run it in the reference executor and in onnxruntime on
     the same random inputs; returns the optimised graph and the worst scaled error."""
@@ -56,7 +55,7 @@ def import_and_compare(model: onnx.ModelProto, workdir, *, input_shapes=None,
 
     path = Path(workdir) / "model.onnx"
     onnx.save(model, path)
-    graph = optimize(import_onnx(path, input_shapes), disabled)
+    graph = optimize(import_onnx(path, input_shapes))
     verify(graph)
     inputs = random_inputs(graph, seed)
     expected = run_onnxruntime(model, inputs)
