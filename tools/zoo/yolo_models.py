@@ -102,7 +102,40 @@ def anchors_and_strides(height: int, width: int) -> tuple[np.ndarray, np.ndarray
             np.concatenate(strides)[None].astype(np.float32))
 
 
-def _detect(b: NetBuilder, feats: list[tuple[str, int]], height: int, width: int) -> str:
+def _unsqueeze(b: NetBuilder, x: str, axis: int) -> str:
+    if b.opset < 13:  # axes became an input in opset 13
+        return b.node("Unsqueeze", [x], "Unsqueeze", axes=[axis])
+    return b.node("Unsqueeze", [x, b.const(np.array([axis], np.int64), "axes")], "Unsqueeze")
+
+
+def _traced_anchors(b: NetBuilder, height: int, width: int) -> tuple[str, str]:
+    """make_anchors as a trace without constant folding writes it (the form behind issue
+    22's refusal at /model.22/Expand): per level arange + 0.5 (Range, Add), meshgrid
+    (Reshape, Expand), stack and view (Unsqueeze, Concat, Reshape), torch.full of the
+    stride (Expand); the levels concatenated and transposed. Every input is constant."""
+    points, strides = [], []
+    for s in STRIDES:
+        h, w = height // s, width // s
+        axes = []
+        for n, grid_shape in ((w, [1, -1]), (h, [-1, 1])):  # sx, then sy
+            cells = b.node("Range", [b.constant_node(np.float32(0)),
+                                     b.constant_node(np.float32(n)),
+                                     b.constant_node(np.float32(1))], "Range")
+            cells = b.add(cells, b.constant_node(np.float32(0.5)))
+            grid = b.node("Expand", [_reshape(b, cells, grid_shape),
+                                     b.const(np.array([h, w], np.int64), "shape")], "Expand")
+            axes.append(_unsqueeze(b, grid, -1))
+        points.append(_reshape(b, b.concat(axes, axis=-1), [-1, 2]))
+        strides.append(b.node("Expand", [b.constant_node(np.float32(s)),
+                                         b.const(np.array([h * w, 1], np.int64), "shape")],
+                              "Expand"))
+    anchors = b.node("Transpose", [b.concat(points, axis=0)], "Transpose", perm=[1, 0])
+    stride = b.node("Transpose", [b.concat(strides, axis=0)], "Transpose", perm=[1, 0])
+    return _unsqueeze(b, anchors, 0), stride
+
+
+def _detect(b: NetBuilder, feats: list[tuple[str, int]], height: int, width: int,
+            traced_anchors: bool) -> str:
     """The Detect head: per level a box branch (64 = 4 x 16 DFL bins) and a class branch
     (80), concatenated and flattened; then the decode that the export keeps in the graph."""
     box_c, cls_c = max(16, feats[0][1] // 4, 4 * REG_MAX), max(feats[0][1], min(CLASSES, 100))
@@ -114,8 +147,7 @@ def _detect(b: NetBuilder, feats: list[tuple[str, int]], height: int, width: int
         cls = b.conv(cls, cls_c, CLASSES, 1, bias=True)
         levels.append(_reshape(b, b.concat([box, cls]), [1, 4 * REG_MAX + CLASSES, -1]))
     box, cls = _split(b, b.concat(levels, axis=2), [4 * REG_MAX, CLASSES])
-    anchors, strides = anchors_and_strides(height, width)
-    count = anchors.shape[2]
+    count = sum((height // s) * (width // s) for s in STRIDES)
     # DFL: the expected bin of a softmax over 16 bins, as a 1x1 Conv with weights 0..15.
     dist = b.node("Transpose", [_reshape(b, box, [1, 4, REG_MAX, count])], "Transpose",
                   perm=[0, 2, 1, 3])
@@ -123,18 +155,25 @@ def _detect(b: NetBuilder, feats: list[tuple[str, int]], height: int, width: int
     dist = b.node("Conv", [_softmax_axis1(b, dist), bins], "Conv", kernel_shape=[1, 1])
     dist = _reshape(b, dist, [1, 4, count])
     # dist2bbox(xywh=True): distances left/top and right/bottom of the anchor to a box.
-    anchor_points = b.const(anchors, "anchors")
+    if traced_anchors:
+        anchor_points, strides = _traced_anchors(b, height, width)
+    else:
+        anchors, stride_row = anchors_and_strides(height, width)
+        anchor_points, strides = b.const(anchors, "anchors"), b.const(stride_row, "strides")
     x1y1 = b.node("Sub", [anchor_points, _slice(b, dist, 0, 2, 1)], "Sub")
     x2y2 = b.add(anchor_points, _slice(b, dist, 2, 4, 1))
     centre = b.node("Div", [b.add(x1y1, x2y2), b.constant_node(np.float32(2))], "Div")
     size = b.node("Sub", [x2y2, x1y1], "Sub")
-    dbox = b.mul(b.concat([centre, size]), b.const(strides, "strides"))
+    dbox = b.mul(b.concat([centre, size]), strides)
     return b.concat([dbox, b.act(cls, "sigmoid")])
 
 
-def yolov8n(size: int = 640, opset: int = OPSET) -> onnx.ModelProto:
+def yolov8n(size: int = 640, opset: int = OPSET, traced_anchors: bool = False
+            ) -> onnx.ModelProto:
     """YOLOv8n for a ``size`` x ``size`` image (a multiple of 32), input ``images``
-    [1, 3, size, size], output ``output0`` [1, 84, A]."""
+    [1, 3, size, size], output ``output0`` [1, 84, A]. The anchors and strides are
+    constants, as the exporter's constant folding leaves them, or with ``traced_anchors``
+    the sub-graph that computes them."""
     if size % 32:
         raise ValueError(f"YOLOv8 needs a multiple of 32, not {size}")
     b = NetBuilder(f"yolov8n_{size}", seed=80, opset=opset)
@@ -150,7 +189,7 @@ def yolov8n(size: int = 640, opset: int = OPSET) -> onnx.ModelProto:
     n3 = _c2f(b, b.concat([_upsample(b, n4), p3]), 192, 64, 1, False)
     m4 = _c2f(b, b.concat([_conv(b, n3, 64, 64, 3, 2), n4]), 192, 128, 1, False)
     m5 = _c2f(b, b.concat([_conv(b, m4, 128, 128, 3, 2), p5]), 384, 256, 1, False)
-    out = _detect(b, [(n3, 64), (m4, 128), (m5, 256)], size, size)
+    out = _detect(b, [(n3, 64), (m4, 128), (m5, 256)], size, size, traced_anchors)
     count = sum((size // s) ** 2 for s in STRIDES)
     model = b.build({out: [1, 4 + CLASSES, count]})
     model.graph.output[0].name = "output0"
