@@ -146,13 +146,13 @@ Lookup = Callable[[str], QParams | None]
 
 
 def quant_table(graph: Graph, int8_nodes: set[str], calibrated: Lookup,
-                boundary: tuple[str, ...] = ()) -> dict[str, QParams]:
+                boundary: tuple[str, ...] = (), *, share: bool = True) -> dict[str, QParams]:
     """QParams of every int8 tensor (by fp32 graph name) and pre-activation (``node#pre``),
     and of the ``boundary`` tensors (graph inputs and outputs made int8).
 
     ``calibrated(key)`` gives the QParams from calibration; fixed parameters of a
-    pre-quantised model take precedence. A Concat's inputs share its output's QParams
-    where none is fixed (dnn64build.quant.shared_scales).
+    pre-quantised model take precedence. With ``share``, a Concat's inputs share its
+    output's QParams where none is fixed (dnn64build.quant.shared_scales).
     """
     table: dict[str, QParams] = {}
     fixed: set[str] = set()  # tensors whose QParams are not ours to choose
@@ -189,5 +189,6 @@ def quant_table(graph: Graph, int8_nodes: set[str], calibrated: Lookup,
     for name in boundary:
         if name not in table:
             table[name] = fixed_or_calibrated(name)
-    share_concat_qparams(graph, int8_nodes, table, fixed, frozenset(SHARED))
+    if share:
+        share_concat_qparams(graph, int8_nodes, table, fixed, frozenset(SHARED))
     return table

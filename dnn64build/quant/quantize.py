@@ -25,6 +25,7 @@ from dnn64build.quant.plan import choose_int8, needs_pre_activation, quant_table
 from dnn64build.quant.qparams import QParams, activation_qparams
 from dnn64build.quant.report import accuracy_report
 from dnn64build.quant.rewrite import Rewriter
+from dnn64build.quant.shared_scales import DISPARATE_SCALES, float_output_concats
 
 IO_TYPES = ("float32", "int8")  # the element type of the graph's inputs and outputs
 
@@ -93,6 +94,13 @@ def quantize_graph(
         low, high = ranges.get(key, (0.0, 0.0))  # never seen a finite value: all zero
         return activation_qparams(low, high)
 
+    if io == "float32":
+        own = quant_table(graph, int8_nodes, calibrated, boundary, share=False)
+        for name in float_output_concats(graph, int8_nodes, own):
+            int8_nodes.discard(name)
+            kept.append({"node": name, "op": "Concat",
+                         "reason": f"output Concat of inputs whose ranges differ more than "
+                                   f"{DISPARATE_SCALES:g}x: each keeps its own scale"})
     table = quant_table(graph, int8_nodes, calibrated, boundary)
     quantized = Rewriter(graph, int8_nodes, table, io_int8=io == "int8").run()
     verify(quantized)

@@ -14,11 +14,18 @@ is; otherwise every member gets ``activation_qparams`` over the union of the mem
 representable ranges. A link is not made where a quantisation is fixed (a pre-quantised
 model's, Softmax's): there the scales truly differ and the Requantize copy remains, as it
 does for constant Concat inputs.
+
+One quantisation is a loss where the ranges differ by orders of magnitude: YOLOv8's output
+concatenates boxes in pixels (up to the image size) with class scores in [0, 1], and a
+shared scale of a few pixels rounds every score to 0. Where the Concat makes a float32
+graph output, nothing forces one quantisation: ``float_output_concats`` names such
+Concats, which the quantiser then keeps in float32 (each input dequantized with its own
+scale, the concatenation exact).
 """
 
 from __future__ import annotations
 
-from collections.abc import Set
+from collections.abc import Mapping, Set
 
 from dnn64build.ir.graph import Graph
 from dnn64build.quant.qparams import QParams, activation_qparams
@@ -65,6 +72,27 @@ def share_concat_qparams(graph: Graph, int8_nodes: Set[str], table: dict[str, QP
         common = activation_qparams(low, high)
         for t in members:
             table[t] = common
+
+
+# A float32 output Concat whose inputs' scales differ more than this (4 bits of the
+# narrowest input lost to a shared scale) runs in float32.
+DISPARATE_SCALES = 16.0
+
+
+def float_output_concats(graph: Graph, int8_nodes: Set[str],
+                         own: Mapping[str, QParams]) -> list[str]:
+    """The int8 Concats making a graph output whose activation inputs' own quantisations
+    (``own``: before any sharing) have scales more than DISPARATE_SCALES apart."""
+    names = []
+    for node in graph.nodes:
+        if node.name not in int8_nodes or node.op != "Concat" \
+                or node.outputs[0] not in graph.outputs:
+            continue
+        scales = [own[name].scale for name in node.inputs
+                  if name and not graph.is_constant(name)]
+        if len(scales) > 1 and max(scales) > DISPARATE_SCALES * min(scales):
+            names.append(node.name)
+    return names
 
 
 def representable(q: QParams) -> tuple[float, float]:

@@ -202,6 +202,27 @@ def test_concat_keeps_a_requantize_where_the_scale_is_fixed() -> None:
     assert quantized.tensors[softmax.outputs[0]].quant == {"scale": 1 / 256, "zero_point": -128}
 
 
+def test_an_output_concat_of_disparate_ranges_keeps_each_input_scale() -> None:
+    """YOLOv8's output: boxes in pixels (here b, up to 400) next to sigmoid class scores.
+    One scale for both (400/255) would round every score to 0; at a float32 output the
+    Concat runs in float32 on inputs dequantized with their own scales, and the report
+    says so. With int8 io the output must be one int8 tensor: the Concat stays int8."""
+    graph = _concat_graph("Sigmoid")
+    sample = {"a": np.array([[-2, -0.5, 0.5, 2]], np.float32),
+              "b": np.array([[0, 10, 250, 400]], np.float32)}
+    quantized, report = quantize_graph(graph, [sample])
+    concat = next(node for node in quantized.nodes if node.op == "Concat")
+    assert "int8" not in concat.attrs and concat.outputs == ["y"]
+    assert all(quantized.tensors[name].dtype == "float32" for name in concat.inputs)
+    assert [entry["node"] for entry in report["fp32_nodes"]] == ["cat"]
+    y = run_int8(quantized, quantize_inputs(quantized, sample))["y"]
+    scores = 1 / (1 + np.exp(-sample["a"]))
+    np.testing.assert_allclose(y[:, :4], scores, atol=0.5 * 0.9 / 255 + 1e-6)
+    np.testing.assert_allclose(y[:, 4:], sample["b"], atol=0.5 * 400 / 255 + 1e-4)
+    kept, _ = quantize_graph(graph, [sample], io="int8")
+    assert "int8" in next(node for node in kept.nodes if node.op == "Concat").attrs
+
+
 def test_concat_quantisation_reaches_through_a_max_pool() -> None:
     """DenseNet's stem: Conv -> MaxPool -> Concat. The Conv itself writes with the
     Concat's quantisation (MaxPool keeps its input's), so nothing is requantised."""

@@ -2,7 +2,8 @@
 
 ``build(name)`` returns the model, ``NAMES`` lists the small test zoo (every test suite
 runs it); ``BENCHMARK_NAMES`` lists the sixteen architectures of the memory benchmark at
-their usual resolutions (tools/zoo/torchvision_models.py adds the ones the test zoo lacks).
+their usual resolutions (tools/zoo/torchvision_models.py adds the ones the test zoo lacks);
+YOLOv8n at 320 and 640 (tools/zoo/yolo_models.py) completes ``ALL_NAMES``.
 ``python -m tools.zoo OUTDIR`` writes every test-zoo model as ``OUTDIR/<name>.onnx``.
 """
 
@@ -13,8 +14,9 @@ import onnx
 from tools.zoo.builder import OPSET
 from tools.zoo.models import BUILDERS as ZOO_BUILDERS
 from tools.zoo.torchvision_models import BUILDERS as TORCHVISION_BUILDERS
+from tools.zoo.yolo_models import BUILDERS as YOLO_BUILDERS
 
-BUILDERS = {**ZOO_BUILDERS, **TORCHVISION_BUILDERS}
+BUILDERS = {**ZOO_BUILDERS, **TORCHVISION_BUILDERS, **YOLO_BUILDERS}
 NAMES: tuple[str, ...] = tuple(ZOO_BUILDERS)
 # The benchmark set: torchvision's names in the comments where the zoo's differ.
 BENCHMARK_NAMES: tuple[str, ...] = (
