@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
+
+import pytest
 
 from dnn64build.graph.runner import workspace_lock
 from tests.build.conftest import Workspace
@@ -131,3 +135,17 @@ def test_one_kind_twice_in_one_directory_is_an_error(two_models: Workspace) -> N
             """)
     proc = two_models.run("query", "//...", check=False)
     assert proc.returncode == 1 and "rule kind 'twin' is defined twice" in proc.stderr
+
+
+def test_actions_get_one_blas_thread_unless_the_user_chose(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Set before ninja starts, so every action and the worker inherit it."""
+    from dnn64build.cli import main
+
+    monkeypatch.chdir(tmp_path)  # no workspace: the command fails after the set-up
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    monkeypatch.setenv("OMP_NUM_THREADS", "4")
+    assert main(["query", "//..."]) == 1
+    assert os.environ["OPENBLAS_NUM_THREADS"] == "1"
+    assert os.environ["OMP_NUM_THREADS"] == "4"
