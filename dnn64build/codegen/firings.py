@@ -56,28 +56,34 @@ def _code(rows: tuple[tuple[int, ...], ...]) -> CodedFirings:
         return CodedFirings((), ())
     a = np.asarray(rows, dtype=np.int64)
     row_bytes = FIELD_BYTES * (2 * a.shape[1] - 1)
-    repeats = {p: _most_repeats(a, p) for p in range(1, min(MAX_PERIOD, n // 2) + 1)}
-    # cost[i]: bytes of the best coding of rows[i:]; pick[i]: its first run (count, times)
-    cost = [0] * (n + 1)
-    pick: list[tuple[int, int]] = [(1, 1)] * n
+    periods = np.arange(1, min(MAX_PERIOD, n // 2) + 1)
+    repeats = np.array([_most_repeats(a, int(p)) for p in periods]).reshape(len(periods), n)
+    # best[i]: bytes of the best coding of rows[i:]; literal[i]: the same, given that a run
+    # of rows as they are (times 1) is open at i and its RUN_BYTES already paid
+    best = np.zeros(n + 1, dtype=np.int64)
+    literal = np.zeros(n + 1, dtype=np.int64)
+    go_on = [False] * n  # the open run of rows as they are takes row i + 1 too
+    pick: list[tuple[int, int]] = [(1, 1)] * n  # a run at i: (count, times); times 1: open
     for i in range(n - 1, -1, -1):
-        best, choice = None, (1, 1)
-        for count in range(1, min(MAX_PERIOD, n - i) + 1):  # rows as they are
-            c = RUN_BYTES + row_bytes * count + cost[i + count]
-            if best is None or c < best:
-                best, choice = c, (count, 1)
-        for p, most in repeats.items():
-            times = int(most[i])
-            if times >= 2:
-                c = RUN_BYTES + row_bytes * p + cost[i + p * times]
-                if c < best:
-                    best, choice = c, (p, times)
-        cost[i], pick[i] = best, choice
+        go_on[i] = i + 1 < n and literal[i + 1] < best[i + 1]
+        literal[i] = row_bytes + (literal[i + 1] if go_on[i] else best[i + 1])
+        best[i] = RUN_BYTES + literal[i]
+        times = repeats[:, i]
+        ok = times >= 2
+        if ok.any():
+            p, t = periods[ok], times[ok]
+            costs = RUN_BYTES + row_bytes * p + best[i + p * t]
+            k = int(np.argmin(costs))
+            if costs[k] < best[i]:
+                best[i], pick[i] = costs[k], (int(p[k]), int(t[k]))
     templates: list[tuple[int, ...]] = []
     runs = []
     i = 0
     while i < n:
         count, times = pick[i]
+        if times == 1:  # rows as they are, as long as the open run goes on
+            while go_on[i + count - 1]:
+                count += 1
         step = a[i + count:i + 2 * count, 1:] - a[i:i + count, 1:] if times > 1 else (
             np.zeros((count, a.shape[1] - 1), dtype=np.int64))
         runs.append((len(templates), count, times))
