@@ -381,6 +381,27 @@ void dnn64_region_keep(uint8_t *buf, int32_t planes, int32_t row_bytes, int32_t 
 dnn64_region dnn64_rows_region(int32_t held_lo, int32_t held_hi, int32_t lo, int32_t hi,
                                int32_t width);
 
+/* A dag group's firings, run-length coded (dnn64build/codegen/firings.py): run k
+ * stands for template rows [first, first + count) repeated `times` times, repetition
+ * r adding r * step to each field. A template row: the stage, DNN64_FIRING_FIELDS
+ * fields (first row, end row, rows held before (lo, hi) and after (lo, hi)), then
+ * each field's step. */
+#define DNN64_FIRING_FIELDS 6
+typedef struct {
+    int32_t first, count, times;
+} dnn64_firing_run;
+
+/* A walk over coded firings: set runs, templates and run_count, the rest to 0. */
+typedef struct {
+    const dnn64_firing_run *runs;
+    const int16_t (*templates)[1 + 2 * DNN64_FIRING_FIELDS];
+    int32_t run_count;
+    int32_t run, rep, row; /* where the walk is */
+} dnn64_firings;
+
+/* The next firing into f (its stage, then its fields); 0 when there is none left. */
+int32_t dnn64_next_firing(dnn64_firings *walk, int32_t f[1 + DNN64_FIRING_FIELDS]);
+
 /* ------------------------------------------------------------------------ */
 /* Element-wise binary ops with numpy broadcasting.                         */
 /* ------------------------------------------------------------------------ */

@@ -194,3 +194,25 @@ dnn64_region dnn64_rows_region(int32_t held_lo, int32_t held_hi, int32_t lo, int
     r.plane_stride = (held_hi - held_lo) * width;
     return r;
 }
+
+int32_t dnn64_next_firing(dnn64_firings *walk, int32_t f[1 + DNN64_FIRING_FIELDS])
+{
+    const dnn64_firing_run *run;
+    const int16_t *row;
+    int32_t k;
+    if (walk->run >= walk->run_count)
+        return 0;
+    run = &walk->runs[walk->run];
+    row = walk->templates[run->first + walk->row];
+    f[0] = row[0];
+    for (k = 1; k <= DNN64_FIRING_FIELDS; ++k)
+        f[k] = row[k] + walk->rep * row[k + DNN64_FIRING_FIELDS];
+    if (++walk->row == run->count) {
+        walk->row = 0;
+        if (++walk->rep == run->times) {
+            walk->rep = 0;
+            ++walk->run;
+        }
+    }
+    return 1;
+}

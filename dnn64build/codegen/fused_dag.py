@@ -1,7 +1,9 @@
 """The emitter of a dag group (``FusedGroup`` of mode ``dag``, planner/dagstream.py).
 
 The group is one scheduled step: a static table of its firings (stage, rows, the held
-rows of the stage's output buffer before and after) and a loop that runs them in order.
+rows of the stage's output buffer before and after), run-length coded so that its size
+does not grow with the image (codegen/firings.py), and a loop that walks them in order
+(``dnn64_next_firing``).
 Each buffer is a compact row buffer (every channel's held rows back to back; an
 element-wise stage writes over its input's rows in the input's buffer); ``held[k]``
 tracks the rows buffer k holds. A firing first drops the rows its output
@@ -35,6 +37,7 @@ import numpy as np
 
 from dnn64build.codegen.cfmt import c_call, c_float, c_int, c_ints
 from dnn64build.codegen.common import conv_geom, conv_rows, pool_geom
+from dnn64build.codegen.firings import code_firings
 from dnn64build.codegen.fused import MemberCtx, group_parts
 from dnn64build.codegen.lowering import (
     CTYPES,
@@ -83,13 +86,16 @@ def dag_group(ctx: Ctx) -> Lowered:
         ctx.require_disjoint(y, *(x for x in xs if x != program.streamed))
     low = Lowered(note=f"dag group of {len(members)} nodes, {len(program.firings)} firings, "
                        f"row buffers: {', '.join(str(r) for r in program.buffer_rows)} rows")
-    fire = ctx.sym("fire")
-    low.decls.append("/* per firing: stage, first row, end row, output buffer rows held "
-                     "before (lo, hi) and after (lo, hi) */")
-    rows = [[f.stage, *f.rows, *(f.before or (0, 0)), *(f.after or (0, 0))]
-            for f in program.firings]
-    low.decls.append(f"static const int16_t {fire}[{len(rows)}][7] = {{\n" +
-                     ",\n".join(f"    {c_ints(r)}" for r in rows) + "\n};")
+    fire, runs = ctx.sym("fire"), ctx.sym("runs")
+    coded = code_firings([(f.stage, *f.rows, *(f.before or (0, 0)), *(f.after or (0, 0)))
+                          for f in program.firings])
+    low.decls.append("/* per template firing: stage, first row, end row, output buffer rows "
+                     "held before (lo, hi) and after (lo, hi), then the steps of those six */")
+    low.decls.append(f"static const int16_t {fire}[{len(coded.templates)}][13] = {{\n" +
+                     ",\n".join(f"    {c_ints(r)}" for r in coded.templates) + "\n};")
+    low.decls.append("/* the firings: {first template, count, times} (dnn64_next_firing) */")
+    low.decls.append(f"static const dnn64_firing_run {runs}[{len(coded.runs)}] = {{\n" +
+                     ",\n".join(f"    {c_ints(r)}" for r in coded.runs) + "\n};")
     slot = dict(zip(program.tensors, program.buffer_of, strict=True))
     layout = _Layout(ctx, slot, buffers)
     tiles: list[tuple[np.ndarray, ...]] = []
@@ -117,11 +123,11 @@ def dag_group(ctx: Ctx) -> Lowered:
 
     def render(offsets: Sequence[int], stage: str) -> str:
         k = max(len(program.buffer_bytes), 1)
-        lines = ["{", f"    int32_t held[{k}][2] = {{{{0, 0}}}};", "    int32_t i, c;",
+        lines = ["{", f"    int32_t held[{k}][2] = {{{{0, 0}}}};", "    int32_t f[7], c;",
+                 f"    dnn64_firings walk = {{{runs}, {fire}, {len(coded.runs)}, 0, 0, 0}};",
                  "    dnn64_region xr, yr;", "    dnn64_bcast bc;",
                  "    (void)c; (void)xr; (void)yr; (void)bc;",
-                 f"    for (i = 0; i < {len(rows)}; ++i) {{",
-                 f"        const int16_t *f = {fire}[i];", "        switch (f[0]) {"]
+                 "    while (dnn64_next_firing(&walk, f)) {", "        switch (f[0]) {"]
         for j, (first, count, text) in enumerate(cases):
             body = keeps[j] + text(offsets[first:first + count], stage)
             lines += [f"        case {j}: {{"]

@@ -20,8 +20,9 @@ from dnn64build.ir.graph import Graph, Node
 
 # (staged part pointers, already cast to const T *) -> C statement(s)
 Render = Callable[[Sequence[str]], str]
-# (first output channel, channel count, staged part pointers) -> C statement(s)
-TileRender = Callable[[int, int, Sequence[str]], str]
+# (first output channel, channel count, staged part pointers) -> C statement(s); the
+# channels are numbers or C expressions (a loop over tiles, codegen/tile_loop.py)
+TileRender = Callable[[int | str, int | str, Sequence[str]], str]
 
 # `kernels` of a model: cpu only; rsp wherever an RSP kernel exists; auto where it is
 # expected to pay (see ops_int8.conv_on_rsp).
@@ -39,6 +40,8 @@ class Call:
     render: Render
     parts: tuple[np.ndarray, ...] = ()
     label: str = ""
+    # tile k of a tiled layer (staging.expand): (the layer, k), so a loop can run its tiles
+    tile_of: tuple[Tiled, int] | None = None
 
 
 @dataclass

@@ -45,6 +45,7 @@ from dnn64build.codegen.staging import (
     smallest_half,
     tile_counts,
 )
+from dnn64build.codegen.tile_loop import MIN_TILES, tile_loop
 from dnn64build.errors import UserError
 from dnn64build.ir.graph import Graph, Node
 from dnn64build.ir.params import PARAM_INPUTS, absorb, has_pending_params
@@ -144,7 +145,7 @@ class CodeShape:
     the plan stage's program-size estimate (dnn64build.planner.program_size) is built on it."""
 
     staging_bytes: int  # the weight staging area (both halves)
-    calls: int  # kernel calls and statements, every weight tile its own call
+    calls: int  # kernel calls and statements (a loop over a layer's tiles: a few calls)
     staged_calls: int  # of those, calls reading a weight tile (each adds a ROM read)
     decl_lines: int  # lines of file-scope parameter structs and tables
     functions: frozenset[str]  # the dnn64_* functions the code names (kernels it links)
@@ -205,9 +206,13 @@ def _shapes(lowered: list[tuple[Node, Lowered]], halves: Sequence[int]) -> list[
     lines = sum(len(line.splitlines()) for line in decls)
     shapes = []
     for half in halves:
-        tiled = sum(len(tile_counts(s, half)) for s in steps if isinstance(s, Tiled))
-        shapes.append(CodeShape(staging_bytes=2 * half, calls=tiled + reread + untiled,
-                                staged_calls=tiled + staged, decl_lines=lines,
+        counts = [len(tile_counts(s, half)) for s in steps if isinstance(s, Tiled)]
+        # a layer of MIN_TILES tiles or more: tile 0's call, then a loop (tile_loop.py)
+        # counted as its body's call, the two reads it may start and their bookkeeping
+        calls = sum(n if n < MIN_TILES else 4 for n in counts)
+        staged_calls = sum(n if n < MIN_TILES else 3 for n in counts)
+        shapes.append(CodeShape(staging_bytes=2 * half, calls=calls + reread + untiled,
+                                staged_calls=staged_calls + staged, decl_lines=lines,
                                 functions=functions))
     return shapes
 
@@ -471,7 +476,15 @@ def _c_source(graph: Graph, symbol: str, lowered: list[tuple[Node, Lowered]],
         out += ["", f'    /* [{index}] {node.op}{unit} "{name}": {ins} -> {outs} */']
         if low.note:
             out.append(f"    /* {low.note} */")
-        for call in node_calls:
+        loop: list[str] | None = None
+        for i, call in enumerate(node_calls):
+            if loop is not None:  # tiles 1.. of a layer whose loop is out
+                if call.tile_of is None or call.tile_of[1] == 0:
+                    out += loop
+                    loop = None
+                else:
+                    t += 1
+                    continue
             if isinstance(call, Reread):
                 # The next static tile may already sit in stage[t % 2]: use the other half.
                 first, next_reread = next_reread, next_reread + len(call.tiles)
@@ -491,5 +504,14 @@ def _c_source(graph: Graph, symbol: str, lowered: list[tuple[Node, Lowered]],
             out += [wrap("    " + line) for line in call.render(pointers).splitlines()]
             if prefetching:
                 out.append("    dnn64_asset_read_wait();")
+            if call.tile_of is not None and call.tile_of[1] == 0:
+                step = call.tile_of[0]  # expand gives a layer's tiles one after another
+                layer = [c for c in node_calls[i:]
+                         if isinstance(c, Call) and c.tile_of and c.tile_of[0] is step]
+                if len(layer) >= MIN_TILES:
+                    loop = tile_loop(layer, tiles, offsets, t - 1)
+                    loop = None if loop is None else [wrap(line) for line in loop]
+        if loop is not None:
+            out += loop
     out += ["}", ""]
     return "\n".join(out)

@@ -7,6 +7,8 @@ they are tiled with them), per-tensor values and tables are ``static const`` dat
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from dnn64build.codegen import common  # its call builders, as common.pool_call etc.
@@ -189,9 +191,14 @@ def gemv_dma_step(k: int, n: int, arrays: tuple[np.ndarray, ...], ap: str, zp: s
                   yp: str) -> Tiled:
     """The dnn64_rsp_gemv_dma_s8 calls of y = a rows^T over ``arrays`` (rows [n, k],
     bias, multiplier, shift), tiled by blocks of 8 output channels."""
-    return Tiled(gemv_blocks(*arrays), lambda begin, count, s: c_call(
-        "dnn64_rsp_gemv_dma_s8", k, n, ap, zp, *s, GEMV_LANES * begin,
-        min(GEMV_LANES * count, n - GEMV_LANES * begin), q, yp))
+    def call(begin: int | str, count: int | str, s: Sequence[str]) -> str:
+        if isinstance(begin, int) and isinstance(count, int):
+            first, rows = GEMV_LANES * begin, min(GEMV_LANES * count, n - GEMV_LANES * begin)
+        else:  # C expressions (a loop over the tiles): the last block may be short
+            first, most = f"{GEMV_LANES} * ({begin})", f"{GEMV_LANES} * ({count})"
+            rows = f"({n} - {first} < {most} ? {n} - {first} : {most})"
+        return c_call("dnn64_rsp_gemv_dma_s8", k, n, ap, zp, *s, first, rows, q, yp)
+    return Tiled(gemv_blocks(*arrays), call)
 
 
 def gemm_on_rsp(ctx: Ctx, k: int) -> bool:

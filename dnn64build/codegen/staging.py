@@ -127,8 +127,8 @@ def expand(step: Step, half: int) -> list[Call | Reread]:
     if isinstance(step, Call | Reread):
         return [step]
     calls = []
-    for begin, count in tile_counts(step, half):
+    for k, (begin, count) in enumerate(tile_counts(step, half)):
         parts = tuple(np.ascontiguousarray(a[begin:begin + count]) for a in step.arrays)
         calls.append(Call(lambda p, b=begin, n=count: step.render(b, n, p), parts,
-                          f"channels {begin}..{begin + count - 1}"))
+                          f"channels {begin}..{begin + count - 1}", (step, k)))
     return calls

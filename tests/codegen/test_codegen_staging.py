@@ -6,7 +6,8 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from codegen_cases import Case, compile_case
+from codegen_cases import Case, compile_case, errors_vs_onnxruntime, node, onnx_model, rand
+from onnx import helper
 
 from dnn64build.codegen import generate_main, generate_model
 from dnn64build.codegen.lowering import Call, Tiled
@@ -65,3 +66,24 @@ def test_generated_c_compiles_for_the_n64(bare: BareToolchain, tmp_path) -> None
         (tmp_path / f"{name}.c").write_text(text)
         run(bare.compile_argv(tmp_path / f"{name}.c", tmp_path / f"{name}.o",
                                          include_dirs=[KERNELS_DIR, tmp_path]))
+
+
+def test_a_layer_of_many_tiles_runs_them_in_one_loop(host, tmp_path, runtime_cache) -> None:
+    """A Conv of 24 output channels (1,152 + 4 weight bytes each) and a Gemm of 24 rows
+    (1,536 bytes each) in staging halves of 6,000 bytes: the Conv in tiles of 5 (the last
+    of 4), the Gemm in 8 tiles of 3. Each layer's code is tile 0's call and one loop
+    (codegen/tile_loop.py) whatever its tile count, and the outputs match onnxruntime."""
+    model = onnx_model(
+        [node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+         helper.make_node("Flatten", ["c"], ["f"], name="flatten"),
+         node("Gemm", ["f", "g"], ["y"], transB=1)],
+        {"x": [1, 32, 4, 4]}, ["y"],
+        {"w": rand(24, 32, 3, 3, seed=1), "b": rand(24, seed=2), "g": rand(24, 384, seed=3)})
+    case = Case("tiled", model, staging_bytes=12000)
+    _, _, generated = compile_case(case, tmp_path, "tiled")
+    assert generated.metadata["weight_tiles"] == 5 + 8
+    assert generated.c_source.count("one loop") == 2
+    assert generated.c_source.count("dnn64_conv_f32(") == 2
+    assert generated.c_source.count("dnn64_gemm_f32(") == 2
+    errors = errors_vs_onnxruntime([case], tmp_path / "run", runtime_cache)
+    assert errors["tiled"] <= 1e-4
