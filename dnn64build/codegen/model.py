@@ -271,7 +271,7 @@ def _shape_text(step: Step) -> str:
     if isinstance(step, Tiled):
         return step.render(0, 1, ["p"] * len(step.arrays))
     if isinstance(step, Reread):
-        return step.render([0] * len(step.tiles), "p")
+        return step.render([0] * len(step.tiles), TilePlace("p"))
     return step.render(["p"] * len(step.parts))
 
 

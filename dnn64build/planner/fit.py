@@ -71,7 +71,8 @@ def check_fit(
     raise UserError(
         f"model {label} does not fit in {_kib(memory)}: it needs {_kib(needed)} "
         f"(arena {_kib(plan['arena_bytes'])}, weight staging {_kib(staging_bytes)}, "
-        f"resident weights {_kib(resident_bytes(plan))}, program {_kib(program_bytes)} estimated before linking, stack {_kib(STACK_BYTES)}).\n"
+        + (f"resident weights {_kib(resident_bytes(plan))}, " if resident_bytes(plan) else "")
+        + f"program {_kib(program_bytes)} estimated before linking, stack {_kib(STACK_BYTES)}).\n"
         f"  Peak at step {step} (node {node!r}), lower bound {_kib(plan['lower_bound_bytes'])}; "
         f"live there:\n" + "\n".join(lines) + _searched(searched),
         hint="quantize: {mode: int8} makes activations 4x smaller; planner: {algorithm: exact} "
