@@ -46,10 +46,20 @@ def resident_bytes(plan: Mapping[str, Any]) -> int:
 
 
 def needed_bytes(plan: Mapping[str, Any], *, program_bytes: int, staging_bytes: int) -> int:
-    """RDRAM a model needs: low memory, arena, weight staging, resident weights, program and
-    stack."""
-    return (LOW_MEMORY_BYTES + plan["arena_bytes"] + staging_bytes + resident_bytes(plan)
-            + program_bytes + STACK_BYTES)
+    """RDRAM a model needs: low memory, arena, weight staging, the weights it must keep
+    resident (``weights: resident``), program and stack. What ``weights: auto`` keeps
+    resident is not needed: it takes only memory left free (check_fit counts it)."""
+    required = resident_bytes(plan) if plan.get("weights", {}).get("mode") == "resident" else 0
+    return (LOW_MEMORY_BYTES + plan["arena_bytes"] + staging_bytes + required + program_bytes
+            + STACK_BYTES)
+
+
+def used_bytes(plan: Mapping[str, Any], *, program_bytes: int, staging_bytes: int) -> int:
+    """RDRAM a model uses: what it needs and every weight byte it keeps resident."""
+    needed = needed_bytes(plan, program_bytes=program_bytes, staging_bytes=staging_bytes)
+    if plan.get("weights", {}).get("mode") == "resident":
+        return needed
+    return needed + resident_bytes(plan)
 
 
 def check_fit(
@@ -59,7 +69,7 @@ def check_fit(
     """Raise a UserError explaining the overflow when the model cannot fit ``memory``;
     ``searched`` (one line per option planned, planner/ladder.py) says that ``plan`` is
     the smallest of them."""
-    needed = needed_bytes(plan, program_bytes=program_bytes, staging_bytes=staging_bytes)
+    needed = used_bytes(plan, program_bytes=program_bytes, staging_bytes=staging_bytes)
     if needed <= memory:
         return
     step = peak_step(plan)
