@@ -131,7 +131,8 @@ def generate_model(graph: Graph, plan: dict[str, Any], *, symbol: str,
                if isinstance(call, Reread)
                for k, (parts, times) in enumerate(zip(call.tiles, call.reads, strict=True))]
     every = [*tiles, *(t for t, _ in rereads)]
-    layout = BlobLayout.of([t.nbytes for t in every], resident_tiles(plan, len(every), where))
+    reads = [(t.nbytes, 1) for t in tiles] + [(t.nbytes, n) for t, n in rereads]
+    layout = BlobLayout.of([t.nbytes for t in every], resident_tiles(plan, reads, where))
     meta = _metadata(graph, arena, symbol, half, tiles, rereads, layout,
                      plan.get("streamed_inputs", []), plan.get("streamed_outputs", []))
     meta["kernels"] = kernels
@@ -165,15 +166,20 @@ class BlobLayout:
             offsets[i], at = at, at + sizes[i]
         return cls(tuple(offsets), tuple(order), sum(sizes[i] for i in resident))
 
+    def resident(self, index: int) -> bool:
+        return self.offsets[index] < self.resident_bytes
 
-def resident_tiles(plan: dict[str, Any], count: int, where: str) -> frozenset[int]:
+
+def resident_tiles(plan: dict[str, Any], tiles: Sequence[tuple[int, int]],
+                   where: str) -> frozenset[int]:
     """The indices of the tiles plan.json's ``weights`` record keeps resident (none in a
-    plan without one)."""
-    chosen = frozenset(plan.get("weights", {}).get("resident_tiles", []))
-    if any(not 0 <= i < count for i in chosen):
-        raise ValueError(f"{where}: the plan keeps tiles resident that the model does not "
-                         f"have ({count} tiles)")
-    return chosen
+    plan without one); ``tiles`` (bytes, reads per inference) are the code's own, which
+    the record's must equal: the plan stage counted them with code_shape."""
+    record = plan.get("weights", {})
+    if record and [tuple(t) for t in record["tiles"]] != list(tiles):
+        raise ValueError(f"{where}: the plan's weight tiles are not the code's (a plan made "
+                         "with another staging size?)")
+    return frozenset(record.get("resident_tiles", []))
 
 
 @dataclass(frozen=True)
@@ -358,8 +364,7 @@ def _metadata(graph: Graph, arena: ArenaMap, symbol: str, half: int,
         entry["asset"] = input_asset(symbol, k)
     stored = sum(t.nbytes for t in tiles) + sum(t.nbytes for t, _ in rereads)
     reads = [(t.nbytes, 1) for t in tiles] + [(t.nbytes, n) for t, n in rereads]
-    streamed = sum(size * n for (size, n), offset in zip(reads, layout.offsets, strict=True)
-                   if offset >= layout.resident_bytes)
+    streamed = sum(size * n for i, (size, n) in enumerate(reads) if not layout.resident(i))
     return {
         "symbol": symbol,
         "graph": graph.name,
@@ -507,13 +512,12 @@ def _c_source(graph: Graph, symbol: str, lowered: list[tuple[Node, Lowered]],
                           for node, _ in lowered) for key in ("streams", "emits"))
     out += ["", f"void {symbol}_run({run_params(streams, emits)})", "{"]
     offsets = layout.offsets
-    resident = TilePlace("", layout.resident_bytes).resident
     # The static tiles read from the cartridge, each into half k % 2 (k: its place here).
-    streamed = [t for t in range(len(tiles)) if not resident(offsets[t])]
+    streamed = [t for t in range(len(tiles)) if not layout.resident(t)]
     if layout.resident_bytes:
         out += [f"    const uint8_t *const resident = {symbol}_resident;", "",
                 f"    if (!{symbol}_resident_loaded)", f"        {symbol}_load_weights();"]
-    if any(not resident(o) for o in offsets):
+    if not all(map(layout.resident, layout.order)):  # some tile streams
         out += [
             wrap(f"    uint8_t *const stage[2] = {{arena + {up}_STAGING_OFFSET, "
                  f"arena + {up}_STAGING_OFFSET + {half}u}};"),
@@ -555,7 +559,7 @@ def _c_source(graph: Graph, symbol: str, lowered: list[tuple[Node, Lowered]],
             pointers: list[str] = []
             prefetching = False
             if call.parts:
-                if resident(offsets[t]):
+                if layout.resident(t):
                     base = f"(resident + {offsets[t]}u)"
                     out.append(f"    /* resident tile {t}: {c_comment(tiles[t].label)} */")
                 else:
