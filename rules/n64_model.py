@@ -228,10 +228,10 @@ RULE = Rule(
                     "weights": {
                         "enum": WEIGHT_MODES,
                         "description": "resident: every weight loaded once into RDRAM, "
-                                       "no cartridge reads per inference; stream: read "
-                                       "from the cartridge by every inference; default "
-                                       "auto: resident what fits the memory the plan "
-                                       "leaves, most re-read first, the rest streamed",
+                                       "no cartridge reads per inference; auto: resident "
+                                       "what fits the memory the plan leaves, most "
+                                       "re-read first, the rest streamed; default stream: "
+                                       "read from the cartridge by every inference",
                     },
                     "output": {
                         "enum": OUTPUT_MODES,

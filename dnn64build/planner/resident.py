@@ -4,7 +4,7 @@ Every weight tile is read from the cartridge each time it is used, unless it is
 *resident*: loaded once (at init, or by the first inference) into a static buffer of
 the model's own and read from RAM ever after. The modes:
 
-- ``stream``: none resident; RAM holds only the staging area.
+- ``stream`` (the default): none resident; RAM holds only the staging area.
 - ``resident``: every tile; the fit check counts all of them.
 - ``auto``: the tiles that fit the memory the plan leaves free (``free`` bytes: the
   target memory less what the model needs streamed and a reserve), most reads per
@@ -20,7 +20,10 @@ from collections.abc import Sequence
 from typing import Any
 
 WEIGHT_MODES = ("stream", "resident", "auto")
-DEFAULT_WEIGHT_MODE = "auto"
+# Not auto: a plan sees only its own model, and the models of an n64_rom bundle or an
+# n64_library each keep their resident weights in a buffer of their own, so a bundle of
+# models that fits streamed (they share one arena) could stop fitting (docs/planner.md).
+DEFAULT_WEIGHT_MODE = "stream"
 
 
 def choose_resident(tiles: Sequence[tuple[int, int]], mode: str, free: int) -> list[int]:

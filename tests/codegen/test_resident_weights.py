@@ -87,6 +87,14 @@ def test_resident_plan_counts_every_weight_byte_in_the_fit(tmp_path: Path) -> No
         _planned(graph, "resident", memory)
 
 
+def test_the_default_streams(tmp_path: Path) -> None:
+    """Not auto: each model of a bundle would keep its own resident buffer, planned alone
+    (docs/planner.md, "Resident weights")."""
+    _, graph = _graph(tmp_path, "small_cnn", int8=False)
+    plan = plan_model(graph, {"memory": 4 * MIB, "label": "//t:m", "toolchain": "host"})
+    assert plan["weights"]["mode"] == "stream" and plan["weights"]["resident_tiles"] == []
+
+
 def test_auto_is_resident_when_it_fits_and_streams_when_not(tmp_path: Path) -> None:
     _, graph = _graph(tmp_path, "small_cnn", int8=False)
     stream, model = _planned(graph, "stream", 4 * MIB)
