@@ -365,13 +365,15 @@ def _metadata(graph: Graph, arena: ArenaMap, symbol: str, half: int,
     stored = sum(t.nbytes for t in tiles) + sum(t.nbytes for t, _ in rereads)
     reads = [(t.nbytes, 1) for t in tiles] + [(t.nbytes, n) for t, n in rereads]
     streamed = sum(size * n for i, (size, n) in enumerate(reads) if not layout.resident(i))
+    # A model whose every tile is resident reads none into the staging: it has none.
+    staging = 2 * half if not all(map(layout.resident, layout.order)) else 0
     return {
         "symbol": symbol,
         "graph": graph.name,
-        "arena_bytes": arena.staging_offset + 2 * half,
+        "arena_bytes": arena.staging_offset + staging,
         "plan_arena_bytes": arena.plan_bytes,
         "staging_offset": arena.staging_offset,
-        "staging_bytes": 2 * half,
+        "staging_bytes": staging,
         "weights_asset": weights_asset(symbol),
         "weight_bytes": stored,
         "weight_bytes_streamed": streamed,

@@ -45,21 +45,32 @@ def resident_bytes(plan: Mapping[str, Any]) -> int:
     return int(plan.get("weights", {}).get("resident_bytes", 0))
 
 
+def all_resident(plan: Mapping[str, Any]) -> bool:
+    """Whether ``plan`` keeps every weight tile resident: the code then has no staging."""
+    record = plan.get("weights")
+    return bool(record) and len(record["resident_tiles"]) == len(record["tiles"])
+
+
 def needed_bytes(plan: Mapping[str, Any], *, program_bytes: int, staging_bytes: int) -> int:
-    """RDRAM a model needs: low memory, arena, weight staging, the weights it must keep
-    resident (``weights: resident``), program and stack. What ``weights: auto`` keeps
-    resident is not needed: it takes only memory left free (check_fit counts it)."""
-    required = resident_bytes(plan) if plan.get("weights", {}).get("mode") == "resident" else 0
-    return (LOW_MEMORY_BYTES + plan["arena_bytes"] + staging_bytes + required + program_bytes
-            + STACK_BYTES)
+    """RDRAM a model needs: low memory, arena, weight staging, program and stack, and for
+    ``weights: resident`` the resident weights in place of the staging. What ``weights:
+    auto`` keeps resident is not needed: it takes only memory left free (check_fit counts
+    it with used_bytes)."""
+    if plan.get("weights", {}).get("mode") == "resident":
+        return _base(plan, program_bytes) + resident_bytes(plan) + \
+            (0 if all_resident(plan) else staging_bytes)
+    return _base(plan, program_bytes) + staging_bytes
 
 
 def used_bytes(plan: Mapping[str, Any], *, program_bytes: int, staging_bytes: int) -> int:
-    """RDRAM a model uses: what it needs and every weight byte it keeps resident."""
-    needed = needed_bytes(plan, program_bytes=program_bytes, staging_bytes=staging_bytes)
-    if plan.get("weights", {}).get("mode") == "resident":
-        return needed
-    return needed + resident_bytes(plan)
+    """RDRAM a model uses: low memory, arena, weight staging unless every tile is resident,
+    the resident weights, program and stack."""
+    return _base(plan, program_bytes) + resident_bytes(plan) + \
+        (0 if all_resident(plan) else staging_bytes)
+
+
+def _base(plan: Mapping[str, Any], program_bytes: int) -> int:
+    return LOW_MEMORY_BYTES + plan["arena_bytes"] + program_bytes + STACK_BYTES
 
 
 def check_fit(
@@ -80,7 +91,8 @@ def check_fit(
         lines.append(f"    ... and {len(live) - 8} more")
     raise UserError(
         f"model {label} does not fit in {_kib(memory)}: it needs {_kib(needed)} "
-        f"(arena {_kib(plan['arena_bytes'])}, weight staging {_kib(staging_bytes)}, "
+        f"(arena {_kib(plan['arena_bytes'])}, weight staging "
+        f"{_kib(0 if all_resident(plan) else staging_bytes)}, "
         + (f"resident weights {_kib(resident_bytes(plan))}, " if resident_bytes(plan) else "")
         + f"program {_kib(program_bytes)} estimated before linking, stack {_kib(STACK_BYTES)}).\n"
         f"  Peak at step {step} (node {node!r}), lower bound {_kib(plan['lower_bound_bytes'])}; "

@@ -221,23 +221,27 @@ def weight_mode(config: dict) -> str:
 
 
 def place_weights(plan: dict, config: dict, staging: int) -> None:
-    """``weights: auto``: keep resident the tiles that fit the memory the plan (with
-    ``staging`` bytes of weight staging) leaves free past STAGING_RESERVE_BYTES, most
-    re-read first (planner/resident.py); records the choice and why in ``plan["weights"]``.
-    ``stream`` and ``resident`` keep their record."""
+    """``weights: auto``: keep resident the tiles that fit the memory the plan leaves free
+    past STAGING_RESERVE_BYTES: all of them when they fit without the ``staging`` bytes of
+    weight staging (the code then has none), else, beside the staging, most re-read first
+    (planner/resident.py); records the choice and why in ``plan["weights"]``. ``stream``
+    and ``resident`` keep their record."""
     record = plan["weights"]
     if record["mode"] != "auto":
         record["why"] = f"planner.weights: {record['mode']}"
         return
-    free = config["memory"] - STAGING_RESERVE_BYTES - needed_bytes(
-        plan, program_bytes=plan["program"]["estimate_bytes"], staging_bytes=staging)
     tiles = [tuple(t) for t in record["tiles"]]
-    chosen = choose_resident(tiles, "auto", max(free, 0))
-    kept = f"{len(chosen)} of {len(tiles)} tiles"
+    streamed = needed_bytes(plan, program_bytes=plan["program"]["estimate_bytes"],
+                            staging_bytes=staging)
+    free = config["memory"] - STAGING_RESERVE_BYTES - streamed
+    if sum(size for size, _ in tiles) <= free + staging:  # all, with no staging
+        chosen, where = list(range(len(tiles))), f"{free + staging} bytes (the staging's too)"
+    else:
+        chosen, where = choose_resident(tiles, "auto", max(free, 0)), f"{max(free, 0)} bytes"
     plan["weights"] = weights_record(
         tiles, "auto", chosen,
-        f"auto: {kept} resident, most re-read first, in the {max(free, 0)} bytes the plan "
-        f"leaves free past the {STAGING_RESERVE_BYTES} byte reserve")
+        f"auto: {len(chosen)} of {len(tiles)} tiles resident, most re-read first, in the "
+        f"{where} the plan leaves free past the {STAGING_RESERVE_BYTES} byte reserve")
 
 
 def configured_staging(config: dict) -> int | None:

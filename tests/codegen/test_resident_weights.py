@@ -62,10 +62,11 @@ def _planned(graph: Graph, weights: str, memory: int, **planner: object
     return plan, model
 
 
-def _needs(plan: dict, resident: int) -> int:
-    """RDRAM the model needs, summed by hand from plan.json (docs/planner.md)."""
-    return (LOW_MEMORY_BYTES + plan["arena_bytes"] + plan["staging"]["bytes"] + resident
-            + plan["program"]["estimate_bytes"] + STACK_BYTES)
+def _needs(plan: dict, resident: int, staging: bool = True) -> int:
+    """RDRAM the model uses, summed by hand from plan.json (docs/planner.md): the staging
+    only when some tile streams."""
+    return (LOW_MEMORY_BYTES + plan["arena_bytes"] + resident + STACK_BYTES
+            + plan["program"]["estimate_bytes"] + (plan["staging"]["bytes"] if staging else 0))
 
 
 def test_resident_plan_counts_every_weight_byte_in_the_fit(tmp_path: Path) -> None:
@@ -77,14 +78,16 @@ def test_resident_plan_counts_every_weight_byte_in_the_fit(tmp_path: Path) -> No
     assert record["resident_bytes"] == model.metadata["weight_bytes"] == len(model.weights_big)
     assert model.metadata["resident_bytes"] == record["resident_bytes"] > 0
     assert record["streamed_bytes_per_inference"] == model.weight_bytes_streamed == 0
-    # Just above the least memory any streamed plan needs: streamed it fits, resident it
-    # is refused, naming the resident weights.
-    config = {"label": "//t:m", "weights": "stream", "toolchain": "host", "memory": 0}
+    # so the code has no staging area: its arena is the plan's activations
+    assert model.staging_bytes == 0 < plan["staging"]["bytes"]
+    assert model.arena_bytes == model.metadata["staging_offset"]
+    # Just below the least memory a resident plan uses: refused, naming the weights.
+    config = {"label": "//t:m", "weights": "resident", "toolchain": "host", "memory": 0}
     smallest = fit_search(graph, config)[0].smallest
-    memory = _needs(smallest, 0) + 16
-    assert _planned(graph, "stream", memory)[0]["weights"]["resident_bytes"] == 0
+    memory = _needs(smallest, smallest["weights"]["resident_bytes"], staging=False) - 16
     with pytest.raises(UserError, match="resident weights"):
         _planned(graph, "resident", memory)
+    assert _planned(graph, "resident", memory + 16)[0]["weights"]["resident_bytes"] > 0
 
 
 def test_the_default_streams(tmp_path: Path) -> None:
@@ -96,20 +99,26 @@ def test_the_default_streams(tmp_path: Path) -> None:
 
 
 def test_auto_is_resident_when_it_fits_and_streams_when_not(tmp_path: Path) -> None:
-    _, graph = _graph(tmp_path, "small_cnn", int8=False)
+    # mlp: a blob (68912 bytes) bigger than its staging (65536) by more than its smallest
+    # tile (2608): there is a memory where that tile fits but not all of them
+    _, graph = _graph(tmp_path, "mlp", int8=False)
     stream, model = _planned(graph, "stream", 4 * MIB)
-    blob = len(model.weights_big)
+    blob, staging = len(model.weights_big), stream["staging"]["bytes"]
+    smallest_tile = min(size for size, _ in stream["weights"]["tiles"])
+    assert staging + smallest_tile < blob
     needs = _needs(stream, 0)
-    # room for all of it past the reserve: all resident
-    roomy, _ = _planned(graph, "auto", needs + STAGING_RESERVE_BYTES + blob)
+    # room for all of it in place of the staging, past the reserve: all resident
+    roomy, code = _planned(graph, "auto", needs - staging + STAGING_RESERVE_BYTES + blob)
     assert roomy["weights"]["resident_bytes"] == blob
-    assert roomy["weights"]["streamed_bytes_per_inference"] == 0
-    assert _needs(roomy, blob) <= needs + STAGING_RESERVE_BYTES + blob
-    # just the model and the reserve: nothing resident, the plan is the streamed one
-    tight, _ = _planned(graph, "auto", needs + STAGING_RESERVE_BYTES)
+    assert roomy["weights"]["streamed_bytes_per_inference"] == code.staging_bytes == 0
+    # the streamed model, the reserve and less than the smallest tile: nothing resident
+    tight, _ = _planned(graph, "auto", needs + STAGING_RESERVE_BYTES + smallest_tile - 16)
     assert tight["weights"]["resident_tiles"] == []
     assert tight["weights"]["streamed_bytes_per_inference"] == \
         stream["weights"]["streamed_bytes_per_inference"] > 0
+    # room for the smallest tile beside the staging: that one, the rest streamed
+    some, _ = _planned(graph, "auto", needs + STAGING_RESERVE_BYTES + smallest_tile)
+    assert 0 < some["weights"]["resident_bytes"] < blob
 
 
 def _weights_span(image: bytes) -> tuple[int, int]:
