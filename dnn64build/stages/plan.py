@@ -20,6 +20,7 @@ from dnn64build.planner.dagplan import PlanParams
 from dnn64build.planner.exact import WORK_BUDGET, ExactParams
 from dnn64build.planner.fit import (
     STAGING_RESERVE_BYTES,
+    all_resident,
     check_fit,
     live_at,
     needed_bytes,
@@ -377,9 +378,11 @@ def weights_lines(plan: dict) -> list[str]:
     weights = plan.get("weights")
     if not weights:
         return []
+    staging = " (no staging area: every tile is resident)" if all_resident(plan) and \
+        weights["tiles"] else ""
     return [f"weights {weights['mode']}: {weights['resident_bytes']} bytes resident "
             f"(loaded once), {weights['streamed_bytes_per_inference']} bytes streamed per "
-            f"inference: {weights['why']}"]
+            f"inference{staging}: {weights['why']}"]
 
 
 def fusion_lines(plan: dict) -> list[str]:
