@@ -217,7 +217,7 @@ def _record_program(plan: dict, shape: CodeShape, config: dict) -> None:
 
 
 def weight_mode(config: dict) -> str:
-    """``planner.weights``: stream, resident or auto (the default)."""
+    """``planner.weights``: stream (the default), resident or auto."""
     return config.get("weights", DEFAULT_WEIGHT_MODE)
 
 
