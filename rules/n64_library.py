@@ -252,9 +252,24 @@ def _model_header(templates: dict[str, str], values: dict[str, str], short: str,
                  graph=c_comment(meta["graph"]), num_inputs=str(len(meta["inputs"])),
                  num_outputs=str(len(meta["outputs"])), io_macros="\n".join(macros),
                  weights_stream="PI DMA from the DragonFS file" if dragonfs
-                 else "copies from the linked weights") + "".join(
+                 else "copies from the linked weights",
+                 weights_resident=_resident_doc(meta)) + "".join(
         _fill(templates["model_set_rows.h"], values, model=short, **words)
         for words in _ROWS_CALLBACKS if _streams(meta, words["side"]))
+
+
+def _resident_doc(meta: dict) -> str:
+    """The run's doc on the weights the model keeps resident (planner: {weights: ...})."""
+    resident = meta.get("resident_bytes", 0)
+    if not resident:
+        return ""
+    streamed = meta["weight_bytes_streamed"]
+    text = (f"Keeps {resident} bytes of them resident: a static buffer of the model's own "
+            "(.bss, outside the arena) that the first run fills (that run reads them all "
+            "before computing); later runs read them from RAM and stream "
+            f"{streamed} bytes a run.")
+    return "\n" + textwrap.fill(text, width=88, initial_indent=" * ",
+                                 subsequent_indent=" * ")
 
 
 def _renames(platform_header: str, name: str) -> str:

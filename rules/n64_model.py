@@ -31,6 +31,7 @@ SCHEDULERS = ["auto", "graph"]  # not the planner's "search": see the test
 FUSION_MODES = ["none", "stream", "patch", "dag", "auto"]
 INPUT_MODES = ["whole", "stream", "auto"]
 OUTPUT_MODES = ["whole", "stream", "auto"]
+WEIGHT_MODES = ["stream", "resident", "auto"]
 CALIBRATION_METHODS = ["minmax", "percentile", "mse"]
 KERNELS = ["auto", "cpu", "rsp"]  # codegen's KERNEL_CHOICES
 ALIGNMENTS = [2**i for i in range(13)]  # the planner aligns buffers to a power of two
@@ -223,6 +224,14 @@ RULE = Rule(
                         "description": "stream: the graph input is read row by row into "
                                        "the first dag group, never whole in the arena; "
                                        "default auto (only when nothing else fits)",
+                    },
+                    "weights": {
+                        "enum": WEIGHT_MODES,
+                        "description": "resident: every weight loaded once into RDRAM, "
+                                       "no cartridge reads per inference; auto: resident "
+                                       "what fits the memory the plan leaves, most "
+                                       "re-read first, the rest streamed; default stream: "
+                                       "read from the cartridge by every inference",
                     },
                     "output": {
                         "enum": OUTPUT_MODES,

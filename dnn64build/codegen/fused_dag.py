@@ -45,6 +45,7 @@ from dnn64build.codegen.lowering import (
     Ctx,
     Lowered,
     Reread,
+    TilePlace,
     part_bytes,
 )
 from dnn64build.codegen.ops_fp32 import _bias, _fused_act, act_decl
@@ -73,8 +74,8 @@ OUTPUT_ROWS_ARGS = f"{OUTPUT_ROWS} write_rows, void *write_user"
 _CONVERSIONS = {"QuantizeLinear": "dnn64_quantize_f32_s8",
                 "DequantizeLinear": "dnn64_dequantize_s8_f32"}
 
-# (tile offsets in the blob, staging half) -> C statements of one firing of a stage
-StageText = Callable[[Sequence[int], str], str]
+# (tile offsets in the blob, where the tiles are) -> C statements of one firing of a stage
+StageText = Callable[[Sequence[int], TilePlace], str]
 
 
 def dag_group(ctx: Ctx) -> Lowered:
@@ -121,7 +122,7 @@ def dag_group(ctx: Ctx) -> Lowered:
             index=ctx.graph.outputs.index(program.emitted), pointer="const uint8_t *")))
         keeps.append("")  # it writes no buffer
 
-    def render(offsets: Sequence[int], stage: str) -> str:
+    def render(offsets: Sequence[int], place: TilePlace) -> str:
         k = max(len(program.buffer_bytes), 1)
         lines = ["{", f"    int32_t held[{k}][2] = {{{{0, 0}}}};", "    int32_t f[7], c;",
                  f"    dnn64_firings walk = {{{runs}, {fire}, {len(coded.runs)}, 0, 0, 0}};",
@@ -129,7 +130,7 @@ def dag_group(ctx: Ctx) -> Lowered:
                  "    (void)c; (void)xr; (void)yr; (void)bc;",
                  "    while (dnn64_next_firing(&walk, f)) {", "        switch (f[0]) {"]
         for j, (first, count, text) in enumerate(cases):
-            body = keeps[j] + text(offsets[first:first + count], stage)
+            body = keeps[j] + text(offsets[first:first + count], place)
             lines += [f"        case {j}: {{"]
             lines += ["            " + line for line in body.splitlines()]
             lines += ["            break;", "        }"]
@@ -191,12 +192,12 @@ def _keep(layout: _Layout, t: str) -> str:
             f"\n}}\nheld[{k}][0] = f[5];\nheld[{k}][1] = f[6];\n")
 
 
-def _read(offset: int, parts: tuple[np.ndarray, ...], stage: str) -> str:
-    return f"dnn64_asset_read({stage}, weights.offset + {offset}u, {part_bytes(parts)}u);\n"
+def _read(offset: int, parts: tuple[np.ndarray, ...], place: TilePlace) -> str:
+    return place.read(offset, part_bytes(parts))
 
 
 def _staged(parts: tuple[np.ndarray, ...], stage: str) -> list[str]:
-    """C pointers of each part of a tile read into ``stage``."""
+    """C pointers of each part of a tile whose first byte is at ``stage``."""
     out, at = [], 0
     for part in parts:
         out.append(f"(const {CTYPES[str(part.dtype)]} *)({stage} + {at}u)")
@@ -237,11 +238,11 @@ def _stage(ctx: MemberCtx, low: Lowered, node: Node, layout: _Layout
         spans = _channel_tiles(arrays)
         tiles = [tuple(np.ascontiguousarray(a[s:s + n]) for a in arrays) for s, n in spans]
 
-        def text(offsets: Sequence[int], stage: str) -> str:
+        def text(offsets: Sequence[int], place: TilePlace) -> str:
             out = regions
             for (begin, count), parts, offset in zip(spans, tiles, offsets, strict=True):
-                s = _staged(parts, stage)
-                out += _read(offset, parts, stage)
+                s = _staged(parts, place.base(offset))
+                out += _read(offset, parts, place)
                 if int8:
                     out += c_call("dnn64_conv_region_s8", geom, "&xr", xp,
                                   c_int(node.attrs["int8"]["x_zero_point"]), *s, begin, count,
@@ -363,9 +364,10 @@ def _binary_stage(ctx: MemberCtx, low: Lowered, node: Node, layout: _Layout, hea
         fn = "dnn64_binary_f32"
         params = {"Add": "DNN64_BINARY_ADD", "Mul": "DNN64_BINARY_MUL"}[node.op]
 
-    def text(offsets: Sequence[int], stage: str) -> str:
-        staged = dict(zip(consts, _staged(parts, stage), strict=True))
-        out = head + (_read(offsets[0], parts, stage) if parts else "")
+    def text(offsets: Sequence[int], place: TilePlace) -> str:
+        staged = dict(zip(consts, _staged(parts, place.base(offsets[0]) if parts else ""),
+                          strict=True))
+        out = head + (_read(offsets[0], parts, place) if parts else "")
         args = []
         for field, t in (("a_strides", a), ("b_strides", b)):
             if t in staged:

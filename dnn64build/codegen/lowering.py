@@ -59,17 +59,42 @@ class Tiled:
         return sum(align_up(count * (a.nbytes // max(a.shape[0], 1))) for a in self.arrays)
 
 
+@dataclass(frozen=True)
+class TilePlace:
+    """Where a kernel finds a weight tile given its blob offset: the tiles laid first in the
+    blob (offsets below ``resident_bytes``) are resident, loaded once into the model's
+    ``resident`` buffer (planner ``weights``, docs/planner.md "Resident weights"); any
+    other is read from the cartridge into the staging half ``stage`` (C expression)."""
+
+    stage: str
+    resident_bytes: int = 0
+
+    def resident(self, offset: int) -> bool:
+        return offset < self.resident_bytes
+
+    def read(self, offset: int, nbytes: int) -> str:
+        """The C statement that brings the tile in: nothing for a resident tile."""
+        if self.resident(offset):
+            return ""
+        return f"dnn64_asset_read({self.stage}, weights.offset + {offset}u, {nbytes}u);\n"
+
+    def base(self, offset: int) -> str:
+        """The C expression of the tile's first byte (a const uint8_t * or uint8_t *)."""
+        return f"(resident + {offset}u)" if self.resident(offset) else self.stage
+
+
 @dataclass
 class Reread:
     """A step that reads its own weight tiles while it runs (a dag group re-reads each
     member's tiles for every firing, dnn64build/codegen/fused_dag.py): ``tiles`` are laid
     into the blob once, after the statically read ones, and never read by the static
-    sequence; ``render(offsets, stage)`` gets each tile's blob offset and the staging half
-    it may use (C expression); ``reads`` is how many times each tile is read per run."""
+    sequence; ``render(offsets, place)`` gets each tile's blob offset and where the tiles
+    are found (a TilePlace: the staging half it may use, the resident tiles); ``reads`` is
+    how many times each tile is read per run."""
 
     tiles: tuple[tuple[np.ndarray, ...], ...]
     reads: tuple[int, ...]
-    render: Callable[[Sequence[int], str], str]
+    render: Callable[[Sequence[int], TilePlace], str]
     label: str = ""
     parts: tuple[np.ndarray, ...] = ()  # nothing for the static sequence to read
 

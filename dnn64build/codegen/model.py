@@ -33,6 +33,8 @@ from dnn64build.codegen.lowering import (
     Reread,
     Step,
     Tiled,
+    TilePlace,
+    part_bytes,
     unsupported,
 )
 from dnn64build.codegen.ops_fp32 import FP32_EMITTERS
@@ -62,9 +64,10 @@ class GeneratedModel:
     ``metadata`` (JSON-able): symbol, graph, arena_bytes (what the run function
     needs: plan arena rounded to 16 + staging), plan_arena_bytes, staging_offset,
     staging_bytes, weights_asset, weight_bytes (blob size), weight_bytes_streamed
-    (read per inference), weight_tiles, and inputs/outputs: lists of {name, shape,
-    dtype, offset, bytes} (inputs also {asset}; int8 ones also {scale, zero_point}), in
-    graph order. A streamed input (plan ``streamed_inputs``) has offset None and
+    (read from the cartridge per inference), weight_tiles, resident_bytes (the blob's
+    prefix loaded once into the model's own static buffer), and inputs/outputs: lists of
+    {name, shape, dtype, offset, bytes} (inputs also {asset}; int8 ones also {scale,
+    zero_point}), in graph order. A streamed input (plan ``streamed_inputs``) has offset None and
     ``streamed: true``: ``<symbol>_run`` then also takes a ``read_rows`` callback; a
     streamed output (plan ``streamed_outputs``) likewise, and a ``write_rows`` callback.
     """
@@ -124,19 +127,56 @@ def generate_model(graph: Graph, plan: dict[str, Any], *, symbol: str,
                for node, node_calls in calls for call in node_calls
                if isinstance(call, Reread)
                for k, (parts, times) in enumerate(zip(call.tiles, call.reads, strict=True))]
-    meta = _metadata(graph, arena, symbol, half, tiles, rereads,
+    every = [*tiles, *(t for t, _ in rereads)]
+    reads = [(t.nbytes, 1) for t in tiles] + [(t.nbytes, n) for t, n in rereads]
+    layout = BlobLayout.of([t.nbytes for t in every], resident_tiles(plan, reads, where))
+    meta = _metadata(graph, arena, symbol, half, tiles, rereads, layout,
                      plan.get("streamed_inputs", []), plan.get("streamed_outputs", []))
     meta["kernels"] = kernels
     meta["rsp_nodes"] = [node.name for node, low in lowered if low.on_rsp]
+    in_blob = [every[i] for i in layout.order]
     return GeneratedModel(
         symbol=symbol,
-        c_source=_c_source(graph, symbol, lowered, calls, tiles, half,
-                           [t for t, _ in rereads]),
+        c_source=_c_source(graph, symbol, lowered, calls, tiles, half, layout),
         header=_header(graph, symbol, meta),
-        weights_big=b"".join(t.encode(True) for t in [*tiles, *(t for t, _ in rereads)]),
-        weights_little=b"".join(t.encode(False) for t in [*tiles, *(t for t, _ in rereads)]),
+        weights_big=b"".join(t.encode(True) for t in in_blob),
+        weights_little=b"".join(t.encode(False) for t in in_blob),
         metadata=meta,
     )
+
+
+@dataclass(frozen=True)
+class BlobLayout:
+    """Where each weight tile lies in the blob: the resident ones first (index order), so
+    one read at init loads them all, then the streamed ones. Tiles are indexed as
+    CodeShape.tiles lists them: the statically read ones, then the re-read ones."""
+
+    offsets: tuple[int, ...]  # blob offset of each tile, by index
+    order: tuple[int, ...]  # tile indices in blob order
+    resident_bytes: int  # the blob's resident prefix
+
+    @classmethod
+    def of(cls, sizes: Sequence[int], resident: frozenset[int]) -> BlobLayout:
+        order = sorted(range(len(sizes)), key=lambda i: (i not in resident, i))
+        offsets, at = [0] * len(sizes), 0
+        for i in order:
+            offsets[i], at = at, at + sizes[i]
+        return cls(tuple(offsets), tuple(order), sum(sizes[i] for i in resident))
+
+    def resident(self, index: int) -> bool:
+        return self.offsets[index] < self.resident_bytes
+
+
+def resident_tiles(plan: dict[str, Any], tiles: Sequence[tuple[int, int]],
+                   where: str) -> frozenset[int]:
+    """The indices of the tiles plan.json's ``weights`` record keeps resident (none in a
+    plan without one); ``tiles`` (bytes, reads per inference) are the code's own, which
+    the record's must equal: the plan stage counted them with code_shape."""
+    record = plan.get("weights", {})
+    if record and [tuple(t) for t in record["tiles"]] != list(tiles):
+        raise ValueError(f"{where}: the plan's weight tiles are not the code's (a plan made "
+                         "with another staging size?)")
+    return frozenset(record.get("resident_tiles", []))
 
 
 @dataclass(frozen=True)
@@ -149,6 +189,9 @@ class CodeShape:
     staged_calls: int  # of those, calls reading a weight tile (each adds a ROM read)
     decl_lines: int  # lines of file-scope parameter structs and tables
     functions: frozenset[str]  # the dnn64_* functions the code names (kernels it links)
+    # (bytes, reads per inference) of every weight tile: the statically read ones in
+    # order, then the ones dag groups re-read (the indices plan.json's weights record uses)
+    tiles: tuple[tuple[int, int], ...] = ()
 
 
 def code_shape(graph: Graph, plan: dict[str, Any], *, configured: int | None,
@@ -204,6 +247,8 @@ def _shapes(lowered: list[tuple[Node, Lowered]], halves: Sequence[int]) -> list[
     text = [_shape_text(s) for s in steps]
     functions = frozenset(re.findall(r"\b(dnn64_\w+)\s*\(", "\n".join(decls + text)))
     lines = sum(len(line.splitlines()) for line in decls)
+    rereads = tuple((part_bytes(t), n) for s in steps if isinstance(s, Reread)
+                    for t, n in zip(s.tiles, s.reads, strict=True))
     shapes = []
     for half in halves:
         counts = [len(tile_counts(s, half)) for s in steps if isinstance(s, Tiled)]
@@ -211,10 +256,20 @@ def _shapes(lowered: list[tuple[Node, Lowered]], halves: Sequence[int]) -> list[
         # counted as its body's call, the two reads it may start and their bookkeeping
         calls = sum(n if n < MIN_TILES else 4 for n in counts)
         staged_calls = sum(n if n < MIN_TILES else 3 for n in counts)
+        static = tuple((size, 1) for s in steps for size in _tile_sizes(s, half))
         shapes.append(CodeShape(staging_bytes=2 * half, calls=calls + reread + untiled,
                                 staged_calls=staged_calls + staged, decl_lines=lines,
-                                functions=functions))
+                                functions=functions, tiles=static + rereads))
     return shapes
+
+
+def _tile_sizes(step: Step, half: int) -> list[int]:
+    """The bytes of each tile the static sequence reads for ``step`` (expand's calls)."""
+    if isinstance(step, Tiled):
+        return [step.tile_bytes(count) for _, count in tile_counts(step, half)]
+    if isinstance(step, Call) and step.parts:
+        return [part_bytes(step.parts)]
+    return []
 
 
 def _shape_text(step: Step) -> str:
@@ -223,7 +278,7 @@ def _shape_text(step: Step) -> str:
     if isinstance(step, Tiled):
         return step.render(0, 1, ["p"] * len(step.arrays))
     if isinstance(step, Reread):
-        return step.render([0] * len(step.tiles), "p")
+        return step.render([0] * len(step.tiles), TilePlace("p"))
     return step.render(["p"] * len(step.parts))
 
 
@@ -303,24 +358,28 @@ def _io(graph: Graph, arena: ArenaMap, names: list[str], streamed: Sequence[str]
 
 
 def _metadata(graph: Graph, arena: ArenaMap, symbol: str, half: int,
-              tiles: list[Tile], rereads: list[tuple[Tile, int]], streamed: Sequence[str],
-              emitted: Sequence[str]) -> dict[str, Any]:
+              tiles: list[Tile], rereads: list[tuple[Tile, int]], layout: BlobLayout,
+              streamed: Sequence[str], emitted: Sequence[str]) -> dict[str, Any]:
     inputs = _io(graph, arena, graph.inputs, streamed)
     for k, entry in enumerate(inputs):
         entry["asset"] = input_asset(symbol, k)
     stored = sum(t.nbytes for t in tiles) + sum(t.nbytes for t, _ in rereads)
-    streamed = sum(t.nbytes for t in tiles) + sum(t.nbytes * n for t, n in rereads)
+    reads = [(t.nbytes, 1) for t in tiles] + [(t.nbytes, n) for t, n in rereads]
+    streamed = sum(size * n for i, (size, n) in enumerate(reads) if not layout.resident(i))
+    # A model whose every tile is resident reads none into the staging: it has none.
+    staging = 2 * half if not all(map(layout.resident, layout.order)) else 0
     return {
         "symbol": symbol,
         "graph": graph.name,
-        "arena_bytes": arena.staging_offset + 2 * half,
+        "arena_bytes": arena.staging_offset + staging,
         "plan_arena_bytes": arena.plan_bytes,
         "staging_offset": arena.staging_offset,
-        "staging_bytes": 2 * half,
+        "staging_bytes": staging,
         "weights_asset": weights_asset(symbol),
         "weight_bytes": stored,
         "weight_bytes_streamed": streamed,
         "weight_tiles": len(tiles) + len(rereads),
+        "resident_bytes": layout.resident_bytes,
         "inputs": inputs,
         "outputs": _io(graph, arena, graph.outputs, emitted),
     }
@@ -344,6 +403,9 @@ def _header(graph: Graph, symbol: str, meta: dict[str, Any]) -> str:
         f"#define {up}_STAGING_BYTES {meta['staging_bytes']}u",
         f"#define {up}_WEIGHTS_ASSET {c_string(meta['weights_asset'])}",
         f"#define {up}_WEIGHT_BYTES {meta['weight_bytes']}u",
+        "/* Bytes of the weights kept resident: a static buffer of the model's own (.bss),",
+        " * loaded from the cartridge once, by <symbol>_load_weights or the first run. */",
+        f"#define {up}_RESIDENT_BYTES {meta['resident_bytes']}u",
         f"#define {up}_NUM_INPUTS {len(meta['inputs'])}",
         f"#define {up}_NUM_OUTPUTS {len(meta['outputs'])}",
     ]
@@ -359,6 +421,7 @@ def _header(graph: Graph, symbol: str, meta: dict[str, Any]) -> str:
             if "scale" in entry:  # int8 at the boundary: real = (q - ZERO_POINT) * SCALE
                 lines += [f"#define {up}_{kind}{k}_SCALE {c_float(entry['scale'])}",
                           f"#define {up}_{kind}{k}_ZERO_POINT ({entry['zero_point']})"]
+    lines += ["", *LOAD_WEIGHTS_DOC.splitlines(), f"void {symbol}_load_weights(void);"]
     streams, emits = (any(e.get("streamed") for e in meta[k]) for k in ("inputs", "outputs"))
     if streams or emits:
         lines += ["", *(INPUT_ROWS_DOC.splitlines() if streams else []),
@@ -370,7 +433,7 @@ def _header(graph: Graph, symbol: str, meta: dict[str, Any]) -> str:
             "",
             "/* Run one inference. arena: ARENA_BYTES writable bytes, 16-byte aligned,",
             " * inputs stored at their IN<k>_OFFSET; outputs are left at OUT<k>_OFFSET.",
-            " * Reads the weights asset with dnn64_asset_read. */",
+            " * Reads the streamed weights with dnn64_asset_read. */",
             f"void {symbol}_run(uint8_t *arena);",
         ]
     lines += ["", f"#endif /* {guard} */", ""]
@@ -382,6 +445,11 @@ def run_params(streams: bool, emits: bool) -> str:
     return ", ".join(["uint8_t *arena", *([INPUT_ROWS_ARGS] if streams else []),
                       *([OUTPUT_ROWS_ARGS] if emits else [])])
 
+
+LOAD_WEIGHTS_DOC = """\
+/* Load the resident weights (RESIDENT_BYTES) from the cartridge into RDRAM, once: the
+ * first run does it if this was not called (call it at init to keep that cost out of
+ * the first inference). Does nothing when no weights are resident, or a second time. */"""
 
 # The run function of a model whose input is streamed (planner: {input: stream}).
 INPUT_ROWS_DOC = f"""\
@@ -416,12 +484,12 @@ STREAMED_RUN_DOC = """\
  * marked STREAMED come row by row from read_rows (given `user`), the others are
  * stored at their IN<k>_OFFSET; the outputs marked STREAMED go row by row to
  * write_rows (given `write_user`), the others are left at their OUT<k>_OFFSET.
- * Reads the weights asset with dnn64_asset_read. */"""
+ * Reads the streamed weights with dnn64_asset_read. */"""
 
 
 def _c_source(graph: Graph, symbol: str, lowered: list[tuple[Node, Lowered]],
               calls: list[tuple[Node, list[Call | Reread]]], tiles: list[Tile], half: int,
-              rereads: list[Tile]) -> str:
+              layout: BlobLayout) -> str:
     up = symbol.upper()
     out = [
         f"/* {symbol}.c - model {c_comment(graph.name)}. {GENERATED} */",
@@ -442,10 +510,17 @@ def _c_source(graph: Graph, symbol: str, lowered: list[tuple[Node, Lowered]],
         if low.decls:
             out.append(f"/* {c_comment(node.name)} ({node.op}) */")
             out += low.decls
+    out += _load_weights(symbol, layout.resident_bytes)
     streams, emits = (any(node.op == GROUP_OP and node.attrs["fusion"].get(key)
                           for node, _ in lowered) for key in ("streams", "emits"))
     out += ["", f"void {symbol}_run({run_params(streams, emits)})", "{"]
-    if tiles or rereads:
+    offsets = layout.offsets
+    # The static tiles read from the cartridge, each into half k % 2 (k: its place here).
+    streamed = [t for t in range(len(tiles)) if not layout.resident(t)]
+    if layout.resident_bytes:
+        out += [f"    const uint8_t *const resident = {symbol}_resident;", "",
+                f"    if (!{symbol}_resident_loaded)", f"        {symbol}_load_weights();"]
+    if not all(map(layout.resident, layout.order)):  # some tile streams
         out += [
             wrap(f"    uint8_t *const stage[2] = {{arena + {up}_STAGING_OFFSET, "
                  f"arena + {up}_STAGING_OFFSET + {half}u}};"),
@@ -454,20 +529,20 @@ def _c_source(graph: Graph, symbol: str, lowered: list[tuple[Node, Lowered]],
             f"    if (weights.size != {up}_WEIGHT_BYTES)",
             f'        dnn64_fail("{symbol}: weights asset has the wrong size");',
         ]
-    else:
+    elif not layout.resident_bytes:
         out.append("    (void)arena; /* keeps -Wunused quiet for a model without nodes */")
-    offsets = np.cumsum([0] + [t.nbytes for t in [*tiles, *rereads]]).tolist()
-    next_reread = len(tiles)
 
-    def read(t: int, call: str) -> list[str]:
+    def read(k: int, call: str) -> list[str]:
+        t = streamed[k]
         what = "tile" if call == "dnn64_asset_read" else "prefetch tile"
         return [f"    /* {what} {t}: {c_comment(tiles[t].label)} */",
-                f"    {call}(stage[{t % 2}], weights.offset + {offsets[t]}u, "
+                f"    {call}(stage[{k % 2}], weights.offset + {offsets[t]}u, "
                 f"{tiles[t].nbytes}u);"]
 
-    if tiles:
+    if streamed:
         out += read(0, "dnn64_asset_read")
-    t = 0
+    t = k = 0  # the next static tile, the next streamed one
+    next_reread = len(tiles)
     for index, ((node, low), (_, node_calls)) in enumerate(zip(lowered, calls, strict=True)):
         ins = ", ".join(c_comment(i) for i in node.inputs if i and not graph.is_constant(i))
         outs = ", ".join(c_comment(o) for o in node.outputs if o)
@@ -483,23 +558,31 @@ def _c_source(graph: Graph, symbol: str, lowered: list[tuple[Node, Lowered]],
                     out += loop
                     loop = None
                 else:
-                    t += 1
+                    t, k = t + 1, k + (not layout.resident(t))
                     continue
             if isinstance(call, Reread):
-                # The next static tile may already sit in stage[t % 2]: use the other half.
+                # The next streamed tile may already sit in stage[k % 2]: use the other half.
                 first, next_reread = next_reread, next_reread + len(call.tiles)
-                text = call.render(offsets[first:next_reread], f"stage[{(t + 1) % 2}]")
+                place = TilePlace(f"stage[{(k + 1) % 2}]", layout.resident_bytes)
+                text = call.render(offsets[first:next_reread], place)
                 out += [wrap("    " + line) for line in text.splitlines()]
                 continue
             pointers: list[str] = []
-            prefetching = bool(call.parts) and t + 1 < len(tiles)
+            prefetching = False
             if call.parts:
-                # The next tile streams into the other half while this one is used.
-                if prefetching:
-                    out += read(t + 1, "dnn64_asset_read_start")
+                if layout.resident(t):
+                    base = f"(resident + {offsets[t]}u)"
+                    out.append(f"    /* resident tile {t}: {c_comment(tiles[t].label)} */")
+                else:
+                    base = f"stage[{k % 2}]"
+                    # The next streamed tile comes into the other half while this one is used.
+                    prefetching = k + 1 < len(streamed)
+                    if prefetching:
+                        out += read(k + 1, "dnn64_asset_read_start")
+                    k += 1
                 for offset, part in zip(tiles[t].part_offsets(), call.parts, strict=True):
                     ctype = CTYPES[str(part.dtype)]
-                    pointers.append(f"(const {ctype} *)(stage[{t % 2}] + {offset}u)")
+                    pointers.append(f"(const {ctype} *)({base} + {offset}u)")
                 t += 1
             out += [wrap("    " + line) for line in call.render(pointers).splitlines()]
             if prefetching:
@@ -508,10 +591,36 @@ def _c_source(graph: Graph, symbol: str, lowered: list[tuple[Node, Lowered]],
                 step = call.tile_of[0]  # expand gives a layer's tiles one after another
                 layer = [c for c in node_calls[i:]
                          if isinstance(c, Call) and c.tile_of and c.tile_of[0] is step]
-                if len(layer) >= MIN_TILES:
-                    loop = tile_loop(layer, tiles, offsets, t - 1)
+                first = t - 1
+                kept = {layout.resident(first + j) for j in range(len(layer))}
+                if len(layer) >= MIN_TILES and len(kept) == 1:  # all resident or all streamed
+                    # tile first's place among the streamed tiles; the one after the layer's
+                    k0 = None if kept == {True} else k - 1
+                    after = None if k0 is None or k0 + len(layer) >= len(streamed) else \
+                        streamed[k0 + len(layer)]
+                    loop = tile_loop(layer, tiles, offsets, first, k0, after)
                     loop = None if loop is None else [wrap(line) for line in loop]
         if loop is not None:
             out += loop
     out += ["}", ""]
     return "\n".join(out)
+
+
+def _load_weights(symbol: str, resident_bytes: int) -> list[str]:
+    """The resident weights' buffer and ``<symbol>_load_weights`` (model.h documents it)."""
+    up = symbol.upper()
+    if not resident_bytes:
+        return ["", f"void {symbol}_load_weights(void)", "{",
+                "    /* no weights are resident: every inference streams them */", "}"]
+    return [
+        "", "/* The resident weights: the blob's first RESIDENT_BYTES, loaded once. */",
+        f"static uint8_t DNN64_ALIGNED({symbol}_resident[{up}_RESIDENT_BYTES]);",
+        f"static int {symbol}_resident_loaded;",
+        "", f"void {symbol}_load_weights(void)", "{", "    dnn64_asset weights;", "",
+        f"    if ({symbol}_resident_loaded)", "        return;",
+        f"    weights = dnn64_asset_get({up}_WEIGHTS_ASSET);",
+        f"    if (weights.size != {up}_WEIGHT_BYTES)",
+        f'        dnn64_fail("{symbol}: weights asset has the wrong size");',
+        f"    dnn64_asset_read({symbol}_resident, weights.offset, {up}_RESIDENT_BYTES);",
+        f"    {symbol}_resident_loaded = 1;", "}",
+    ]

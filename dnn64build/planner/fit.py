@@ -1,6 +1,7 @@
 """Does a planned model fit the target memory? And if not, what would help.
 
-The budget is the whole RDRAM: the arena (activations + weight staging) plus
+The budget is the whole RDRAM: the arena (activations + weight staging), the
+weights kept resident (plan.json ``weights``, a static buffer of the model's own) and
 the program (code, data, stack). The program's size is known only after
 linking, so the plan stage checks against an estimate and the pack stage
 checks again with the real sizes read from the linked ELF (``check_linked_fit``).
@@ -39,9 +40,37 @@ def peak_step(plan: Mapping[str, Any]) -> int:
     return max(steps, key=lambda s: sum(b["size"] for b in live_at(plan, s)))
 
 
+def resident_bytes(plan: Mapping[str, Any]) -> int:
+    """Bytes of the weights ``plan`` keeps resident (0 in a plan without a weights record)."""
+    return int(plan.get("weights", {}).get("resident_bytes", 0))
+
+
+def all_resident(plan: Mapping[str, Any]) -> bool:
+    """Whether ``plan`` keeps every weight tile resident: the code then has no staging."""
+    record = plan.get("weights")
+    return bool(record) and len(record["resident_tiles"]) == len(record["tiles"])
+
+
 def needed_bytes(plan: Mapping[str, Any], *, program_bytes: int, staging_bytes: int) -> int:
-    """RDRAM a model needs: low memory, arena, weight staging, program and stack."""
-    return LOW_MEMORY_BYTES + plan["arena_bytes"] + staging_bytes + program_bytes + STACK_BYTES
+    """RDRAM a model needs: low memory, arena, weight staging, program and stack, and for
+    ``weights: resident`` the resident weights in place of the staging. What ``weights:
+    auto`` keeps resident is not needed: it takes only memory left free (check_fit counts
+    it with used_bytes)."""
+    if plan.get("weights", {}).get("mode") == "resident":
+        return _base(plan, program_bytes) + resident_bytes(plan) + \
+            (0 if all_resident(plan) else staging_bytes)
+    return _base(plan, program_bytes) + staging_bytes
+
+
+def used_bytes(plan: Mapping[str, Any], *, program_bytes: int, staging_bytes: int) -> int:
+    """RDRAM a model uses: low memory, arena, weight staging unless every tile is resident,
+    the resident weights, program and stack."""
+    return _base(plan, program_bytes) + resident_bytes(plan) + \
+        (0 if all_resident(plan) else staging_bytes)
+
+
+def _base(plan: Mapping[str, Any], program_bytes: int) -> int:
+    return LOW_MEMORY_BYTES + plan["arena_bytes"] + program_bytes + STACK_BYTES
 
 
 def check_fit(
@@ -51,7 +80,7 @@ def check_fit(
     """Raise a UserError explaining the overflow when the model cannot fit ``memory``;
     ``searched`` (one line per option planned, planner/ladder.py) says that ``plan`` is
     the smallest of them."""
-    needed = needed_bytes(plan, program_bytes=program_bytes, staging_bytes=staging_bytes)
+    needed = used_bytes(plan, program_bytes=program_bytes, staging_bytes=staging_bytes)
     if needed <= memory:
         return
     step = peak_step(plan)
@@ -62,12 +91,16 @@ def check_fit(
         lines.append(f"    ... and {len(live) - 8} more")
     raise UserError(
         f"model {label} does not fit in {_kib(memory)}: it needs {_kib(needed)} "
-        f"(arena {_kib(plan['arena_bytes'])}, weight staging {_kib(staging_bytes)}, "
-        f"program {_kib(program_bytes)} estimated before linking, stack {_kib(STACK_BYTES)}).\n"
+        f"(arena {_kib(plan['arena_bytes'])}, weight staging "
+        f"{_kib(0 if all_resident(plan) else staging_bytes)}, "
+        + (f"resident weights {_kib(resident_bytes(plan))}, " if resident_bytes(plan) else "")
+        + f"program {_kib(program_bytes)} estimated before linking, stack {_kib(STACK_BYTES)}).\n"
         f"  Peak at step {step} (node {node!r}), lower bound {_kib(plan['lower_bound_bytes'])}; "
         f"live there:\n" + "\n".join(lines) + _searched(searched),
         hint="quantize: {mode: int8} makes activations 4x smaller; planner: {algorithm: exact} "
-        "or {scheduler: auto} may pack tighter; memory: 8MiB targets the Expansion Pak",
+        "or {scheduler: auto} may pack tighter; memory: 8MiB targets the Expansion Pak"
+        + ("; planner: {weights: auto} keeps resident only the weights that fit"
+           if resident_bytes(plan) else ""),
     )
 
 

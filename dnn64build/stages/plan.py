@@ -20,6 +20,7 @@ from dnn64build.planner.dagplan import PlanParams
 from dnn64build.planner.exact import WORK_BUDGET, ExactParams
 from dnn64build.planner.fit import (
     STAGING_RESERVE_BYTES,
+    all_resident,
     check_fit,
     live_at,
     needed_bytes,
@@ -30,6 +31,11 @@ from dnn64build.planner.ladder import Found, Option, ladder, search
 from dnn64build.planner.problem import align_up
 from dnn64build.planner.program_size import program_estimate
 from dnn64build.planner.report import render_ascii, render_svg
+from dnn64build.planner.resident import (
+    DEFAULT_WEIGHT_MODE,
+    choose_resident,
+    weights_record,
+)
 from dnn64build.planner.schedule import EXPANSION_BUDGET
 from dnn64build.stages.io import StageArgs
 
@@ -69,6 +75,7 @@ def plan_model(graph: Graph, config: dict) -> dict:
         staging = grow_staging(graph, plan, config)
     else:
         staging = plan["staging"]["bytes"]
+    place_weights(plan, config, staging)
     check_fit(plan, memory=config["memory"], program_bytes=plan["program"]["estimate_bytes"],
               label=config["label"], staging_bytes=staging)
     return plan
@@ -190,16 +197,51 @@ def _plan(graph: Graph, config: dict, option: Option, pairs: Sequence[tuple[str,
         "why": "planner.staging_bytes" if configured else
                "the minimum: every weight tile of the default size fits one half",
     }
-    _record_program(plan, shape)
+    _record_program(plan, shape, config)
     return plan, staging
 
 
-def _record_program(plan: dict, shape: CodeShape) -> None:
+def _record_program(plan: dict, shape: CodeShape, config: dict) -> None:
+    """The program record of ``shape`` and its weights record: every tile resident for
+    ``weights: resident`` (the fit search counts them), none yet otherwise
+    (place_weights decides ``auto`` in the memory the final plan leaves)."""
     plan["program"] = {
         "estimate_bytes": program_estimate(shape), "calls": shape.calls,
         "staged_calls": shape.staged_calls, "decl_lines": shape.decl_lines,
         "functions": sorted(shape.functions),
     }
+    mode = weight_mode(config)
+    plan["weights"] = weights_record(shape.tiles, mode, choose_resident(
+        shape.tiles, mode if mode == "resident" else "stream", 0), "planner.weights")
+
+
+def weight_mode(config: dict) -> str:
+    """``planner.weights``: stream (the default), resident or auto."""
+    return config.get("weights", DEFAULT_WEIGHT_MODE)
+
+
+def place_weights(plan: dict, config: dict, staging: int) -> None:
+    """``weights: auto``: keep resident the tiles that fit the memory the plan leaves free
+    past STAGING_RESERVE_BYTES: all of them when they fit without the ``staging`` bytes of
+    weight staging (the code then has none), else, beside the staging, most re-read first
+    (planner/resident.py); records the choice and why in ``plan["weights"]``. ``stream``
+    and ``resident`` keep their record."""
+    record = plan["weights"]
+    if record["mode"] != "auto":
+        record["why"] = f"planner.weights: {record['mode']}"
+        return
+    tiles = [tuple(t) for t in record["tiles"]]
+    streamed = needed_bytes(plan, program_bytes=plan["program"]["estimate_bytes"],
+                            staging_bytes=staging)
+    free = config["memory"] - STAGING_RESERVE_BYTES - streamed
+    if sum(size for size, _ in tiles) <= free + staging:  # all, with no staging
+        chosen, where = list(range(len(tiles))), f"{free + staging} bytes (the staging's too)"
+    else:
+        chosen, where = choose_resident(tiles, "auto", max(free, 0)), f"{max(free, 0)} bytes"
+    plan["weights"] = weights_record(
+        tiles, "auto", chosen,
+        f"auto: {len(chosen)} of {len(tiles)} tiles resident, most re-read first, in the "
+        f"{where} the plan leaves free past the {STAGING_RESERVE_BYTES} byte reserve")
 
 
 def configured_staging(config: dict) -> int | None:
@@ -244,7 +286,7 @@ def grow_staging(graph: Graph, plan: dict, config: dict) -> int:
                       f"{STAGING_RESERVE_BYTES} bytes kept): fewer weight tiles for the "
                       "RSP layers (a tile is an RSP kernel call of its own; an RSP Conv "
                       "packs its im2col once per tile)")
-    _record_program(plan, shape)
+    _record_program(plan, shape, config)
     return grown
 
 
@@ -270,7 +312,7 @@ def shrink_staging(graph: Graph, plan: dict, config: dict) -> tuple[dict, int]:
         "chosen": "shrunk",
         "why": f"shrunk from the minimum ({minimum} bytes): smaller weight tiles, more "
                f"kernel calls, {needs(best)} bytes needed in all"}}
-    _record_program(shrunk, best)
+    _record_program(shrunk, best, config)
     return shrunk, needs(best)
 
 
@@ -296,6 +338,7 @@ def report(plan: dict, model: str, memory: int) -> str:
         f"allocation: {plan['algorithm']} ({plan['outcome']})",
         *fit_search_lines(plan),
         *staging_lines(plan),
+        *weights_lines(plan),
         *fusion_lines(plan),
         *quantize_stem_lines(plan),
     ]
@@ -327,6 +370,18 @@ def staging_lines(plan: dict) -> list[str]:
         return []
     return [f"weight staging {staging['bytes']} bytes ({staging['chosen']}; minimum "
             f"{staging['minimum_bytes']}): {staging['why']}"]
+
+
+def weights_lines(plan: dict) -> list[str]:
+    """The weights kept resident and what an inference streams (absent from older plans)."""
+    weights = plan.get("weights")
+    if not weights:
+        return []
+    staging = " (no staging area: every tile is resident)" if all_resident(plan) and \
+        weights["tiles"] else ""
+    return [f"weights {weights['mode']}: {weights['resident_bytes']} bytes resident "
+            f"(loaded once), {weights['streamed_bytes_per_inference']} bytes streamed per "
+            f"inference{staging}: {weights['why']}"]
 
 
 def fusion_lines(plan: dict) -> list[str]:

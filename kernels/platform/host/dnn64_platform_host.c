@@ -2,7 +2,11 @@
  *
  * The asset area comes from the file named by $DNN64_ASSETS: either a bare
  * asset image (offset 0 = asset table) or a whole .z64 ROM, recognised by its
- * PI config word, whose asset area starts at DNN64_ASSET_CART_OFFSET. */
+ * PI config word, whose asset area starts at DNN64_ASSET_CART_OFFSET.
+ *
+ * With $DNN64_READ_TRACE set (non-empty), every asset read also prints
+ * "READ <offset> <bytes>": what an N64 would move by PI DMA, for tests that count
+ * the cartridge bytes an inference reads (the protocol's parsers skip the line). */
 #define _POSIX_C_SOURCE 199309L
 #include "dnn64_platform.h"
 
@@ -14,13 +18,16 @@
 static FILE *assets_file;
 static long assets_base;
 static uint32_t assets_size;
+static int trace_reads;
 
 void dnn64_platform_init(void)
 {
     const char *path = getenv("DNN64_ASSETS");
+    const char *trace = getenv("DNN64_READ_TRACE");
     unsigned char magic[4];
     long file_size;
 
+    trace_reads = trace != NULL && trace[0] != '\0';
     if (path == NULL || path[0] == '\0')
         return; /* a program without assets; dnn64_asset_read will fail loudly */
     assets_file = fopen(path, "rb");
@@ -48,6 +55,13 @@ void dnn64_asset_read(void *dst, uint32_t offset, uint32_t len)
     if (fseek(assets_file, assets_base + (long)offset, SEEK_SET) != 0
         || fread(dst, 1, len, assets_file) != len)
         dnn64_fail("dnn64_asset_read: read error");
+    if (trace_reads) {
+        dnn64_line line;
+        dnn64_line_begin(&line, "READ");
+        dnn64_line_u32(&line, offset);
+        dnn64_line_u32(&line, len);
+        dnn64_line_end(&line);
+    }
 }
 
 /* A file read cannot overlap the caller: start completes it, wait has nothing to do. */
