@@ -77,7 +77,7 @@ def test_resident_plan_counts_every_weight_byte_in_the_fit(tmp_path: Path) -> No
     # every tile of the blob codegen writes is resident; nothing streams per inference
     assert record["resident_bytes"] == model.metadata["weight_bytes"] == len(model.weights_big)
     assert model.metadata["resident_bytes"] == record["resident_bytes"] > 0
-    assert record["streamed_bytes_per_inference"] == model.weight_bytes_streamed == 0
+    assert record["streamed_bytes_per_inference"] == model.metadata["weight_bytes_streamed"] == 0
     # so the code has no staging area: its arena is the plan's activations
     assert model.staging_bytes == 0 < plan["staging"]["bytes"]
     assert model.arena_bytes == model.metadata["staging_offset"]
@@ -170,7 +170,7 @@ def test_two_inferences_read_resident_weights_once(int8: bool, tmp_path: Path,
             for mode, (_, model) in plans.items()}
     blob = plans["resident"][0]["weights"]["resident_bytes"]
     assert runs["resident"][1] == [blob, 0]  # loaded by the first run, never again
-    streamed = plans["stream"][1].weight_bytes_streamed
+    streamed = plans["stream"][1].metadata["weight_bytes_streamed"]
     assert runs["stream"][1] == [streamed, streamed] and streamed > blob
     resident, streamed_out = runs["resident"][0], runs["stream"][0]
     for name in graph.outputs:
