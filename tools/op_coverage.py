@@ -25,7 +25,7 @@ from dnn64build.quant.plan import INT8_CAPABLE
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "operators.md"
 # Imported under another operator's name (frontend/evaluate.py, onnx_import.py).
-_RENAMED = {"Upsample": "Resize", "Split": "Slice"}
+_RENAMED = {"Upsample": "Resize", "Split": "Slice", "InstanceNormalization": "LayerNormalization"}
 
 HEADER = """\
 # Operators

@@ -17,7 +17,10 @@ LIMITS: dict[str, str] = {
     "Expand": "at most 6 dims once merged",
     "Gather": "constant indices, a contiguous ascending run, into an activation",
     "Gemm": "constant B; transA only with a dim of A equal to 1; a constant C same for "
-            "every row",
+            "every row (a B or C computed at run time: rewritten as a MatMul)",
+    "InstanceNormalization": "imported as LayerNormalization over the spatial dims and a "
+                             "per-channel BatchNormalization; constant scale and bias; "
+                             f"{_FP32_IN_INT8}",
     "LayerNormalization": f"constant scale and bias; {_FP32_IN_INT8}",
     "LogSoftmax": "no int8 kernel: int8 graphs run it in fp32",
     "LRN": _FP32_IN_INT8,

@@ -358,6 +358,8 @@ NORMALISERS: dict[str, Callable[[NodeInfo], dict]] = {
     "Tile": _none,
     "LayerNormalization": layer_norm,
     "Where": _none,  # codegen: the condition must be constant
+    # imported as LayerNormalization and BatchNormalization (onnx_import)
+    "InstanceNormalization": batch_norm,
 }
 
 SUPPORTED_OPS = tuple(sorted([*NORMALISERS, "Constant"]))

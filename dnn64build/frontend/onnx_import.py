@@ -298,6 +298,9 @@ class _Builder:
         if node.op_type == "Split":
             self._split(node, index)
             return
+        if node.op_type == "InstanceNormalization":
+            self._instance_norm(node, index)
+            return
         self._check_extra_outputs(node)
         in_shapes = [self._static(node, name) if name else None for name in node.input]
         out_shapes = [self._static(node, node.output[0])]
@@ -375,6 +378,33 @@ class _Builder:
                                 {"starts": [start], "ends": [end], "axes": [axis],
                                  "steps": [1]}))
             start = end
+
+    def _instance_norm(self, node: onnx.NodeProto, index: int) -> None:
+        """InstanceNormalization as LayerNormalization over the dims from 2 on (scale 1)
+        followed by BatchNormalization with the per-channel scale and bias and the identity
+        statistics (mean 0, variance 1, epsilon 0)."""
+        g = self.graph
+        x, scale, bias = node.input[:3]
+        shape = self._static(node, x)
+        if len(shape) < 3:
+            raise self._fail(node, "an input without spatial dims (rank < 3)", hint=None)
+        if scale not in g.constants or bias not in g.constants:
+            raise self._fail(node, "a scale or bias that is not constant is not supported",
+                             hint=None)
+        epsilon = canonical_attrs(node, [shape], [shape], self.opset, None)["epsilon"]
+        name = self._node_name(node.name or f"InstanceNormalization_{index}")
+        out, dtype = node.output[0], self.types[node.output[0]].dtype
+        normalized = self._tensor_name(f"{name}_normalized")
+        g.tensors[normalized] = Tensor(shape, dtype, "activation")
+        g.tensors[out] = Tensor(shape, dtype, "activation")
+        unit, zeros, ones = (g.add_constant(self._tensor_name(f"{name}_{what}"), value)
+                             for what, value in (("unit", np.ones([1], np.float32)),
+                                                 ("mean", np.zeros([shape[1]], np.float32)),
+                                                 ("variance", np.ones([shape[1]], np.float32))))
+        g.nodes.append(Node(self._node_name(f"{name}_normalize"), "LayerNormalization",
+                            [x, unit], [normalized], {"axis": 2, "epsilon": epsilon}))
+        g.nodes.append(Node(name, "BatchNormalization", [normalized, scale, bias, zeros, ones],
+                            [out], {"epsilon": 0.0}))
 
     def _prelu_slope(self, node: onnx.NodeProto, slope: str, x: list[int],
                      shape: list[int]) -> str:

@@ -67,6 +67,9 @@ CASES: dict[str, list[Case]] = {
             {"w": rand(40, 64, seed=1)}), staging_bytes=2048),
         Case("transA with m=1", onnx_model([node("Gemm", ["x", "w"], transA=1)],
                                            {"x": [8, 1]}, ["y"], {"w": rand(8, 3, seed=1)})),
+        Case("two activations (a MatMul), transA transB, alpha, activation C", onnx_model(
+            [node("Gemm", ["a", "b", "c"], transA=1, transB=1, alpha=0.5, beta=-2.0)],
+            {"a": [6, 3], "b": [4, 6], "c": [3, 4]}, ["y"])),
     ],
     "MatMul": [
         Case("const B", onnx_model([node("MatMul", ["x", "w"])], {"x": [2, 3, 8]}, ["y"],
@@ -263,6 +266,11 @@ CASES: dict[str, list[Case]] = {
         Case("two axes, broadcast scale", onnx_model(
             [node("LayerNormalization", ["x", "s"], axis=-2, epsilon=1e-3)],
             {"x": [3, 4, 6]}, ["y"], {"s": rand(1, 6, seed=1)})),
+    ],
+    "InstanceNormalization": [
+        Case("NCHW", onnx_model([node("InstanceNormalization", ["x", "s", "b"], epsilon=1e-3)],
+                                {"x": [2, 3, 5, 4]}, ["y"],
+                                {"s": rand(3, seed=1), "b": rand(3, seed=2)})),
     ],
     "Where": [
         Case("constant condition, a constant branch", onnx_model(
