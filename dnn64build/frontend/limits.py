@@ -15,7 +15,8 @@ LIMITS: dict[str, str] = {
     "ConvTranspose": "1-D and 2-D only (1-D as 2-D with H = 1); constant weight and bias",
     "Dropout": "inference only (training_mode a constant false)",
     "Expand": "at most 6 dims once merged",
-    "Gather": "constant indices, a contiguous ascending run, into an activation",
+    "Gather": "indices constant or an int32 tensor (an int64 graph input that only indexes "
+              "runs as int32); an index outside the axis reads the nearest row",
     "Gemm": "constant B; transA only with a dim of A equal to 1; a constant C same for "
             "every row (a B or C computed at run time: rewritten as a MatMul)",
     "InstanceNormalization": "imported as LayerNormalization over the spatial dims and a "

@@ -22,6 +22,7 @@ from onnx import external_data_helper, numpy_helper, version_converter
 from dnn64build.errors import UserError
 from dnn64build.frontend.evaluate import canonical_attrs, constant_value, param_names
 from dnn64build.frontend.float64 import float64_as_float32
+from dnn64build.frontend.indices import index_inputs_as_int32
 from dnn64build.frontend.normalize import SUPPORTED_OPS, Unsupported
 from dnn64build.frontend.rewrite import rewrite_model
 from dnn64build.frontend.shapes import ShapeInferenceError, TensorType, resolve_types
@@ -43,6 +44,7 @@ def import_model(model: onnx.ModelProto, input_shapes: dict[str, list[int]] | No
     operator or attribute, or a shape that cannot be resolved."""
     model, opset = _convert_opset(model, where)
     float64_as_float32(model, where)
+    index_inputs_as_int32(model)
     rewrite_model(model)
     _check_outputs(model, where)
     lift_1d(model, opset)

@@ -4,6 +4,7 @@ and compared with onnxruntime (one host program per operator)."""
 from __future__ import annotations
 
 import numpy as np
+import onnx
 import pytest
 from codegen_cases import TOLERANCE, Case, errors_vs_onnxruntime, node, onnx_model, rand
 from onnx import helper, numpy_helper
@@ -20,6 +21,13 @@ def conv_case(name: str, x: list[int], w: list[int], bias: bool = True, act: str
     if act:
         nodes.append(helper.make_node(act, ["c"], ["y"], name="act"))
     return Case(name, onnx_model(nodes, {"x": x}, ["y"], inits), staging_bytes=staging)
+
+
+def _int64_input(model: onnx.ModelProto, name: str) -> onnx.ModelProto:
+    """``model`` with its graph input ``name`` declared int64 (token ids, say)."""
+    next(vi for vi in model.graph.input if vi.name == name).type.tensor_type.elem_type = (
+        onnx.TensorProto.INT64)
+    return model
 
 
 def _const_node(name: str, value: np.ndarray) -> object:
@@ -205,6 +213,12 @@ CASES: dict[str, list[Case]] = {
                                          "a": np.array([0, 1], np.int64)})),
         Case("gather scalar", onnx_model([node("Gather", ["x", "i"], axis=1)], {"x": [2, 4, 3]},
                                          ["y"], {"i": np.array(2, np.int64)})),
+        Case("gather scattered constant indices", onnx_model(
+            [node("Gather", ["x", "i"], axis=1)], {"x": [2, 5, 3]}, ["y"],
+            {"i": np.array([4, 0, 4, -1], np.int64)})),
+        Case("embedding: a constant table at int64 input indices", _int64_input(onnx_model(
+            [node("Gather", ["t", "ids"])], {"ids": [2, 3]}, ["y"], {"t": rand(6, 4)}), "ids"),
+            inputs={"ids": np.array([[0, 5, -1], [2, 2, -6]], np.int64)}),
     ],
     "Resize": [
         Case(f"{mode} {coord}", onnx_model(
