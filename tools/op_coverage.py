@@ -57,8 +57,8 @@ Pre-quantised models (the QDQ importer, frontend/qdq.py, docs/quant-ir.md):
 {", ".join(QDQ_OPS)}.
 
 Refused by design (one message naming the node): string and sequence operators, 3-D
-convolutions and pools, training-only operators (Gradient, ...), operators of other
-domains, and shapes that depend on input values.
+ConvTranspose and GlobalAveragePool, training-only operators (Gradient, ...), operators of
+other domains, and shapes that depend on input values.
 """
 
 

@@ -5,13 +5,15 @@ The checks themselves are in frontend/normalize.py (Unsupported) and codegen
 
 from __future__ import annotations
 
+_AS_2D = ("1-D as 2-D with H = 1; 3-D as 2-D ones depth by depth, with explicit pads and no "
+          "ceil_mode")
 _FP32_IN_INT8 = "int8 graphs run it in fp32 (Dequantize/Quantize around it)"
 
 LIMITS: dict[str, str] = {
-    "AveragePool": "1-D and 2-D only (1-D as 2-D with H = 1)",
+    "AveragePool": f"1-D, 2-D and 3-D ({_AS_2D})",
     "BatchNormalization": "inference only; constant statistics",
     "Cast": "float32 to float32 at run time (other casts only on constants, folded)",
-    "Conv": "1-D and 2-D only (1-D as 2-D with H = 1); constant weight and bias",
+    "Conv": f"1-D, 2-D and 3-D ({_AS_2D}); constant weight and bias",
     "ConvTranspose": "1-D and 2-D only (1-D as 2-D with H = 1); constant weight and bias",
     "Dropout": "inference only (training_mode a constant false)",
     "Expand": "at most 6 dims once merged",
@@ -27,7 +29,7 @@ LIMITS: dict[str, str] = {
     "LRN": _FP32_IN_INT8,
     "MatMul": "broadcasting full or none",
     "Max": "two inputs",
-    "MaxPool": "1-D and 2-D only (1-D as 2-D with H = 1); storage_order 0; the Indices output "
+    "MaxPool": f"1-D, 2-D and 3-D ({_AS_2D}); storage_order 0; the Indices output "
                "unused",
     "Min": "two inputs",
     "Pad": "modes constant, reflect, edge",

@@ -27,6 +27,7 @@ from dnn64build.frontend.normalize import SUPPORTED_OPS, Unsupported
 from dnn64build.frontend.rewrite import rewrite_model
 from dnn64build.frontend.shapes import ShapeInferenceError, TensorType, resolve_types
 from dnn64build.frontend.spatial1d import lift_1d
+from dnn64build.frontend.spatial3d import split_3d
 from dnn64build.ir.graph import Graph, Node, Tensor, free_name
 from dnn64build.ir.params import PARAM_INPUTS
 from dnn64build.ir.verify import verify
@@ -49,6 +50,7 @@ def import_model(model: onnx.ModelProto, input_shapes: dict[str, list[int]] | No
     _check_outputs(model, where)
     lift_1d(model, opset)
     _bind_inputs(model, input_shapes or {}, where)
+    split_3d(model, opset)
     _check_sizes(model, where)
     try:
         types, folded = resolve_types(model, opset)

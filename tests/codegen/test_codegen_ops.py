@@ -299,6 +299,19 @@ CASES: dict[str, list[Case]] = {
              node("AveragePool", ["p"], ["y"], kernel_shape=[2])],
             {"x": [2, 4, 12]}, ["y"], {"w": rand(6, 2, 3), "b": rand(6, seed=1)})),
     ],
+    "3-D windows": [
+        Case("conv3d grouped, dilated, depth padding", onnx_model(
+            [node("Conv", ["x", "w", "b"], group=2, dilations=[2, 1, 1], strides=[2, 1, 2],
+                  pads=[2, 1, 0, 1, 0, 1])],
+            {"x": [2, 4, 5, 4, 5]}, ["y"], {"w": rand(6, 2, 2, 3, 2), "b": rand(6, seed=1)})),
+        Case("maxpool3d, depth padding", onnx_model(
+            [node("MaxPool", ["x"], kernel_shape=[3, 2, 2], strides=[2, 2, 1],
+                  pads=[1, 0, 1, 1, 1, 0])], {"x": [1, 3, 5, 4, 4]}, ["y"])),
+        *(Case(f"avgpool3d, depth padding, count_include_pad {cip}", onnx_model(
+            [node("AveragePool", ["x"], kernel_shape=[3, 2, 3], strides=[2, 1, 2],
+                  pads=[1, 1, 0, 2, 0, 1], count_include_pad=cip)],
+            {"x": [2, 2, 6, 3, 5]}, ["y"])) for cip in (0, 1)),
+    ],
 }
 
 
