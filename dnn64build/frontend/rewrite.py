@@ -80,11 +80,13 @@ REWRITES: dict[str, tuple[str, Rewrite]] = {
 
 
 def constant_names(graph: onnx.GraphProto) -> frozenset[str]:
-    """Tensors computed from constants alone: initializers, and the outputs of every node
-    (in graph order) all of whose inputs are such tensors."""
+    """Tensors computed from constants alone: initializers, Constant outputs, and the
+    outputs of every node (in graph order) with inputs, all of them such tensors (a random
+    op has none)."""
     known = {init.name for init in graph.initializer}
     for node in graph.node:
-        if all(name in known for name in node.input if name):
+        inputs = [name for name in node.input if name]
+        if node.op_type == "Constant" or (inputs and all(name in known for name in inputs)):
             known.update(node.output)
     return frozenset(known)
 
