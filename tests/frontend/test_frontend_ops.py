@@ -328,6 +328,8 @@ def structural_cases():
     yield "sum_three_broadcast", single("Sum", {"a": [2, 3, 4], "b": [4]}, ["a", "b", "c"],
                                         {"c": w(3, 1)}, out_rank=3)
     yield "sum_one", single("Sum", {"a": [2, 3]}, ["a"])
+    yield "instance_norm", single("InstanceNormalization", {"x": [2, 3, 4, 5]}, ["x", "s", "b"],
+                                  {"s": w(3), "b": w(3)}, epsilon=1e-3)
     # 1-D windows, run as 2-D with H = 1
     x1 = {"x": [2, 4, 11]}
     yield "conv1d_dilated_group", single("Conv", x1, ["x", "W", "B"],
