@@ -1,9 +1,10 @@
 """import_onnx: an ONNX file -> a verified IR Graph (no optimisation; see passes).
 
 Steps: load and check the model, convert its opset into the supported range and its
-float64 tensors to float32 (frontend/float64.py), rewrite Sum and the like
-(frontend/rewrite.py), bind
-dynamic input dims from ``input_shapes`` (the target attribute ``inputs``), resolve static
+float64 tensors to float32 (frontend/float64.py), declare int64 index inputs int32
+(frontend/indices.py), rewrite Sum and the like (frontend/rewrite.py), lift 1-D windows
+to 2-D (frontend/spatial1d.py), bind dynamic input dims from ``input_shapes`` (the target
+attribute ``inputs``), split 3-D windows into 2-D ones (frontend/spatial3d.py), resolve static
 shapes and fold every node computed from constants alone (frontend/shapes.py), then
 translate every other node into an IR node with canonical attributes. Constant parameter
 inputs are absorbed into attributes.
