@@ -624,6 +624,14 @@ void dnn64_reduce_max_s8(int32_t rank, const int32_t *in_dims, int32_t axes_mask
 void dnn64_strided_copy(int32_t elem_size, int32_t rank, const int32_t *out_dims,
                         const int32_t *src_strides, const void *x, void *y);
 
+/* Gather along one axis: x viewed as [outer, rows, inner], y as [outer,
+ * count, inner]; y[o, j, :] = x[o, indices[j], :]. indices: count int32 (a
+ * negative index counts from the end, as ONNX says; one outside [-rows, rows)
+ * is clamped to the nearest row: never a read outside x). x and y must not
+ * overlap. int8: the output keeps x's quantization. */
+void dnn64_gather(int32_t elem_size, int32_t outer, int32_t rows, int32_t inner,
+                  const void *x, const int32_t *indices, int32_t count, void *y);
+
 /* Where with a constant condition: y[i] = mask[i] ? a[.] : b[.], the operands
  * read through bc (their broadcast to bc->dims, as dnn64_binary_f32). mask:
  * prod(bc->dims) bytes, the condition broadcast to the output by the compiler.

@@ -45,6 +45,19 @@ void dnn64_concat_copy(int32_t elem_size, int32_t outer, int32_t x_span, int32_t
                     dnn64__at(y, elem_size, o * y_span + y_offset), x_span);
 }
 
+void dnn64_gather(int32_t elem_size, int32_t outer, int32_t rows, int32_t inner,
+                  const void *x, const int32_t *indices, int32_t count, void *y)
+{
+    int32_t o, j;
+    for (o = 0; o < outer; ++o)
+        for (j = 0; j < count; ++j) {
+            int32_t row = indices[j] < 0 ? indices[j] + rows : indices[j];
+            row = row < 0 ? 0 : (row >= rows ? rows - 1 : row);
+            dnn64__copy(elem_size, dnn64__at_c(x, elem_size, (o * rows + row) * inner), 1,
+                        dnn64__at(y, elem_size, (o * count + j) * inner), inner);
+        }
+}
+
 /* The source index of padded index `i` along a dim of size n, or -1 (constant fill). */
 static int32_t dnn64__pad_src(int32_t i, int32_t n, int32_t mode)
 {

@@ -25,7 +25,7 @@ from dnn64build.quant.plan import INT8_CAPABLE
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "operators.md"
 # Imported under another operator's name (frontend/evaluate.py, onnx_import.py).
-_RENAMED = {"Upsample": "Resize", "Split": "Slice"}
+_RENAMED = {"Upsample": "Resize", "Split": "Slice", "InstanceNormalization": "LayerNormalization"}
 
 HEADER = """\
 # Operators
@@ -56,9 +56,11 @@ Rewritten at import into the operators above (frontend/rewrite.py):
 Pre-quantised models (the QDQ importer, frontend/qdq.py, docs/quant-ir.md):
 {", ".join(QDQ_OPS)}.
 
-Refused by design (one message naming the node): string and sequence operators, 3-D
-convolutions and pools, training-only operators (Gradient, ...), operators of other
-domains, and shapes that depend on input values.
+Refused by design (one message naming the node, or the input): string and sequence
+operators, 3-D ConvTranspose and GlobalAveragePool, training-only operators (Gradient, ...),
+operators of other domains, shapes that depend on input values, arithmetic on int64 graph
+inputs (int64 inputs that only index run as int32), and float64 input values beyond
+float32's range (float64 models run in float32).
 """
 
 

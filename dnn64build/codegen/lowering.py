@@ -29,8 +29,8 @@ TileRender = Callable[[int | str, int | str, Sequence[str]], str]
 KERNEL_CHOICES = ("auto", "cpu", "rsp")
 
 CTYPES = {"float32": "float", "int8": "int8_t", "int32": "int32_t"}
-MACROS = {"float32": "ARENA_F32", "int8": "ARENA_S8"}
-ELEM_SIZES = {"float32": 4, "int8": 1}
+MACROS = {"float32": "ARENA_F32", "int8": "ARENA_S8", "int32": "ARENA_I32"}
+ELEM_SIZES = {"float32": 4, "int8": 1, "int32": 4}
 
 
 @dataclass

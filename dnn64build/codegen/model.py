@@ -504,6 +504,7 @@ def _c_source(graph: Graph, symbol: str, lowered: list[tuple[Node, Lowered]],
         "/* An activation at a planned arena offset. */",
         "#define ARENA_F32(offset) ((float *)(arena + (offset)))",
         "#define ARENA_S8(offset) ((int8_t *)(arena + (offset)))",
+        "#define ARENA_I32(offset) ((int32_t *)(arena + (offset)))",
         "",
     ]
     for node, low in lowered:

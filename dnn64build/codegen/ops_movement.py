@@ -207,21 +207,39 @@ def slice_(ctx: Ctx) -> Lowered:
 
 
 def gather(ctx: Ctx) -> Lowered:
+    """A contiguous ascending run of constant indices into an activation is a crop; any
+    other Gather (a constant table read at computed int32 indices: an embedding) copies
+    row by row (dnn64_gather)."""
     node = ctx.node
     x, indices = node.inputs[:2]
-    if ctx.is_const(x) or not ctx.is_const(indices):
-        raise unsupported(node, "Gather other than constant indices into an activation")
+    y = node.outputs[0]
     axis = node.attrs["axis"]
     shape = ctx.shape(x)
-    flat = np.asarray(ctx.const(indices), dtype=np.int64).reshape(-1)
-    flat = np.where(flat < 0, flat + shape[axis], flat)
-    if flat.size == 0 or not np.array_equal(flat, np.arange(flat[0], flat[0] + flat.size)):
-        raise unsupported(node, "Gather of indices that are not a contiguous ascending run")
-    begin = [0] * len(shape)
-    begin[axis] = int(flat[0])
-    out_dims = list(shape)
-    out_dims[axis] = int(flat.size)
-    return _crop(ctx, x, begin, out_dims)
+    if ctx.is_const(indices) and not ctx.is_const(x):
+        flat = np.asarray(ctx.const(indices), dtype=np.int64).reshape(-1)
+        flat = np.where(flat < 0, flat + shape[axis], flat)
+        if np.array_equal(flat, np.arange(flat[0], flat[0] + flat.size)):
+            begin = [0] * len(shape)
+            begin[axis] = int(flat[0])
+            out_dims = list(shape)
+            out_dims[axis] = int(flat.size)
+            return _crop(ctx, x, begin, out_dims)
+    elif not ctx.is_const(indices) and ctx.dtype(indices) != "int32":
+        raise unsupported(node, f"Gather indices of dtype {ctx.dtype(indices)} (int32 only)")
+    if ctx.dtype(x) != ctx.dtype(y):
+        raise unsupported(node, f"a Gather from {ctx.dtype(x)} into {ctx.dtype(y)}")
+    ctx.require_disjoint(y, x)
+    outer, rows, inner = outer_inner(shape, axis)
+    es, count = elem_size(ctx, y), ctx.numel(indices)
+    table_parts, table = staged(ctx, [x])
+    index_parts, index = staged(ctx, [indices], np.int32)
+    split = len(table_parts)
+
+    def render(p) -> str:
+        return c_call("dnn64_gather", es, outer, rows, inner, *table(p[:split]),
+                      *index(p[split:]), count, ctx.ptr(y))
+
+    return Lowered(steps=[Call(render, (*table_parts, *index_parts))])
 
 
 COORD_MODES = {"half_pixel": "DNN64_COORD_HALF_PIXEL",

@@ -3,8 +3,8 @@ model (graph inputs and outputs, initializers, Constant values, casts to float64
 float32, with a note. The host and the N64 compute in float32; ``dnn64build run``
 converts a float64 input to float32 at the graph boundary (array_files.fitting)
 and returns float32 outputs.
-(int64 graph inputs are not converted: integer arithmetic and indices would change
-meaning; code generation refuses them, naming the node.)
+(int64 graph inputs are not converted to float: those that only index run as int32,
+frontend/indices.py; code generation refuses the others, naming the node.)
 """
 
 from __future__ import annotations

@@ -29,7 +29,11 @@ class NodeInfo:
 
 
 def _spatial_2d(info: NodeInfo, what: str) -> None:
-    """1-D windows arrive here as 2-D ones (dnn64build.frontend.spatial1d)."""
+    """1-D windows arrive here as 2-D ones (dnn64build.frontend.spatial1d), 3-D Conv and
+    pools as 2-D ones depth by depth (spatial3d) unless that rewrite does not apply."""
+    if len(info.in_shapes[0]) == 5 and what in ("Conv", "MaxPool", "AveragePool"):
+        raise Unsupported(f"3-D {what} only with explicit pads, no ceil_mode, one output and "
+                          "a constant weight")
     if len(info.in_shapes[0]) != 4:
         raise Unsupported(f"{what} supports only 1-D and 2-D spatial inputs (NCW, NCHW)")
 
@@ -358,6 +362,8 @@ NORMALISERS: dict[str, Callable[[NodeInfo], dict]] = {
     "Tile": _none,
     "LayerNormalization": layer_norm,
     "Where": _none,  # codegen: the condition must be constant
+    # imported as LayerNormalization and BatchNormalization (onnx_import)
+    "InstanceNormalization": batch_norm,
 }
 
 SUPPORTED_OPS = tuple(sorted([*NORMALISERS, "Constant"]))

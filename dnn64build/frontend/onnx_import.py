@@ -1,9 +1,10 @@
 """import_onnx: an ONNX file -> a verified IR Graph (no optimisation; see passes).
 
 Steps: load and check the model, convert its opset into the supported range and its
-float64 tensors to float32 (frontend/float64.py), rewrite Sum and the like
-(frontend/rewrite.py), bind
-dynamic input dims from ``input_shapes`` (the target attribute ``inputs``), resolve static
+float64 tensors to float32 (frontend/float64.py), declare int64 index inputs int32
+(frontend/indices.py), rewrite Sum and the like (frontend/rewrite.py), lift 1-D windows
+to 2-D (frontend/spatial1d.py), bind dynamic input dims from ``input_shapes`` (the target
+attribute ``inputs``), split 3-D windows into 2-D ones (frontend/spatial3d.py), resolve static
 shapes and fold every node computed from constants alone (frontend/shapes.py), then
 translate every other node into an IR node with canonical attributes. Constant parameter
 inputs are absorbed into attributes.
@@ -22,10 +23,12 @@ from onnx import external_data_helper, numpy_helper, version_converter
 from dnn64build.errors import UserError
 from dnn64build.frontend.evaluate import canonical_attrs, constant_value, param_names
 from dnn64build.frontend.float64 import float64_as_float32
+from dnn64build.frontend.indices import index_inputs_as_int32
 from dnn64build.frontend.normalize import SUPPORTED_OPS, Unsupported
 from dnn64build.frontend.rewrite import rewrite_model
 from dnn64build.frontend.shapes import ShapeInferenceError, TensorType, resolve_types
 from dnn64build.frontend.spatial1d import lift_1d
+from dnn64build.frontend.spatial3d import split_3d
 from dnn64build.ir.graph import Graph, Node, Tensor, free_name
 from dnn64build.ir.params import PARAM_INPUTS
 from dnn64build.ir.verify import verify
@@ -43,10 +46,12 @@ def import_model(model: onnx.ModelProto, input_shapes: dict[str, list[int]] | No
     operator or attribute, or a shape that cannot be resolved."""
     model, opset = _convert_opset(model, where)
     float64_as_float32(model, where)
+    index_inputs_as_int32(model)
     rewrite_model(model)
     _check_outputs(model, where)
     lift_1d(model, opset)
     _bind_inputs(model, input_shapes or {}, where)
+    split_3d(model, opset)
     _check_sizes(model, where)
     try:
         types, folded = resolve_types(model, opset)
@@ -298,6 +303,9 @@ class _Builder:
         if node.op_type == "Split":
             self._split(node, index)
             return
+        if node.op_type == "InstanceNormalization":
+            self._instance_norm(node, index)
+            return
         self._check_extra_outputs(node)
         in_shapes = [self._static(node, name) if name else None for name in node.input]
         out_shapes = [self._static(node, node.output[0])]
@@ -375,6 +383,33 @@ class _Builder:
                                 {"starts": [start], "ends": [end], "axes": [axis],
                                  "steps": [1]}))
             start = end
+
+    def _instance_norm(self, node: onnx.NodeProto, index: int) -> None:
+        """InstanceNormalization as LayerNormalization over the dims from 2 on (scale 1)
+        followed by BatchNormalization with the per-channel scale and bias and the identity
+        statistics (mean 0, variance 1, epsilon 0)."""
+        g = self.graph
+        x, scale, bias = node.input[:3]
+        shape = self._static(node, x)
+        if len(shape) < 3:
+            raise self._fail(node, "an input without spatial dims (rank < 3)", hint=None)
+        if scale not in g.constants or bias not in g.constants:
+            raise self._fail(node, "a scale or bias that is not constant is not supported",
+                             hint=None)
+        epsilon = canonical_attrs(node, [shape], [shape], self.opset, None)["epsilon"]
+        name = self._node_name(node.name or f"InstanceNormalization_{index}")
+        out, dtype = node.output[0], self.types[node.output[0]].dtype
+        normalized = self._tensor_name(f"{name}_normalized")
+        g.tensors[normalized] = Tensor(shape, dtype, "activation")
+        g.tensors[out] = Tensor(shape, dtype, "activation")
+        unit, zeros, ones = (g.add_constant(self._tensor_name(f"{name}_{what}"), value)
+                             for what, value in (("unit", np.ones([1], np.float32)),
+                                                 ("mean", np.zeros([shape[1]], np.float32)),
+                                                 ("variance", np.ones([shape[1]], np.float32))))
+        g.nodes.append(Node(self._node_name(f"{name}_normalize"), "LayerNormalization",
+                            [x, unit], [normalized], {"axis": 2, "epsilon": epsilon}))
+        g.nodes.append(Node(name, "BatchNormalization", [normalized, scale, bias, zeros, ones],
+                            [out], {"epsilon": 0.0}))
 
     def _prelu_slope(self, node: onnx.NodeProto, slope: str, x: list[int],
                      shape: list[int]) -> str:

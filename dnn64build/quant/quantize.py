@@ -60,7 +60,8 @@ def quantize_graph(
                         hint="use node names of the imported graph (see the import report)")
     if io not in IO_TYPES:
         raise UserError(f"unknown io type {io!r}", hint=f"use one of {', '.join(IO_TYPES)}")
-    boundary = tuple(graph.inputs + graph.outputs) if io == "int8" else ()
+    boundary = tuple(name for name in graph.inputs + graph.outputs
+                     if graph.tensors[name].dtype == "float32") if io == "int8" else ()
     int8_nodes, kept = choose_int8(graph, set(fp32_nodes))
     needed: set[str] = set()
     quant_table(graph, int8_nodes, lambda key: needed.add(key) or QParams(1.0, 0), boundary)

@@ -34,16 +34,19 @@ class Rewriter:
         self.table = table
         self.io_int8 = io_int8
         self.out = Graph(src.name, list(src.inputs), list(src.outputs), {}, [])
+        # io int8 makes the float inputs int8; others (int32 indices) keep their type
+        int8_inputs = {name for name in src.inputs
+                       if io_int8 and src.tensors[name].dtype == "float32"}
         for name in src.inputs:
-            quant = table[name].as_quant() if io_int8 else None
+            quant = table[name].as_quant() if name in int8_inputs else None
             self.out.tensors[name] = Tensor(list(src.tensors[name].shape),
-                                            "int8" if io_int8 else src.tensors[name].dtype,
-                                            "input", quant)
+                                            "int8" if name in int8_inputs
+                                            else src.tensors[name].dtype, "input", quant)
         for name, value in src.constants.items():
             self.out.add_constant(name, value)
-        boundary = {name: name for name in src.inputs}
-        self.fp32_names: dict[str, str] = {} if io_int8 else boundary
-        self.int8_names: dict[str, str] = boundary if io_int8 else {}
+        self.fp32_names: dict[str, str] = {name: name for name in src.inputs
+                                           if name not in int8_inputs}
+        self.int8_names: dict[str, str] = {name: name for name in int8_inputs}
 
     # --- tensor versions ---
 

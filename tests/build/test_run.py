@@ -7,9 +7,10 @@ import re
 import numpy as np
 import onnx
 import onnxruntime as ort
+import pytest
 from onnx import TensorProto, helper
 
-from tests.build.conftest import Workspace, tiny_mlp
+from tests.build.conftest import MODEL, Workspace, tiny_mlp
 
 
 def test_run_on_host_matches_onnxruntime(two_models: Workspace) -> None:
@@ -120,3 +121,49 @@ def test_io_int8_without_int8_quantisation_is_refused(workspace: Workspace) -> N
     proc = workspace.run("plan", "//models:m", check=False)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert "io: int8 needs quantize mode int8" in proc.stderr
+
+
+def _embedding(workspace: Workspace, toolchain: str) -> tuple[onnx.ModelProto, np.ndarray]:
+    """//models:a: a constant table read at int64 token ids (Gather), then Relu; and the ids
+    in in.npz (int64, negative ones count from the end)."""
+    table = np.random.default_rng(8).standard_normal((7, 5)).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Gather", ["table", "ids"], ["e"]),
+         helper.make_node("Relu", ["e"], ["y"])], "embed",
+        [helper.make_tensor_value_info("ids", TensorProto.INT64, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3, 5])],
+        [onnx.numpy_helper.from_array(table, "table")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    workspace.write("models/BUILD.yaml", f"{MODEL}    toolchain: {toolchain}\n")
+    onnx.save(model, workspace.root / "models" / "a.onnx")
+    ids = np.array([[0, 6, -1], [3, 3, -7]], np.int64)
+    np.savez(workspace.root / "in.npz", ids=ids)
+    return model, ids
+
+
+def _check_embedding(workspace: Workspace, model: onnx.ModelProto, ids: np.ndarray) -> None:
+    got = np.load(workspace.root / "out.npz")["y"]
+    (want,) = ort.InferenceSession(model.SerializeToString()).run(None, {"ids": ids})
+    np.testing.assert_array_equal(got, want)
+
+
+def test_run_an_embedding_at_int64_token_ids(workspace: Workspace) -> None:
+    model, ids = _embedding(workspace, "host")
+    proc = workspace.run("run", "//models:a", "--platform", "host", "--input", "in.npz",
+                         "--output", "out.npz")
+    assert "vs the reference executor: match" in proc.stdout
+    _check_embedding(workspace, model, ids)
+    np.savez(workspace.root / "in.npz", ids=np.array([[0, 1, 2], [3, 4, 2**40]], np.int64))
+    proc = workspace.run("run", "//models:a", "--platform", "host", "--input", "in.npz",
+                         check=False)
+    assert proc.returncode == 1 and "input 'ids' holds values from 0 to 1099511627776" in (
+        proc.stderr)
+
+
+@pytest.mark.usefixtures("bare", "mupen64plus")
+def test_run_an_embedding_in_the_emulator(workspace: Workspace) -> None:
+    model, ids = _embedding(workspace, "bare")
+    proc = workspace.run("run", "//models:a", "--platform", "emulator", "--input", "in.npz",
+                         "--output", "out.npz")
+    assert "ROM vs the host build: match" in proc.stdout
+    _check_embedding(workspace, model, ids)

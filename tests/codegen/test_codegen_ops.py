@@ -4,6 +4,7 @@ and compared with onnxruntime (one host program per operator)."""
 from __future__ import annotations
 
 import numpy as np
+import onnx
 import pytest
 from codegen_cases import TOLERANCE, Case, errors_vs_onnxruntime, node, onnx_model, rand
 from onnx import helper, numpy_helper
@@ -20,6 +21,13 @@ def conv_case(name: str, x: list[int], w: list[int], bias: bool = True, act: str
     if act:
         nodes.append(helper.make_node(act, ["c"], ["y"], name="act"))
     return Case(name, onnx_model(nodes, {"x": x}, ["y"], inits), staging_bytes=staging)
+
+
+def _int64_input(model: onnx.ModelProto, name: str) -> onnx.ModelProto:
+    """``model`` with its graph input ``name`` declared int64 (token ids, say)."""
+    next(vi for vi in model.graph.input if vi.name == name).type.tensor_type.elem_type = (
+        onnx.TensorProto.INT64)
+    return model
 
 
 def _const_node(name: str, value: np.ndarray) -> object:
@@ -67,6 +75,9 @@ CASES: dict[str, list[Case]] = {
             {"w": rand(40, 64, seed=1)}), staging_bytes=2048),
         Case("transA with m=1", onnx_model([node("Gemm", ["x", "w"], transA=1)],
                                            {"x": [8, 1]}, ["y"], {"w": rand(8, 3, seed=1)})),
+        Case("two activations (a MatMul), transA transB, alpha, activation C", onnx_model(
+            [node("Gemm", ["a", "b", "c"], transA=1, transB=1, alpha=0.5, beta=-2.0)],
+            {"a": [6, 3], "b": [4, 6], "c": [3, 4]}, ["y"])),
     ],
     "MatMul": [
         Case("const B", onnx_model([node("MatMul", ["x", "w"])], {"x": [2, 3, 8]}, ["y"],
@@ -202,6 +213,12 @@ CASES: dict[str, list[Case]] = {
                                          "a": np.array([0, 1], np.int64)})),
         Case("gather scalar", onnx_model([node("Gather", ["x", "i"], axis=1)], {"x": [2, 4, 3]},
                                          ["y"], {"i": np.array(2, np.int64)})),
+        Case("gather scattered constant indices", onnx_model(
+            [node("Gather", ["x", "i"], axis=1)], {"x": [2, 5, 3]}, ["y"],
+            {"i": np.array([4, 0, 4, -1], np.int64)})),
+        Case("embedding: a constant table at int64 input indices", _int64_input(onnx_model(
+            [node("Gather", ["t", "ids"])], {"ids": [2, 3]}, ["y"], {"t": rand(6, 4)}), "ids"),
+            inputs={"ids": np.array([[0, 5, -1], [2, 2, -6]], np.int64)}),
     ],
     "Resize": [
         Case(f"{mode} {coord}", onnx_model(
@@ -264,6 +281,11 @@ CASES: dict[str, list[Case]] = {
             [node("LayerNormalization", ["x", "s"], axis=-2, epsilon=1e-3)],
             {"x": [3, 4, 6]}, ["y"], {"s": rand(1, 6, seed=1)})),
     ],
+    "InstanceNormalization": [
+        Case("NCHW", onnx_model([node("InstanceNormalization", ["x", "s", "b"], epsilon=1e-3)],
+                                {"x": [2, 3, 5, 4]}, ["y"],
+                                {"s": rand(3, seed=1), "b": rand(3, seed=2)})),
+    ],
     "Where": [
         Case("constant condition, a constant branch", onnx_model(
             [node("Where", ["c", "x", "k"])], {"x": [2, 3, 4]}, ["y"],
@@ -276,6 +298,19 @@ CASES: dict[str, list[Case]] = {
              node("MaxPool", ["c"], ["p"], kernel_shape=[3], strides=[2], pads=[1, 1]),
              node("AveragePool", ["p"], ["y"], kernel_shape=[2])],
             {"x": [2, 4, 12]}, ["y"], {"w": rand(6, 2, 3), "b": rand(6, seed=1)})),
+    ],
+    "3-D windows": [
+        Case("conv3d grouped, dilated, depth padding", onnx_model(
+            [node("Conv", ["x", "w", "b"], group=2, dilations=[2, 1, 1], strides=[2, 1, 2],
+                  pads=[2, 1, 0, 1, 0, 1])],
+            {"x": [2, 4, 5, 4, 5]}, ["y"], {"w": rand(6, 2, 2, 3, 2), "b": rand(6, seed=1)})),
+        Case("maxpool3d, depth padding", onnx_model(
+            [node("MaxPool", ["x"], kernel_shape=[3, 2, 2], strides=[2, 2, 1],
+                  pads=[1, 0, 1, 1, 1, 0])], {"x": [1, 3, 5, 4, 4]}, ["y"])),
+        *(Case(f"avgpool3d, depth padding, count_include_pad {cip}", onnx_model(
+            [node("AveragePool", ["x"], kernel_shape=[3, 2, 3], strides=[2, 1, 2],
+                  pads=[1, 1, 0, 2, 0, 1], count_include_pad=cip)],
+            {"x": [2, 2, 6, 3, 5]}, ["y"])) for cip in (0, 1)),
     ],
 }
 

@@ -136,12 +136,14 @@ def test_unsupported_attribute_value_names_the_node(tmp_path) -> None:
     assert "Resize mode 'cubic' is not supported" in error.message
 
 
-def test_conv_3d_is_unsupported(tmp_path) -> None:
+def test_conv_3d_with_auto_pad_is_unsupported(tmp_path) -> None:
     w = numpy_helper.from_array(np.ones((2, 3, 3, 3, 3), np.float32), "w")
-    model = make([helper.make_node("Conv", ["x", "w"], ["y"], name="c3d")],
-                 [vi("x", [1, 3, 8, 8, 8])], [vi("y", [1, 2, 6, 6, 6])], [w])
+    model = make([helper.make_node("Conv", ["x", "w"], ["y"], name="c3d",
+                                   auto_pad="SAME_UPPER")],
+                 [vi("x", [1, 3, 8, 8, 8])], [vi("y", [1, 2, 8, 8, 8])], [w])
     error = import_error(model, tmp_path)
-    assert "c3d" in error.message and "1-D and 2-D" in error.message
+    assert "node 'c3d' (op Conv" in error.message
+    assert "3-D Conv only with explicit pads" in error.message
 
 
 def test_used_secondary_output_is_unsupported(tmp_path) -> None:

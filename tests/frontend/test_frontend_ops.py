@@ -328,6 +328,8 @@ def structural_cases():
     yield "sum_three_broadcast", single("Sum", {"a": [2, 3, 4], "b": [4]}, ["a", "b", "c"],
                                         {"c": w(3, 1)}, out_rank=3)
     yield "sum_one", single("Sum", {"a": [2, 3]}, ["a"])
+    yield "instance_norm", single("InstanceNormalization", {"x": [2, 3, 4, 5]}, ["x", "s", "b"],
+                                  {"s": w(3), "b": w(3)}, epsilon=1e-3)
     # 1-D windows, run as 2-D with H = 1
     x1 = {"x": [2, 4, 11]}
     yield "conv1d_dilated_group", single("Conv", x1, ["x", "W", "B"],
@@ -341,6 +343,13 @@ def structural_cases():
                                    pads=[1, 1], ceil_mode=1)
     yield "avgpool1d", single("AveragePool", x1, ["x"], kernel_shape=[4], strides=[3],
                               pads=[2, 1], count_include_pad=1, opset=11)
+    # 3-D windows, run as 2-D ones depth by depth
+    x3 = {"x": [2, 4, 5, 4, 3]}
+    yield "conv3d_11", single("Conv", x3, ["x", "W", "B"], {"W": w(2, 4, 3, 2, 2), "B": w(2)},
+                              pads=[1, 0, 1, 0, 1, 0], strides=[2, 1, 1], opset=11)
+    yield "maxpool3d", single("MaxPool", x3, ["x"], kernel_shape=[2, 2, 2], pads=[1] * 6)
+    yield "avgpool3d_13", single("AveragePool", x3, ["x"], kernel_shape=[3, 1, 2],
+                                 pads=[2, 0, 0, 1, 0, 1], opset=13)
 
 
 CASES = [

@@ -115,6 +115,7 @@ _SIGNATURES: dict[str, tuple[str, str]] = {
     "dnn64_reduce_sum_f32": ("ipipp", ""), "dnn64_reduce_max_f32": ("ipipp", ""),
     "dnn64_reduce_max_s8": ("ipipp", ""), "dnn64_layer_norm_f32": ("iifpppp", ""),
     "dnn64_strided_copy": ("iipppp", ""), "dnn64_select": ("ippppp", ""),
+    "dnn64_gather": ("iiiippip", ""),
 }
 # Argument and return kinds; "r" is a dnn64_region returned by value.
 _CTYPE = {"p": ctypes.c_void_p, "i": ctypes.c_int32, "f": ctypes.c_float, "r": Region}

@@ -87,3 +87,18 @@ def test_transpose_matches_onnxruntime(kernels, shape, perm) -> None:
         yi = np.empty(want.shape, dtype)
         kernels.dnn64_transpose(xi.itemsize, len(shape), i32(shape), i32(perm), xi, yi)
         np.testing.assert_array_equal(yi, np.transpose(xi, perm))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int8])
+def test_gather_matches_numpy_and_clamps_outside_rows(kernels, dtype) -> None:
+    rng = np.random.default_rng(7)
+    x = rng.integers(-128, 128, (2, 5, 3)).astype(dtype)
+    indices = np.array([4, -1, 0, 2, -5], np.int32)
+    y = np.zeros((2, len(indices), 3), dtype)
+    kernels.dnn64_gather(x.itemsize, 2, 5, 3, x, indices, len(indices), y)
+    np.testing.assert_array_equal(y, np.take(x, indices, axis=1))
+    # ONNX leaves an index outside [-rows, rows) an error: the kernel reads the nearest row
+    outside = np.array([5, 99, -6], np.int32)
+    y = np.zeros((2, 3, 3), dtype)
+    kernels.dnn64_gather(x.itemsize, 2, 5, 3, x, outside, 3, y)
+    np.testing.assert_array_equal(y, np.take(x, [4, 4, 0], axis=1))

@@ -333,3 +333,22 @@ def test_io_int8_makes_the_boundary_int8_around_fp32_nodes_too() -> None:
     assert report["io"] == "int8"
     with pytest.raises(UserError, match="unknown io type"):
         quantize_graph(graph, samples, io="int16")
+
+
+def test_io_int8_keeps_int32_index_inputs() -> None:
+    """`io: int8` quantises the float inputs only: an embedding's int32 token ids stay int32
+    (the Gather reads them as indices), and the output tracks the fp32 reference."""
+    table = np.linspace(-2, 2, 12, dtype=np.float32).reshape(4, 3)
+    tensors = {"ids": Tensor([5], "int32", "input"), "y": Tensor([5, 3], "float32", "output")}
+    graph = Graph("embed", ["ids"], ["y"], tensors,
+                  [Node("embed", "Gather", ["table", "ids"], ["e"], {"axis": 0}),
+                   Node("relu", "Relu", ["e"], ["y"], {})])
+    graph.tensors["e"] = Tensor([5, 3], "float32", "activation")
+    graph.add_constant("table", table)
+    sample = {"ids": np.array([3, 0, -1, 2, 2], np.int32)}
+    quantized, _ = quantize_graph(graph, [sample], io="int8")
+    assert quantized.tensors["ids"].dtype == "int32" and not quantized.tensors["ids"].quant
+    assert quantized.tensors["y"].dtype == "int8"
+    got = dequantize_outputs(quantized, run_int8(quantized, quantize_inputs(quantized, sample)))
+    np.testing.assert_allclose(got["y"], run(graph, sample)["y"],
+                               atol=quantized.tensors["y"].quant["scale"])
