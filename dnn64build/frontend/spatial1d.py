@@ -23,10 +23,10 @@ _AXES_INPUT_OPSET = 13  # from here on Squeeze/Unsqueeze take their axes as an i
 
 def lift_1d(model: onnx.ModelProto, opset: int) -> None:
     """Rewrite ``model``'s 1-D convolution and pooling nodes as 2-D ones, in place."""
-    _Lifter(model.graph, opset).run()
+    SpatialLifter(model.graph, opset).run()
 
 
-class _Lifter:
+class SpatialLifter:
     def __init__(self, graph: onnx.GraphProto, opset: int):
         self.g = graph
         self.opset = opset

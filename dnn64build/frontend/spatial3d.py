@@ -20,7 +20,7 @@ import onnx
 from onnx import helper, numpy_helper, shape_inference
 
 from dnn64build.frontend.evaluate import onnx_attrs
-from dnn64build.frontend.spatial1d import _Lifter
+from dnn64build.frontend.spatial1d import SpatialLifter
 
 _OPS = ("Conv", "MaxPool", "AveragePool")
 
@@ -43,7 +43,7 @@ def split_3d(model: onnx.ModelProto, opset: int) -> None:
     _Splitter(g, opset, shapes).run()
 
 
-class _Splitter(_Lifter):
+class _Splitter(SpatialLifter):
     def __init__(self, graph: onnx.GraphProto, opset: int, shapes: dict[str, list[int]]):
         super().__init__(graph, opset)
         self.shapes = shapes
