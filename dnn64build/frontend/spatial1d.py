@@ -27,6 +27,9 @@ def lift_1d(model: onnx.ModelProto, opset: int) -> None:
 
 
 class SpatialLifter:
+    """Rewrites a graph's nodes in order, each kept or replaced by what ``_lift`` makes;
+    spatial3d.py's splitter reuses its naming and initializer helpers."""
+
     def __init__(self, graph: onnx.GraphProto, opset: int):
         self.g = graph
         self.opset = opset
