@@ -472,7 +472,8 @@ def _c_source(graph: Graph, symbol: str, lowered: list[tuple[Node, Lowered]],
         outs = ", ".join(c_comment(o) for o in node.outputs if o)
         unit = " (on the RSP)" if low.on_rsp else ""
         name = c_comment(node.name)
-        out += ["", f'    /* [{index}] {node.op}{unit} "{name}": {ins} -> {outs} */']
+        out += ["", f'    /* [{index}] {node.op}{unit} "{name}": {ins} -> {outs} */',
+                f"    dnn64_cart_step({index}u);"]
         if low.note:
             out.append(f"    /* {low.note} */")
         for call in node_calls:

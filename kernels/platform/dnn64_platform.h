@@ -99,6 +99,64 @@ void dnn64_asset_read_start(void *dst, uint32_t offset, uint32_t len);
 /** Wait for the read dnn64_asset_read_start began; returns at once if it is done. */
 void dnn64_asset_read_wait(void);
 
+/* The three reads above are portable (dnn64_cart.c): they count what they read and
+ * call the platform's own read, below, which nothing else should call except the asset
+ * table lookup (dnn64_assets.c, whose few bytes are left out of the count). */
+void dnn64_platform_read(void *dst, uint32_t offset, uint32_t len);
+void dnn64_platform_read_start(void *dst, uint32_t offset, uint32_t len);
+void dnn64_platform_read_wait(void);
+
+/* ---- cartridge traffic of one inference (portable: dnn64_cart.c) ---------- */
+/* Every read through dnn64_asset_read/_start/_wait is counted: the bytes, the ticks
+ * spent inside the read calls (the machine's own transfer time), and for each prefetch
+ * (_start ... _wait) its bytes and the ticks the CPU computed while it was in flight.
+ * Generated code marks each scheduled node (dnn64_cart_step), so the bytes and ticks
+ * are also kept per node. dnn64build turns them into a cartridge-aware time
+ * (docs/platforms.md, "Cartridge-aware time"). */
+
+/** Prefetch spans and node steps kept one by one; more are merged into the last. */
+#define DNN64_CART_SPANS 512u
+#define DNN64_CART_STEPS 256u
+
+/** One prefetch: its bytes, and the ticks the CPU spent outside reads while it flew. */
+typedef struct dnn64_cart_span {
+    uint32_t bytes;
+    uint32_t ticks;
+} dnn64_cart_span;
+
+/** One scheduled node: its index, bytes read while it ran (waited for, prefetched), and
+ *  its ticks (reads included). */
+typedef struct dnn64_cart_step_record {
+    uint32_t index;
+    uint32_t sync_bytes;
+    uint32_t async_bytes;
+    uint32_t ticks;
+} dnn64_cart_step_record;
+
+typedef struct dnn64_cart_stats {
+    uint64_t sync_bytes;  /* read by dnn64_asset_read: the CPU waited for them */
+    uint64_t async_bytes; /* read by dnn64_asset_read_start: in flight beside compute */
+    uint64_t read_ticks;  /* ticks spent inside the three read calls */
+    uint32_t reads;       /* calls that read at least one byte */
+    uint32_t spans;       /* entries of span[] used */
+    uint32_t steps;       /* entries of step[] used */
+    uint32_t merged;      /* spans or steps merged into the last entry (capacity) */
+    dnn64_cart_span span[DNN64_CART_SPANS];
+    dnn64_cart_step_record step[DNN64_CART_STEPS];
+} dnn64_cart_stats;
+
+/** Zero the counters: call just before the inference starts (weights read before, e.g.
+ *  loaded once at init, are not its traffic). */
+void dnn64_cart_reset(void);
+/** Generated code calls this as scheduled node `index` starts. */
+void dnn64_cart_step(uint32_t index);
+/** Close the last node: call just after the inference ends. */
+void dnn64_cart_finish(void);
+/** The counters since dnn64_cart_reset. */
+const dnn64_cart_stats *dnn64_cart_stats_now(void);
+/** Print them (lines CART, CARTS, CARTN of dnn64build/codegen/protocol.py). */
+void dnn64_cart_print(const char *symbol);
+
 /** Write one line of text (no newline needed) to the platform's console:
  *  stdout on host, IS-Viewer on N64. `line` is a NUL-terminated string; text
  *  longer than DNN64_LINE_MAX is written as several lines of DNN64_LINE_MAX

@@ -113,7 +113,7 @@ static void check_range(uint32_t offset, uint32_t len)
         dnn64_fail("dnn64_asset_read: read past the end of the asset area");
 }
 
-void dnn64_asset_read(void *dst, uint32_t offset, uint32_t len)
+void dnn64_platform_read(void *dst, uint32_t offset, uint32_t len)
 {
     if (len == 0)
         return;
@@ -121,7 +121,7 @@ void dnn64_asset_read(void *dst, uint32_t offset, uint32_t len)
     rom_read_unchecked(dst, offset, len);
 }
 
-void dnn64_asset_read_start(void *dst, uint32_t offset, uint32_t len)
+void dnn64_platform_read_start(void *dst, uint32_t offset, uint32_t len)
 {
     uint32_t cart = CART_PHYS + DNN64_ASSET_CART_OFFSET + offset;
     /* Generated code starts a read per weight tile: reading the clock here keeps the
@@ -138,7 +138,7 @@ void dnn64_asset_read_start(void *dst, uint32_t offset, uint32_t len)
     rom_read_unchecked(dst, offset, len);
 }
 
-void dnn64_asset_read_wait(void)
+void dnn64_platform_read_wait(void)
 {
     pi_dma_finish();
     (void)dnn64_ticks();

@@ -27,7 +27,7 @@ void dnn64_platform_init(void)
                   | ((uint32_t)header[14] << 8) | header[15];
 }
 
-void dnn64_asset_read_start(void *dst, uint32_t offset, uint32_t len)
+void dnn64_platform_read_start(void *dst, uint32_t offset, uint32_t len)
 {
     if (len == 0)
         return;
@@ -37,15 +37,15 @@ void dnn64_asset_read_start(void *dst, uint32_t offset, uint32_t len)
     dma_read_async(dst, assets_rom_addr + offset, len);
 }
 
-void dnn64_asset_read_wait(void)
+void dnn64_platform_read_wait(void)
 {
     dma_wait();
 }
 
-void dnn64_asset_read(void *dst, uint32_t offset, uint32_t len)
+void dnn64_platform_read(void *dst, uint32_t offset, uint32_t len)
 {
-    dnn64_asset_read_start(dst, offset, len);
-    dnn64_asset_read_wait();
+    dnn64_platform_read_start(dst, offset, len);
+    dnn64_platform_read_wait();
 }
 
 void dnn64_print(const char *line)
