@@ -63,6 +63,21 @@ def cartridge_seconds(traffic: Traffic, tickrate: float,
             + transfer_seconds(traffic.sync_bytes + max(unlogged, 0), bytes_per_s))
 
 
+# The planner's compute estimate: CPU cycles per multiply-accumulate, rounded from cen64
+# measurements of the int8 zoo at 224x224 (issue 24: kernels: cpu 7.2 to 7.7; the RSP
+# kernels bring whole models to 0.7 to 1.0, CPU work included). Only their ratio to the
+# cartridge term matters: they rank plans, they predict no time.
+CPU_CYCLES_PER_MAC = 7.5
+RSP_CYCLES_PER_MAC = 0.5
+CPU_HZ = 93.75e6
+
+
+def compute_seconds(macs: int, rsp_macs: int) -> float:
+    """The planner's estimate of an inference's compute: ``macs`` multiply-accumulates in
+    all (extra ones of fused groups included), ``rsp_macs`` of them on the RSP."""
+    return (RSP_CYCLES_PER_MAC * rsp_macs + CPU_CYCLES_PER_MAC * (macs - rsp_macs)) / CPU_HZ
+
+
 def estimated_seconds(compute_s: float, cartridge_bytes: int,
                       bytes_per_s: float = GAME_PAK_BYTES_PER_S) -> float:
     """The planner's cost of a plan: its compute estimate plus every byte it reads from

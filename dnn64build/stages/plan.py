@@ -15,6 +15,11 @@ from dnn64build.codegen.ops_int8 import quantize_stem_pairs
 from dnn64build.codegen.staging import DEFAULT_STAGING_CAP
 from dnn64build.errors import UserError
 from dnn64build.ir import Graph, load_graph
+from dnn64build.planner.cartridge import (
+    GAME_PAK_BYTES_PER_S,
+    compute_seconds,
+    estimated_seconds,
+)
 from dnn64build.planner.checker import check_plan
 from dnn64build.planner.dagplan import PlanParams
 from dnn64build.planner.exact import WORK_BUDGET, ExactParams
@@ -26,7 +31,7 @@ from dnn64build.planner.fit import (
 )
 from dnn64build.planner.fusion import GROUP_WEIGHT_CAP, DagPrograms
 from dnn64build.planner.graph_plan import plan_graph
-from dnn64build.planner.ladder import Found, Option, ladder, search
+from dnn64build.planner.ladder import Cost, Found, Option, ladder, search
 from dnn64build.planner.problem import align_up
 from dnn64build.planner.program_size import program_estimate
 from dnn64build.planner.report import render_ascii, render_svg
@@ -112,7 +117,7 @@ def fit_search(graph: Graph, config: dict) -> tuple[Found, list[Option]]:
         plan, staging = _plan(graph, config, option, pairs if option.pairs else (), programs)
         return plan, _needed(plan, staging)
 
-    return search(options, plan_option, config["memory"]), options
+    return search(options, plan_option, config["memory"], PLAN_COST), options
 
 
 def _searched(found: Found) -> list[str]:
@@ -132,12 +137,13 @@ def _searched(found: Found) -> list[str]:
 def _explain(plan: dict, found: Found, options: Sequence[Option], kernels: str,
              memory: int) -> None:
     """The notes of the fusion and quantize_stem records on why the chosen option won."""
-    chosen = found.tried[-1].option
+    chosen = found.chosen
     if chosen.fusion == "none" and kernels != "cpu" and any(o.fusion != "none" for o in options):
         plan["fusion"]["notes"].append(
             "not fused: the model fits without fused groups, whose Convs would run on "
             "the CPU (kernels: " + kernels + ")")
-    paired = [t for t in found.tried if t.option.pairs and t.needs is not None]
+    paired = [t for t in found.tried if t.option.pairs and t.needs is not None
+              and t.needs > memory]
     if not chosen.pairs and paired:
         plan["quantize_stem"]["notes"].append(
             f"not paired: with the float input alive through the stem Conv the model needs "
@@ -201,6 +207,20 @@ def _record_program(plan: dict, shape: CodeShape) -> None:
         "staged_calls": shape.staged_calls, "decl_lines": shape.decl_lines,
         "functions": sorted(shape.functions),
     }
+    fusion = plan.get("fusion", {})
+    compute = compute_seconds(fusion.get("model_macs", 0) + fusion.get("extra_macs", 0),
+                              shape.rsp_macs)
+    plan["cartridge"] = {
+        "bytes_per_inference": shape.cartridge_bytes, "reread_bytes": shape.reread_bytes,
+        "bytes_per_second": GAME_PAK_BYTES_PER_S, "rsp_macs": shape.rsp_macs,
+        "compute_estimate_seconds": compute,
+        "cost_seconds": estimated_seconds(compute, shape.cartridge_bytes),
+    }
+
+
+# The search's ranking of fitting plans (planner/ladder.py, planner/cartridge.py).
+PLAN_COST = Cost(seconds=lambda plan: plan["cartridge"]["cost_seconds"],
+                 final=lambda plan: plan["cartridge"]["reread_bytes"] == 0)
 
 
 def configured_staging(config: dict) -> int | None:
