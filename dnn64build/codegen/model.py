@@ -7,6 +7,7 @@ node) and the weight tile reads between them. See docs/codegen.md.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -153,7 +154,7 @@ class CodeShape:
     staged_calls: int  # of those, calls reading a weight tile (each adds a ROM read)
     decl_lines: int  # lines of file-scope parameter structs and tables
     functions: frozenset[str]  # the dnn64_* functions the code names (kernels it links)
-    cartridge_bytes: int  # weight bytes read from the cartridge per inference
+    cartridge_bytes: int  # bytes read from the cartridge per inference (streamed inputs too)
     reread_bytes: int  # of those, the bytes of tiles read more than once (dag groups)
     rsp_macs: int  # multiply-accumulates of the nodes run on the RSP
 
@@ -210,6 +211,11 @@ def _shapes(graph: Graph, lowered: list[tuple[Node, Lowered]], halves: Sequence[
     rereads = [(part_bytes(t), n) for s in steps if isinstance(s, Reread)
                for t, n in zip(s.tiles, s.reads, strict=True)]
     rsp_macs = sum(node_macs(graph, node) for node, low in lowered if low.on_rsp)
+    # A streamed graph input is read from its asset row by row, each row once.
+    streamed = [node.attrs["fusion"].get("streams") for node, _ in lowered
+                if node.op == GROUP_OP]
+    inputs = sum(math.prod(graph.tensors[x].shape) * np.dtype(graph.tensors[x].dtype).itemsize
+                 for x in streamed if x)
     # A dag group's step is one firing loop whose cases read their own tiles.
     reread = sum(len(s.tiles) for s in steps if isinstance(s, Reread))
     untiled = sum(1 for s in steps if not isinstance(s, Tiled))
@@ -226,7 +232,7 @@ def _shapes(graph: Graph, lowered: list[tuple[Node, Lowered]], halves: Sequence[
         shapes.append(CodeShape(
             staging_bytes=2 * half, calls=tiled + reread + untiled,
             staged_calls=tiled + staged, decl_lines=lines, functions=functions,
-            cartridge_bytes=once + tiled_bytes + sum(size * n for size, n in rereads),
+            cartridge_bytes=once + tiled_bytes + sum(size * n for size, n in rereads) + inputs,
             reread_bytes=sum(size * n for size, n in rereads if n > 1), rsp_macs=rsp_macs))
     return shapes
 
