@@ -305,7 +305,8 @@ def _cartridge(run: ModelRun, tickrate: int, platform: str,
     from dnn64build.emulator.cen64 import cycles
 
     ms = cartridge_seconds(last, tickrate, bytes_per_s) * 1e3
-    note = "" if not last.merged else f"; {last.merged} records merged past the ROM's log"
+    note = "" if not last.merged else (f"; {last.merged} records past the ROM's log "
+                                       "(prefetches there charged whole)")
     return (f"{text}; {cycles(last.compute_ticks):.0f} compute cycles (reads excluded); "
             f"cartridge-aware {ms:.3f} ms at {bytes_per_s / 1e6:g} MB/s{note}")
 

@@ -36,7 +36,7 @@ class Traffic:
     read_ticks: int  # ticks spent inside the read calls (the machine's own transfer time)
     spans: tuple[tuple[int, int], ...]  # per prefetch: (bytes, ticks of compute beside it)
     steps: tuple[tuple[int, int, int, int], ...]  # per node: (index, sync, async, ticks)
-    merged: int  # spans or steps past the ROM's capacity, merged into its last entry
+    merged: int  # spans or steps past the ROM's log (a span's bytes then charged whole)
 
     @property
     def bytes(self) -> int:
@@ -56,8 +56,7 @@ def cartridge_seconds(traffic: Traffic, tickrate: float,
     beside = sum(ticks for _, ticks in traffic.spans)
     overlapped = sum(max(ticks / tickrate, transfer_seconds(nbytes, bytes_per_s))
                      for nbytes, ticks in traffic.spans)
-    # Prefetched bytes no span recorded (none unless the ROM's log overflowed and merged
-    # them into its last entry, which keeps them) are charged whole.
+    # Prefetched bytes no span recorded (past the ROM's log) are charged whole.
     unlogged = traffic.async_bytes - sum(nbytes for nbytes, _ in traffic.spans)
     return ((traffic.compute_ticks - beside) / tickrate + overlapped
             + transfer_seconds(traffic.sync_bytes + max(unlogged, 0), bytes_per_s))
