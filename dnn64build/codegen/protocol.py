@@ -11,7 +11,7 @@ generate_main; a model run several times repeats its lines once per run):
                                               the model runs, before its TICKS)
     TICKS <symbol> <ticks>                    the run's duration (dnn64_ticks)
     CART <symbol> <waited bytes> <prefetched bytes> <read ticks> <reads> <spans>
-         <steps> <merged>                     the run's cartridge reads (dnn64_cart_print)
+         <steps> <spans past> <steps past>    the run's cartridge reads (dnn64_cart_print)
     CARTS <symbol> <first span> <bytes> <ticks> ...
                                               its prefetches, up to 6 pairs a line
     CARTN <symbol> <node> <waited bytes> <prefetched bytes> <ticks>
@@ -143,10 +143,11 @@ def parse_traffic(lines: Iterable[str], symbol: str) -> list[Traffic]:
             raise ProtocolError(f"not a number in {line!r}") from None
         if fields[0] == "TICKS":
             ticks = numbers[0]
-        elif fields[0] == "CART" and len(numbers) == 7:
+        elif fields[0] == "CART" and len(numbers) == 8:
             runs.append({"run_ticks": ticks, "sync_bytes": numbers[0],
                          "async_bytes": numbers[1], "read_ticks": numbers[2],
-                         "spans": [], "steps": [], "merged": numbers[6]})
+                         "spans": [], "steps": [], "spans_past": numbers[6],
+                         "steps_past": numbers[7]})
         elif fields[0] == "CARTS" and runs and len(numbers) % 2 == 1:
             pairs = numbers[1:]
             runs[-1]["spans"] += list(zip(pairs[::2], pairs[1::2], strict=True))

@@ -293,22 +293,27 @@ def _timing(run: ModelRun, tickrate: int, platform: str) -> str:
 
 def _cartridge(run: ModelRun, tickrate: int, platform: str,
                bytes_per_s: float = GAME_PAK_BYTES_PER_S) -> str:
-    """The cartridge bytes of one inference (the last run) and, in cen64, the compute
-    cycles and the cartridge-aware time at ``bytes_per_s`` (planner/cartridge.py)."""
+    """The cartridge bytes of one inference (the last run), in cen64 also the compute
+    cycles and the cartridge-aware time at ``bytes_per_s`` (planner/cartridge.py), and the
+    schedule steps that read the most."""
     if not run.traffic:
         return "cartridge: the program printed no counts"
     last = run.traffic[-1]
     text = (f"cartridge: {last.bytes} bytes per inference ({last.sync_bytes} waited for, "
-            f"{last.async_bytes} prefetched in {len(last.spans)} tiles)")
-    if platform != CEN64:
-        return text
-    from dnn64build.emulator.cen64 import cycles
+            f"{last.async_bytes} prefetched in {last.prefetches} tiles)")
+    if platform == CEN64:
+        from dnn64build.emulator.cen64 import cycles
 
-    ms = cartridge_seconds(last, tickrate, bytes_per_s) * 1e3
-    note = "" if not last.merged else (f"; {last.merged} records past the ROM's log "
-                                       "(prefetches there charged whole)")
-    return (f"{text}; {cycles(last.compute_ticks):.0f} compute cycles (reads excluded); "
-            f"cartridge-aware {ms:.3f} ms at {bytes_per_s / 1e6:g} MB/s{note}")
+        ms = cartridge_seconds(last, tickrate, bytes_per_s) * 1e3
+        text += (f"; {cycles(last.compute_ticks):.0f} compute cycles (reads excluded); "
+                 f"cartridge-aware {ms:.3f} ms at {bytes_per_s / 1e6:g} MB/s")
+        if last.spans_past:
+            text += f" ({last.spans_past} tiles past the ROM's log charged whole)"
+    heaviest = [(index, sync + ahead) for index, sync, ahead, _ in
+                sorted(last.steps, key=lambda step: -(step[1] + step[2]))[:3] if sync + ahead]
+    if heaviest:
+        text += "; most at schedule steps " + ", ".join(f"[{i}] {n}" for i, n in heaviest)
+    return text
 
 
 def _print_run(run: ModelRun, tickrate: int, platform: str) -> None:

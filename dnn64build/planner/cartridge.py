@@ -36,11 +36,16 @@ class Traffic:
     read_ticks: int  # ticks spent inside the read calls (the machine's own transfer time)
     spans: tuple[tuple[int, int], ...]  # per prefetch: (bytes, ticks of compute beside it)
     steps: tuple[tuple[int, int, int, int], ...]  # per node: (index, sync, async, ticks)
-    merged: int  # spans or steps past the ROM's log (a span's bytes then charged whole)
+    spans_past: int = 0  # prefetches past the ROM's log (their bytes charged whole)
+    steps_past: int = 0  # nodes past it (merged into the last step)
 
     @property
     def bytes(self) -> int:
         return self.sync_bytes + self.async_bytes
+
+    @property
+    def prefetches(self) -> int:
+        return len(self.spans) + self.spans_past
 
     @property
     def compute_ticks(self) -> int:

@@ -52,7 +52,7 @@ void dnn64_asset_read_wait(void)
             stats.span[stats.spans].ticks = ticks;
             stats.spans++;
         } else {
-            stats.merged++; /* not logged: dnn64build charges its bytes whole */
+            stats.spans_past++; /* not logged: dnn64build charges its bytes whole */
         }
         flying_bytes = 0;
     }
@@ -72,7 +72,7 @@ static void close_step(uint64_t now)
         rec->sync_bytes = rec->async_bytes = rec->ticks = 0;
     } else {
         rec = &stats.step[DNN64_CART_STEPS - 1u];
-        stats.merged++;
+        stats.steps_past++;
     }
     rec->sync_bytes = clamp32(rec->sync_bytes + (stats.sync_bytes - step_sync));
     rec->async_bytes = clamp32(rec->async_bytes + (stats.async_bytes - step_async));
@@ -82,7 +82,7 @@ static void close_step(uint64_t now)
 void dnn64_cart_reset(void)
 {
     stats.sync_bytes = stats.async_bytes = stats.read_ticks = 0;
-    stats.reads = stats.spans = stats.steps = stats.merged = 0;
+    stats.reads = stats.spans = stats.steps = stats.spans_past = stats.steps_past = 0;
     flying_bytes = 0;
     step_open = 0;
 }
@@ -120,7 +120,8 @@ void dnn64_cart_print(const char *symbol)
     dnn64_line_u32(&line, stats.reads);
     dnn64_line_u32(&line, stats.spans);
     dnn64_line_u32(&line, stats.steps);
-    dnn64_line_u32(&line, stats.merged);
+    dnn64_line_u32(&line, stats.spans_past);
+    dnn64_line_u32(&line, stats.steps_past);
     dnn64_line_end(&line);
     for (i = 0; i < stats.spans; i++) {
         if (i % 6u == 0) {

@@ -115,7 +115,7 @@ void dnn64_platform_read_wait(void);
  * (docs/platforms.md, "Cartridge-aware time"). */
 
 /** Prefetch spans and node steps kept one by one: a prefetch past the log is only
- *  counted (in async_bytes and merged), a node past it is merged into the last entry. */
+ *  counted (async_bytes, spans_past), a node past it is merged into the last entry. */
 #define DNN64_CART_SPANS 512u
 #define DNN64_CART_STEPS 256u
 
@@ -141,7 +141,8 @@ typedef struct dnn64_cart_stats {
     uint32_t reads;       /* calls that read at least one byte */
     uint32_t spans;       /* entries of span[] used */
     uint32_t steps;       /* entries of step[] used */
-    uint32_t merged;      /* spans or steps past the log (see DNN64_CART_SPANS) */
+    uint32_t spans_past;  /* prefetches past span[] (see DNN64_CART_SPANS) */
+    uint32_t steps_past;  /* nodes past step[], merged into its last entry */
     dnn64_cart_span span[DNN64_CART_SPANS];
     dnn64_cart_step_record step[DNN64_CART_STEPS];
 } dnn64_cart_stats;

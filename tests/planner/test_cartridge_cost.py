@@ -23,7 +23,7 @@ from dnn64build.stages.plan import PLAN_COST
 # 1,000 ticks a second; 1,000 ticks in all, 100 of them inside read calls; 5,000 bytes
 # waited for; two 10,000-byte prefetches beside 300 and 50 ticks of compute.
 TRAFFIC = Traffic(run_ticks=1000, sync_bytes=5000, async_bytes=20000, read_ticks=100,
-                  spans=((10000, 300), (10000, 50)), steps=(), merged=0)
+                  spans=((10000, 300), (10000, 50)), steps=())
 
 
 def test_transfers_slower_than_compute_are_charged_whole() -> None:
@@ -40,7 +40,7 @@ def test_transfers_faster_than_compute_hide_behind_it() -> None:
 
 def test_prefetched_bytes_past_the_log_are_charged_whole() -> None:
     lost = Traffic(run_ticks=1000, sync_bytes=0, async_bytes=30000, read_ticks=0,
-                   spans=((10000, 500),), steps=(), merged=1)
+                   spans=((10000, 500),), steps=(), spans_past=2)
     # 500 ticks of other compute, max(0.5 s, 1 s), and 20,000 unlogged bytes 2 s.
     assert cartridge_seconds(lost, 1000, 10_000) == pytest.approx(0.5 + 1 + 2)
 
@@ -52,16 +52,16 @@ def test_the_planner_estimate_is_compute_plus_every_byte_at_5_mb_s() -> None:
 
 
 def test_cartridge_lines_are_parsed_per_run() -> None:
-    lines = ["TICKRATE 1000", "TICKS m 1000", "CART m 5000 20000 100 3 2 1 0",
+    lines = ["TICKRATE 1000", "TICKS m 1000", "CART m 5000 20000 100 3 2 1 0 0",
              "CARTS m 0 10000 300 10000 50", "CARTN m 0 5000 20000 1000",
-             "TICKS other 7", "CART other 1 0 0 1 0 0 0", "TICKS m 900",
-             "CART m 0 0 0 0 0 0 0"]
+             "TICKS other 7", "CART other 1 0 0 1 0 0 0 0", "TICKS m 900",
+             "CART m 0 0 0 0 0 0 0 0"]
     first, second = parse_traffic(lines, "m")
     assert first == Traffic(1000, 5000, 20000, 100, ((10000, 300), (10000, 50)),
-                            ((0, 5000, 20000, 1000),), 0)
+                            ((0, 5000, 20000, 1000),))
     assert second.run_ticks == 900 and second.bytes == 0
     with pytest.raises(ProtocolError):
-        parse_traffic(["TICKS m 1", "CART m 1 2 x 4 5 6 7"], "m")
+        parse_traffic(["TICKS m 1", "CART m 1 2 x 4 5 6 7 8"], "m")
 
 
 def _plan(compute_s: float, cartridge_bytes: int, reread_bytes: int) -> dict:

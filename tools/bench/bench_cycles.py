@@ -171,10 +171,12 @@ def table(results: list[Measured]) -> str:
     return "\n".join(lines)
 
 
-def section(results: list[Measured], command: str) -> str:
+def section(results: list[Measured], command: str, kernels: str = "cpu") -> str:
+    how = ("the tool's default `kernels:`" if kernels == "default" else
+           f"`kernels: {kernels}`" + (" (no RSP)" if kernels == "cpu" else ""))
     return f"""{SECTION}
 
-`{command}`: every model built through the CLI for `bare` with `kernels: cpu` (no RSP) and
+`{command}`: every model built through the CLI for `bare` with {how} and
 run in cen64 (one seeded sample; int8 calibrated on seeded random inputs, digits on its
 calibration set). cen64 models the VR4300's caches and latencies: CPU cycles = CP0 Count
 x 2, ms = cycles / 93.75 MHz; M MACs counts Conv, ConvTranspose, Gemm and MatMul.
@@ -187,7 +189,10 @@ code generator. A model that does not fit 8 MiB says so instead of a time.
   multiply-accumulates/s (8 lanes x 62.5 MHz, 0.19 CPU cycles per MAC); "PI stream ms" is
   the weight bytes the ROM streams per inference at the cartridge's average PI DMA rate
   of 5 MB/s (Nintendo's N64 introductory manual, section 2-6 "PI": "average 5
-  MByte/sec", peak about 50 MB/s).
+  MByte/sec", peak about 50 MB/s). The last three columns are what the ROM counted:
+  the bytes it read from the cartridge per inference, its cycles outside the read calls,
+  and the cartridge-aware time charging each transfer at that rate where compute does not
+  hide it (docs/platforms.md, "Cartridge-aware time").
 - cen64 (Debian 0.3+git20200723) charges MULT no extra cycles (the VR4300 takes 5,
   unpipelined; N64-NOTES.md), so int8 figures here are optimistic for multiply-bound
   loops; it does model cache misses and DIV/DMULT latency.
@@ -241,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
             results = [m for measured in done for m in measured]
     command = "python -m tools.bench.bench_cycles " + " ".join(
         a for a in (argv if argv is not None else sys.argv[1:]) if a != "--write")
-    text = section(results, command.strip())
+    text = section(results, command.strip(), args.kernels)
     print(text)
     if args.write:
         write_section(SECTION, text)
