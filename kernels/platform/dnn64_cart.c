@@ -31,11 +31,15 @@ void dnn64_asset_read(void *dst, uint32_t offset, uint32_t len)
 void dnn64_asset_read_start(void *dst, uint32_t offset, uint32_t len)
 {
     uint64_t t0 = dnn64_ticks(), t1;
-    dnn64_platform_read_start(dst, offset, len);
+    int flying = dnn64_platform_read_start(dst, offset, len);
     t1 = dnn64_ticks();
     stats.read_ticks += t1 - t0;
-    stats.async_bytes += len;
     stats.reads += len != 0;
+    if (!flying) { /* done before returning: the CPU waited for it */
+        stats.sync_bytes += len;
+        return;
+    }
+    stats.async_bytes += len;
     flying_bytes = len;
     flying_since = t1;
     flying_reads = stats.read_ticks;

@@ -101,15 +101,19 @@ void dnn64_asset_read_wait(void);
 
 /* The three reads above are portable (dnn64_cart.c): they count what they read and
  * call the platform's own read, below, which nothing else should call except the asset
- * table lookup (dnn64_assets.c, whose few bytes are left out of the count). */
+ * table lookup (dnn64_assets.c, whose few bytes are left out of the count).
+ * dnn64_platform_read_start returns 1 when the read may still be in flight (the CPU can
+ * compute meanwhile), 0 when it completed before returning. */
 void dnn64_platform_read(void *dst, uint32_t offset, uint32_t len);
-void dnn64_platform_read_start(void *dst, uint32_t offset, uint32_t len);
+int dnn64_platform_read_start(void *dst, uint32_t offset, uint32_t len);
 void dnn64_platform_read_wait(void);
 
 /* ---- cartridge traffic of one inference (portable: dnn64_cart.c) ---------- */
 /* Every read through dnn64_asset_read/_start/_wait is counted: the bytes, the ticks
  * spent inside the read calls (the machine's own transfer time), and for each prefetch
  * (_start ... _wait) its bytes and the ticks the CPU computed while it was in flight.
+ * A _start the platform completes at once (host; on bare a tile over 64 KiB or
+ * misaligned) is counted as waited for.
  * Generated code marks each scheduled node (dnn64_cart_step), so the bytes and ticks
  * are also kept per node. dnn64build turns them into a cartridge-aware time
  * (docs/platforms.md, "Cartridge-aware time"). */
@@ -135,8 +139,8 @@ typedef struct dnn64_cart_step_record {
 } dnn64_cart_step_record;
 
 typedef struct dnn64_cart_stats {
-    uint64_t sync_bytes;  /* read by dnn64_asset_read: the CPU waited for them */
-    uint64_t async_bytes; /* read by dnn64_asset_read_start: in flight beside compute */
+    uint64_t sync_bytes;  /* the CPU waited for them */
+    uint64_t async_bytes; /* read by dnn64_asset_read_start in flight beside compute */
     uint64_t read_ticks;  /* ticks spent inside the three read calls */
     uint32_t reads;       /* calls that read at least one byte */
     uint32_t spans;       /* entries of span[] used */

@@ -68,7 +68,8 @@ def _asset_sizes(image: Path) -> dict[str, int]:
 
 def test_unfused_model_reads_each_weight_byte_once(host_cc: str, ws: Workspace) -> None:
     total, waited, prefetched, tiles = _counted(ws, "flat")
-    assert total == waited + prefetched and tiles >= 1
+    # the host's file reads complete before the prefetch call returns: all waited for
+    assert total == waited and prefetched == tiles == 0
     images = list((ws.root / "dnn64-out/bin/models/flat").rglob("*.img"))
     assert images, "no host asset image"
     weights = [size for name, size in _asset_sizes(images[0]).items()
@@ -78,11 +79,11 @@ def test_unfused_model_reads_each_weight_byte_once(host_cc: str, ws: Workspace) 
 
 def test_dag_group_rereads_and_streamed_input_are_counted(host_cc: str,
                                                           ws: Workspace) -> None:
-    total, waited, prefetched, _ = _counted(ws, "dag")
+    total, waited, _, _ = _counted(ws, "dag")
     assert total == _planned_bytes(ws, "dag")
     weights = next(size for name, size in _asset_sizes(
         next((ws.root / "dnn64-out/bin/models/dag").rglob("*.img"))).items()
         if name.endswith(".weights"))
     input_bytes = 2 * 16 * 12 * 4  # the float32 input [1, 2, 16, 12], each row read once
-    # every firing re-reads its member's tiles while the CPU waits
-    assert total > weights + input_bytes and waited > weights + input_bytes - prefetched
+    # every firing re-reads its member's tiles
+    assert waited == total > weights + input_bytes

@@ -51,9 +51,10 @@ void dnn64_platform_read(void *dst, uint32_t offset, uint32_t len)
 }
 
 /* A file read cannot overlap the caller: start completes it, wait has nothing to do. */
-void dnn64_platform_read_start(void *dst, uint32_t offset, uint32_t len)
+int dnn64_platform_read_start(void *dst, uint32_t offset, uint32_t len)
 {
     dnn64_platform_read(dst, offset, len);
+    return 0;
 }
 
 void dnn64_platform_read_wait(void)
