@@ -316,6 +316,7 @@ def report(plan: dict, model: str, memory: int) -> str:
         f"schedule: {plan['scheduler']['method']} order, {len(plan['schedule'])} steps; "
         f"allocation: {plan['algorithm']} ({plan['outcome']})",
         *fit_search_lines(plan),
+        *cartridge_lines(plan),
         *staging_lines(plan),
         *fusion_lines(plan),
         *quantize_stem_lines(plan),
@@ -339,6 +340,18 @@ def fit_search_lines(plan: dict) -> list[str]:
     """The options planned before the chosen one and why each was not taken."""
     return [f"fit search: {t['option']}: {t['outcome']}" for t in plan.get("fit_search", [])
             if t["outcome"] != "chosen"]
+
+
+def cartridge_lines(plan: dict) -> list[str]:
+    """The plan's cartridge traffic and the cost the search ranked it by."""
+    record = plan.get("cartridge")
+    if not record:
+        return []
+    return [f"cartridge: {record['bytes_per_inference']} bytes read per inference "
+            f"({record['reread_bytes']} of them re-read); estimated "
+            f"{record['cost_seconds']:.3f} s an inference: compute "
+            f"{record['compute_estimate_seconds']:.3f} s + the bytes at "
+            f"{record['bytes_per_second'] / 1e6:g} MB/s (docs/platforms.md)"]
 
 
 def staging_lines(plan: dict) -> list[str]:

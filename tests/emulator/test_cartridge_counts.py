@@ -81,6 +81,8 @@ def test_dag_group_rereads_and_streamed_input_are_counted(host_cc: str,
                                                           ws: Workspace) -> None:
     total, waited, _, _ = _counted(ws, "dag")
     assert total == _planned_bytes(ws, "dag")
+    report = (ws.root / "dnn64-out/bin/models/dag/plan/report.txt").read_text()
+    assert f"cartridge: {total} bytes read per inference" in report
     weights = next(size for name, size in _asset_sizes(
         next((ws.root / "dnn64-out/bin/models/dag").rglob("*.img"))).items()
         if name.endswith(".weights"))
