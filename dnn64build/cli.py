@@ -7,6 +7,7 @@ start-up."""
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import signal
 import sys
@@ -35,6 +36,17 @@ def _seconds(text: str) -> float:
         return seconds(text)
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _bandwidth(text: str) -> float:
+    """argparse's type for --cartridge-mbps: a positive, finite number."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"not a positive number of MB/s: {text!r}")
+    return value
 
 
 def _cmd_query(args: argparse.Namespace) -> int:
@@ -93,7 +105,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from dnn64build.commands.run import run_command
 
     return run_command(args.target, platform=args.platform, input_path=args.input,
-                       output_path=args.output, timeout=args.timeout)
+                       output_path=args.output, timeout=args.timeout,
+                       cartridge_bytes_per_s=args.cartridge_mbps * 1e6)
 
 
 def _cmd_test(args: argparse.Namespace) -> int:
@@ -163,6 +176,9 @@ def parser() -> argparse.ArgumentParser:
             r.add_argument("target", metavar="LABEL")
             r.add_argument("--input", type=Path, help=".npz keyed by the model's input names")
             r.add_argument("--output", type=Path, help="write the outputs here (.npz)")
+            r.add_argument("--cartridge-mbps", type=_bandwidth, default=5.0, metavar="MB/S",
+                           help="Game Pak bandwidth of the cartridge-aware time "
+                           "(--platform cen64; default 5, the PI's documented average)")
         else:
             r.add_argument("targets", nargs="+", metavar="LABEL_OR_PATTERN")
         r.add_argument("--platform", choices=PLATFORMS, default=EMULATOR,

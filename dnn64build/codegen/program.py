@@ -181,11 +181,13 @@ def generate_main(models: Sequence[ModelEntry], *, runs: int = 1, poison: bool =
                 rows += ", print_output_rows, sinks"
                 out += [_output_sink(symbol, k, e) for k, e in enumerate(meta["outputs"])
                         if e.get("streamed")]
-            out += ["        start = dnn64_ticks();", f"        {symbol}_run(arena{rows});",
-                    "        end = dnn64_ticks();"]
+            out += ["        dnn64_cart_reset();", "        start = dnn64_ticks();",
+                    f"        {symbol}_run(arena{rows});", "        end = dnn64_ticks();",
+                    "        dnn64_cart_finish();"]
             out += ["    " + _print_output(symbol, k, entry)
                     for k, entry in enumerate(meta["outputs"]) if not entry.get("streamed")]
-            out += [f"        print_ticks({c_string(symbol)}, start, end);", "    }"]
+            out += [f"        print_ticks({c_string(symbol)}, start, end);",
+                    f"        dnn64_cart_print({c_string(symbol)});", "    }"]
     out += ["", "    dnn64_done();", "    return 0;", "}", ""]
     return "\n".join(out)
 

@@ -10,6 +10,12 @@ generate_main; a model run several times repeats its lines once per run):
                                               streamed output's rows, printed while
                                               the model runs, before its TICKS)
     TICKS <symbol> <ticks>                    the run's duration (dnn64_ticks)
+    CART <symbol> <waited bytes> <prefetched bytes> <read ticks> <reads> <spans>
+         <steps> <spans past> <steps past>    the run's cartridge reads (dnn64_cart_print)
+    CARTS <symbol> <first span> <bytes> <ticks> ...
+                                              its prefetches, up to 6 pairs a line
+    CARTN <symbol> <node> <waited bytes> <prefetched bytes> <ticks>
+                                              one scheduled node's reads and ticks
     DNN64-DONE                                last (dnn64_done)
 
 ``<words>`` are 8-digit lowercase hex words, at most 8 per line. float32: one word
@@ -28,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from dnn64build.emulator.output import FAIL_PREFIX, decode_hex_words
+from dnn64build.planner.cartridge import Traffic
 
 
 class ProtocolError(ValueError):
@@ -118,6 +125,38 @@ def parse_ticks(lines: Iterable[str], symbol: str) -> list[int]:
     """The TICKS of every run of model ``symbol``."""
     return [int(f[2]) for f in (line.split() for line in lines)
             if len(f) == 3 and f[0] == "TICKS" and f[1] == symbol]
+
+
+def parse_traffic(lines: Iterable[str], symbol: str) -> list[Traffic]:
+    """The cartridge reads of every run of model ``symbol`` (its CART, CARTS and CARTN
+    lines after its TICKS), in run order; ProtocolError for a broken line."""
+    runs: list[dict[str, Any]] = []
+    ticks = 0
+    for line in lines:
+        fields = line.split()
+        if (len(fields) < 3 or fields[1] != symbol
+                or fields[0] not in ("TICKS", "CART", "CARTS", "CARTN")):
+            continue
+        try:
+            numbers = [int(f) for f in fields[2:]]
+        except ValueError:
+            raise ProtocolError(f"not a number in {line!r}") from None
+        if fields[0] == "TICKS":
+            ticks = numbers[0]
+        elif fields[0] == "CART" and len(numbers) == 8:
+            runs.append({"run_ticks": ticks, "sync_bytes": numbers[0],
+                         "async_bytes": numbers[1], "read_ticks": numbers[2],
+                         "spans": [], "steps": [], "spans_past": numbers[6],
+                         "steps_past": numbers[7]})
+        elif fields[0] == "CARTS" and runs and len(numbers) % 2 == 1:
+            pairs = numbers[1:]
+            runs[-1]["spans"] += list(zip(pairs[::2], pairs[1::2], strict=True))
+        elif fields[0] == "CARTN" and runs and len(numbers) == 4:
+            runs[-1]["steps"].append(tuple(numbers))
+        elif fields[0] in ("CART", "CARTS", "CARTN"):
+            raise ProtocolError(f"a broken cartridge line: {line!r}")
+    return [Traffic(**{**run, "spans": tuple(run["spans"]), "steps": tuple(run["steps"])})
+            for run in runs]
 
 
 def parse_tickrate(lines: Iterable[str]) -> int:

@@ -19,6 +19,7 @@ from dnn64build.commands.build import build
 from dnn64build.commands.compare import compare_outputs
 from dnn64build.commands.platforms import CEN64, HOST
 from dnn64build.errors import UserError
+from dnn64build.planner.cartridge import GAME_PAK_BYTES_PER_S, Traffic, cartridge_seconds
 from dnn64build.workspace.root import OUTPUT_BASE
 
 
@@ -30,6 +31,7 @@ class ModelRun:
     inputs: list[dict[str, np.ndarray]]  # one per sample
     outputs: list[dict[str, np.ndarray]]  # one per sample
     ticks: list[int]
+    traffic: list[Traffic]  # each run's cartridge reads, as the program counted them
 
     def reference(self) -> list[dict[str, np.ndarray]]:
         """The outputs of the numpy reference executor on the same IR and inputs."""
@@ -51,7 +53,7 @@ class ModelRun:
 
 def run_command(
     target: str, *, platform: str, input_path: Path | None, output_path: Path | None,
-    timeout: float,
+    timeout: float, cartridge_bytes_per_s: float = GAME_PAK_BYTES_PER_S,
 ) -> int:
     if output_path and not output_path.parent.is_dir():  # say so before building and running
         raise UserError(f"--output: no such directory: {output_path.parent}",
@@ -60,6 +62,7 @@ def run_command(
                                        timeout=timeout)
     for run in runs:
         _print_run(run, tickrate, platform)
+        print(f"  {_cartridge(run, tickrate, platform, cartridge_bytes_per_s)}")
         print(f"  vs the reference executor: {_compare_reference(run)}")
     if platform != HOST:
         _, host_runs, _ = run_target(label, platform=HOST, input_path=input_path,
@@ -103,7 +106,9 @@ def test_command(patterns: list[str], *, platform: str, timeout: float) -> int:
         failures += not ok
         details = "; ".join(f"{what}: {verdict}" for what, verdict in verdicts)
         if platform == CEN64:
-            details += "; " + "; ".join(_timing(run, tickrate, platform) for run in runs)
+            details += "; " + "; ".join(f"{_timing(run, tickrate, platform)}, "
+                                        f"{_cartridge(run, tickrate, platform)}"
+                                        for run in runs)
         if labels is not None:
             details += f"; top-1 accuracy {_accuracy(runs[0], labels):.2%}"
         print(f"{'PASSED' if ok else 'FAILED'} {label} ({platform}): {details}")
@@ -120,6 +125,7 @@ def run_target(
         parse_run_outputs,
         parse_tickrate,
         parse_ticks,
+        parse_traffic,
     )
 
     group = offers.RUN_HOST if platform == HOST else offers.RUN_ROM
@@ -149,6 +155,7 @@ def run_target(
               zip(meta["inputs"], arrays[meta["symbol"]], strict=True)}
              for i in range(len(arrays[meta["symbol"]][0]))],
             parse_run_outputs(lines, meta), parse_ticks(lines, meta["symbol"]),
+            parse_traffic(lines, meta["symbol"]),
         )
         for k, (model_label, meta) in enumerate(zip(labels, metas, strict=True))
     ]
@@ -282,6 +289,31 @@ def _timing(run: ModelRun, tickrate: int, platform: str) -> str:
     # mupen64plus advances Count by 2 per instruction: no time can be read from it
     return (f"{per_sample:.0f} ticks (CP0 Count) per inference = {per_sample / 2:.0f} "
             "instructions in mupen64plus, not cycles (--platform cen64 counts cycles)")
+
+
+def _cartridge(run: ModelRun, tickrate: int, platform: str,
+               bytes_per_s: float = GAME_PAK_BYTES_PER_S) -> str:
+    """The cartridge bytes of one inference (the last run), in cen64 also the compute
+    cycles and the cartridge-aware time at ``bytes_per_s`` (planner/cartridge.py), and the
+    schedule steps that read the most."""
+    if not run.traffic:
+        return "cartridge: the program printed no counts"
+    last = run.traffic[-1]
+    text = (f"cartridge: {last.bytes} bytes per inference ({last.sync_bytes} waited for, "
+            f"{last.async_bytes} prefetched in {last.prefetches} tiles)")
+    if platform == CEN64:
+        from dnn64build.emulator.cen64 import cycles
+
+        ms = cartridge_seconds(last, tickrate, bytes_per_s) * 1e3
+        text += (f"; {cycles(last.compute_ticks):.0f} compute cycles (reads excluded); "
+                 f"cartridge-aware {ms:.3f} ms at {bytes_per_s / 1e6:g} MB/s")
+        if last.spans_past:
+            text += f" ({last.spans_past} tiles past the ROM's log charged whole)"
+    heaviest = [(index, sync + ahead) for index, sync, ahead, _ in
+                sorted(last.steps, key=lambda step: -(step[1] + step[2]))[:3] if sync + ahead]
+    if heaviest:
+        text += "; most at schedule steps " + ", ".join(f"[{i}] {n}" for i, n in heaviest)
+    return text
 
 
 def _print_run(run: ModelRun, tickrate: int, platform: str) -> None:

@@ -358,16 +358,19 @@ def groups_from_plan(plan: dict[str, Any]) -> list[Group]:
 
 def model_macs(graph: Graph) -> int:
     """Multiply-accumulates of the (unfused) model's Conv, ConvTranspose, Gemm, MatMul."""
-    total = 0
-    for node in graph.nodes:
-        if node.op in ("Conv", "ConvTranspose"):
-            w = graph.tensors[node.inputs[1]].shape
-            per = node.outputs[0] if node.op == "Conv" else node.inputs[0]
-            total += math.prod(graph.tensors[per].shape) * math.prod(w[1:])
-        elif node.op in ("Gemm", "MatMul"):
-            a = graph.tensors[node.inputs[0]].shape
-            total += math.prod(graph.tensors[node.outputs[0]].shape) * a[-1]
-    return total
+    return sum(node_macs(graph, node) for node in graph.nodes)
+
+
+def node_macs(graph: Graph, node: Node) -> int:
+    """Multiply-accumulates of one Conv, ConvTranspose, Gemm or MatMul node (0 otherwise)."""
+    if node.op in ("Conv", "ConvTranspose"):
+        w = graph.tensors[node.inputs[1]].shape
+        per = node.outputs[0] if node.op == "Conv" else node.inputs[0]
+        return math.prod(graph.tensors[per].shape) * math.prod(w[1:])
+    if node.op in ("Gemm", "MatMul"):
+        a = graph.tensors[node.inputs[0]].shape
+        return math.prod(graph.tensors[node.outputs[0]].shape) * a[-1]
+    return 0
 
 
 def extra_macs(graph: Graph, groups: list[Group]) -> int:

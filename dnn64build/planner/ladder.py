@@ -33,18 +33,24 @@ with both, and patch groups (extra MACs) last; each at the minimum weight stagin
 shrunk (a few more kernel calls and ROM reads cost less than the next fusion mode, more
 than a lost pair: a tile is an RSP call of its own that packs its im2col again); and
 each of those with its quantize_stem pairs first (the CPU quantizes while the RSP
-computes the stem), then without. ``search`` takes the first option that fits: the seam
-for a cost model on plans (issue 24: compute plus the weight bytes re-read) is
-``ladder``'s order, or a search that plans every option and ranks the fitting ones.
+computes the stem), then without.
 
-Planning time: ``search`` plans options one at a time and stops at the first that fits;
-only a refusal plans them all (to name the smallest).
+Cost among fitting plans (``Cost``, planner/cartridge.py): a plan's compute estimate plus
+the weight bytes it reads from the cartridge per inference at a Game Pak's 5 MB/s.
+``search`` takes the first option that fits unless that plan re-reads weight tiles (a dag
+group reads its members' tiles once per firing): then it plans the options after it too
+and takes the fitting one of least cost, so a dag plan that re-reads 100 MB loses to a
+later plan with less traffic. A plan that reads each tile once is final: the options
+after it are no faster by the order above and read at least as much.
+
+Planning time: ``search`` plans options one at a time and stops at the first that fits
+(and reads its weights once); a refusal plans them all (to name the smallest).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from dnn64build.errors import UserError
@@ -116,37 +122,56 @@ def _allowed(how: str, setting: str) -> bool:
 
 
 @dataclass(frozen=True)
+class Cost:
+    """How ``search`` ranks fitting plans: ``seconds(plan)``, the estimated time of an
+    inference; ``final(plan)``: no option after this plan's can cost less (it re-reads
+    nothing)."""
+
+    seconds: Callable[[dict], float]
+    final: Callable[[dict], bool]
+
+
+@dataclass(frozen=True)
 class Tried:
     """What the search learnt of one option: its needs, or why it cannot apply."""
 
     option: Option
     needs: int | None  # None: the option cannot apply to the model
     why: str  # why it was not taken ("" for the chosen one)
+    cost: float | None = None  # estimated seconds, for a plan that fits (Cost)
 
     def record(self) -> dict[str, Any]:
-        return {"option": self.option.describe(), "needs_bytes": self.needs,
-                "outcome": self.why or "chosen"}
+        record = {"option": self.option.describe(), "needs_bytes": self.needs,
+                  "outcome": self.why or "chosen"}
+        if self.cost is not None:
+            record["cost_seconds"] = self.cost
+        return record
 
 
 @dataclass(frozen=True)
 class Found:
-    """The search's outcome: the chosen plan (None: nothing fits) and every option tried,
-    in ladder order. ``smallest``: the plan with the least needs among them."""
+    """The search's outcome: the chosen plan (None: nothing fits) and its option, and
+    every option tried, in ladder order. ``smallest``: the plan with the least needs among
+    them."""
 
     plan: dict[str, Any] | None
     tried: list[Tried]
     smallest: dict[str, Any] | None
+    chosen: Option | None = None
 
 
 def search(options: Sequence[Option], plan_option: Callable[[Option], tuple[dict, int]],
-           memory: int) -> Found:
-    """The first of ``options`` whose plan fits ``memory``. ``plan_option(option)`` gives
-    the option's plan and its needs, or raises UserError when the option cannot apply to
-    the model; an error that every option raises is raised (a hand-set mode the model
-    does not allow). Options after the chosen one are not planned."""
+           memory: int, cost: Cost | None = None) -> Found:
+    """The option whose plan fits ``memory``: the first, or with ``cost`` the least costly
+    of those from the first on (see the module doc). ``plan_option(option)`` gives the
+    option's plan and its needs, or raises UserError when the option cannot apply to the
+    model; an error that every option raises is raised (a hand-set mode the model does not
+    allow). Options after the chosen one's search ends are not planned."""
     tried: list[Tried] = []
     errors: list[UserError] = []
     smallest: tuple[int, dict] | None = None
+    best: tuple[float, int] | None = None  # the least cost so far and its index in tried
+    fits: dict[int, dict] = {}
     for option in options:
         try:
             plan, needs = plan_option(option)
@@ -155,13 +180,26 @@ def search(options: Sequence[Option], plan_option: Callable[[Option], tuple[dict
             tried.append(Tried(option, None, f"cannot apply: {exc.message}"))
             continue
         if needs <= memory:
-            tried.append(Tried(option, needs, ""))
-            return Found(plan, tried, plan)
+            seconds = None if cost is None else cost.seconds(plan)
+            tried.append(Tried(option, needs, "", seconds))
+            fits[len(tried) - 1] = plan
+            if seconds is None or best is None or seconds < best[0]:
+                best = (seconds or 0.0, len(tried) - 1)
+                if cost is None or cost.final(plan):
+                    break
+            continue
         if smallest is None or needs < smallest[0]:
             smallest = (needs, plan)
         tried.append(Tried(option, needs, f"needs {needs} bytes, more than the memory's "
                                           f"{memory}"))
+    if best is not None:
+        chosen = best[1]
+        for k in fits:
+            if k != chosen:
+                tried[k] = replace(tried[k], why=(
+                    f"fits, but costs {tried[k].cost:.3f} s an inference (compute and "
+                    f"cartridge), more than the chosen plan's {best[0]:.3f} s"))
+        return Found(fits[chosen], tried, fits[chosen], tried[chosen].option)
     if smallest is None:
         raise errors[0]
     return Found(None, tried, smallest[1])
-

@@ -15,6 +15,11 @@ from dnn64build.codegen.ops_int8 import quantize_stem_pairs
 from dnn64build.codegen.staging import DEFAULT_STAGING_CAP
 from dnn64build.errors import UserError
 from dnn64build.ir import Graph, load_graph
+from dnn64build.planner.cartridge import (
+    GAME_PAK_BYTES_PER_S,
+    compute_seconds,
+    estimated_seconds,
+)
 from dnn64build.planner.checker import check_plan
 from dnn64build.planner.dagplan import PlanParams
 from dnn64build.planner.exact import WORK_BUDGET, ExactParams
@@ -27,7 +32,7 @@ from dnn64build.planner.fit import (
 )
 from dnn64build.planner.fusion import GROUP_WEIGHT_CAP, DagPrograms
 from dnn64build.planner.graph_plan import plan_graph
-from dnn64build.planner.ladder import Found, Option, ladder, search
+from dnn64build.planner.ladder import Cost, Found, Option, ladder, search
 from dnn64build.planner.problem import align_up
 from dnn64build.planner.program_size import program_estimate
 from dnn64build.planner.report import render_ascii, render_svg
@@ -119,7 +124,7 @@ def fit_search(graph: Graph, config: dict) -> tuple[Found, list[Option]]:
         plan, staging = _plan(graph, config, option, pairs if option.pairs else (), programs)
         return plan, _needed(plan, staging)
 
-    return search(options, plan_option, config["memory"]), options
+    return search(options, plan_option, config["memory"], PLAN_COST), options
 
 
 def _searched(found: Found) -> list[str]:
@@ -139,12 +144,13 @@ def _searched(found: Found) -> list[str]:
 def _explain(plan: dict, found: Found, options: Sequence[Option], kernels: str,
              memory: int) -> None:
     """The notes of the fusion and quantize_stem records on why the chosen option won."""
-    chosen = found.tried[-1].option
+    chosen = found.chosen
     if chosen.fusion == "none" and kernels != "cpu" and any(o.fusion != "none" for o in options):
         plan["fusion"]["notes"].append(
             "not fused: the model fits without fused groups, whose Convs would run on "
             "the CPU (kernels: " + kernels + ")")
-    paired = [t for t in found.tried if t.option.pairs and t.needs is not None]
+    paired = [t for t in found.tried if t.option.pairs and t.needs is not None
+              and t.needs > memory]
     if not chosen.pairs and paired:
         plan["quantize_stem"]["notes"].append(
             f"not paired: with the float input alive through the stem Conv the model needs "
@@ -213,6 +219,31 @@ def _record_program(plan: dict, shape: CodeShape, config: dict) -> None:
     mode = weight_mode(config)
     plan["weights"] = weights_record(shape.tiles, mode, choose_resident(
         shape.tiles, mode if mode == "resident" else "stream", 0), "planner.weights")
+    fusion = plan.get("fusion", {})
+    compute = compute_seconds(fusion.get("model_macs", 0) + fusion.get("extra_macs", 0),
+                              shape.rsp_macs)
+    plan["cartridge"] = {
+        "bytes_per_inference": shape.cartridge_bytes, "reread_bytes": shape.reread_bytes,
+        "bytes_per_second": GAME_PAK_BYTES_PER_S, "rsp_macs": shape.rsp_macs,
+        "compute_estimate_seconds": compute,
+        "cost_seconds": estimated_seconds(compute, shape.cartridge_bytes),
+    }
+    _charge_streamed_weights_only(plan)
+
+
+def _charge_streamed_weights_only(plan: dict) -> None:
+    """The cartridge record without the reads of the weights the plan keeps resident
+    (they are read once, at init, not per inference)."""
+    weights, cartridge = plan["weights"], plan["cartridge"]
+    every_read = sum(size * reads for size, reads in weights["tiles"])
+    cartridge["bytes_per_inference"] -= every_read - weights["streamed_bytes_per_inference"]
+    cartridge["cost_seconds"] = estimated_seconds(cartridge["compute_estimate_seconds"],
+                                                  cartridge["bytes_per_inference"])
+
+
+# The search's ranking of fitting plans (planner/ladder.py, planner/cartridge.py).
+PLAN_COST = Cost(seconds=lambda plan: plan["cartridge"]["cost_seconds"],
+                 final=lambda plan: plan["cartridge"]["reread_bytes"] == 0)
 
 
 def weight_mode(config: dict) -> str:
@@ -242,6 +273,7 @@ def place_weights(plan: dict, config: dict, staging: int) -> None:
         tiles, "auto", chosen,
         f"auto: {len(chosen)} of {len(tiles)} tiles resident, most re-read first, in the "
         f"{where} the plan leaves free past the {STAGING_RESERVE_BYTES} byte reserve")
+    _charge_streamed_weights_only(plan)
 
 
 def configured_staging(config: dict) -> int | None:
@@ -337,6 +369,7 @@ def report(plan: dict, model: str, memory: int) -> str:
         f"schedule: {plan['scheduler']['method']} order, {len(plan['schedule'])} steps; "
         f"allocation: {plan['algorithm']} ({plan['outcome']})",
         *fit_search_lines(plan),
+        *cartridge_lines(plan),
         *staging_lines(plan),
         *weights_lines(plan),
         *fusion_lines(plan),
@@ -361,6 +394,18 @@ def fit_search_lines(plan: dict) -> list[str]:
     """The options planned before the chosen one and why each was not taken."""
     return [f"fit search: {t['option']}: {t['outcome']}" for t in plan.get("fit_search", [])
             if t["outcome"] != "chosen"]
+
+
+def cartridge_lines(plan: dict) -> list[str]:
+    """The plan's cartridge traffic and the cost the search ranked it by."""
+    record = plan.get("cartridge")
+    if not record:
+        return []
+    return [f"cartridge: {record['bytes_per_inference']} bytes read per inference "
+            f"({record['reread_bytes']} of them re-read); estimated "
+            f"{record['cost_seconds']:.3f} s an inference: compute "
+            f"{record['compute_estimate_seconds']:.3f} s + the bytes at "
+            f"{record['bytes_per_second'] / 1e6:g} MB/s (docs/platforms.md)"]
 
 
 def staging_lines(plan: dict) -> list[str]:

@@ -17,7 +17,8 @@ from dnn64build.errors import UserError
 KERNELS_DIR = DATA_ROOT / "kernels"  # the portable kernels (dnn64_kernels.h)
 PLATFORM_DIR = KERNELS_DIR / "platform"
 # Platform-free parts of the platform layer, built for every toolchain.
-COMMON_SOURCES = (PLATFORM_DIR / "dnn64_format.c", PLATFORM_DIR / "dnn64_assets.c")
+COMMON_SOURCES = (PLATFORM_DIR / "dnn64_format.c", PLATFORM_DIR / "dnn64_assets.c",
+                  PLATFORM_DIR / "dnn64_cart.c")
 
 Defines = Mapping[str, str | None]
 

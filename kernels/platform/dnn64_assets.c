@@ -1,4 +1,4 @@
-/* dnn64_assets.c - asset table lookup over dnn64_asset_read (portable).
+/* dnn64_assets.c - asset table lookup over dnn64_platform_read (portable, uncounted).
  * Table layout: dnn64_platform.h and docs/rom-format.md. */
 #include "dnn64_platform.h"
 
@@ -29,13 +29,13 @@ int dnn64_asset_find(const char *name, dnn64_asset *out)
     static uint8_t DNN64_ALIGNED(buf[TABLE_ENTRY_SIZE]);
     uint32_t count, i, j;
 
-    dnn64_asset_read(buf, 0, TABLE_HEADER_SIZE);
+    dnn64_platform_read(buf, 0, TABLE_HEADER_SIZE);
     if (buf[0] != 'D' || buf[1] != 'N' || buf[2] != '6' || buf[3] != '4'
         || be32(buf + 4) != TABLE_VERSION)
         dnn64_fail("asset area has no dnn64 asset table (wrong magic or version)");
     count = be32(buf + 8);
     for (i = 0; i < count; i++) {
-        dnn64_asset_read(buf, TABLE_HEADER_SIZE + i * TABLE_ENTRY_SIZE, TABLE_ENTRY_SIZE);
+        dnn64_platform_read(buf, TABLE_HEADER_SIZE + i * TABLE_ENTRY_SIZE, TABLE_ENTRY_SIZE);
         if (names_equal(buf, name)) {
             for (j = 0; j < TABLE_NAME_SIZE - 1u && buf[j] != 0; j++)
                 out->name[j] = (char)buf[j];

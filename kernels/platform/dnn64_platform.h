@@ -99,6 +99,70 @@ void dnn64_asset_read_start(void *dst, uint32_t offset, uint32_t len);
 /** Wait for the read dnn64_asset_read_start began; returns at once if it is done. */
 void dnn64_asset_read_wait(void);
 
+/* The three reads above are portable (dnn64_cart.c): they count what they read and
+ * call the platform's own read, below, which nothing else should call except the asset
+ * table lookup (dnn64_assets.c, whose few bytes are left out of the count).
+ * dnn64_platform_read_start returns 1 when the read may still be in flight (the CPU can
+ * compute meanwhile), 0 when it completed before returning. */
+void dnn64_platform_read(void *dst, uint32_t offset, uint32_t len);
+int dnn64_platform_read_start(void *dst, uint32_t offset, uint32_t len);
+void dnn64_platform_read_wait(void);
+
+/* ---- cartridge traffic of one inference (portable: dnn64_cart.c) ---------- */
+/* Every read through dnn64_asset_read/_start/_wait is counted: the bytes, the ticks
+ * spent inside the read calls (the machine's own transfer time), and for each prefetch
+ * (_start ... _wait) its bytes and the ticks the CPU computed while it was in flight.
+ * A _start the platform completes at once (host; on bare a tile over 64 KiB or
+ * misaligned) is counted as waited for.
+ * Generated code marks each scheduled node (dnn64_cart_step), so the bytes and ticks
+ * are also kept per node. dnn64build turns them into a cartridge-aware time
+ * (docs/platforms.md, "Cartridge-aware time"). */
+
+/** Prefetch spans and node steps kept one by one: a prefetch past the log is only
+ *  counted (async_bytes, spans_past), a node past it is merged into the last entry. */
+#define DNN64_CART_SPANS 512u
+#define DNN64_CART_STEPS 256u
+
+/** One prefetch: its bytes, and the ticks the CPU spent outside reads while it flew. */
+typedef struct dnn64_cart_span {
+    uint32_t bytes;
+    uint32_t ticks;
+} dnn64_cart_span;
+
+/** One scheduled node: its index, bytes read while it ran (waited for, prefetched), and
+ *  its ticks (reads included). */
+typedef struct dnn64_cart_step_record {
+    uint32_t index;
+    uint32_t sync_bytes;
+    uint32_t async_bytes;
+    uint32_t ticks;
+} dnn64_cart_step_record;
+
+typedef struct dnn64_cart_stats {
+    uint64_t sync_bytes;  /* the CPU waited for them */
+    uint64_t async_bytes; /* read by dnn64_asset_read_start in flight beside compute */
+    uint64_t read_ticks;  /* ticks spent inside the three read calls */
+    uint32_t reads;       /* calls that read at least one byte */
+    uint32_t spans;       /* entries of span[] used */
+    uint32_t steps;       /* entries of step[] used */
+    uint32_t spans_past;  /* prefetches past span[] (see DNN64_CART_SPANS) */
+    uint32_t steps_past;  /* nodes past step[], merged into its last entry */
+    dnn64_cart_span span[DNN64_CART_SPANS];
+    dnn64_cart_step_record step[DNN64_CART_STEPS];
+} dnn64_cart_stats;
+
+/** Zero the counters: call just before the inference starts (weights read before, e.g.
+ *  loaded once at init, are not its traffic). */
+void dnn64_cart_reset(void);
+/** Generated code calls this as scheduled node `index` starts. */
+void dnn64_cart_step(uint32_t index);
+/** Close the last node: call just after the inference ends. */
+void dnn64_cart_finish(void);
+/** The counters since dnn64_cart_reset. */
+const dnn64_cart_stats *dnn64_cart_stats_now(void);
+/** Print them (lines CART, CARTS, CARTN of dnn64build/codegen/protocol.py). */
+void dnn64_cart_print(const char *symbol);
+
 /** Write one line of text (no newline needed) to the platform's console:
  *  stdout on host, IS-Viewer on N64. `line` is a NUL-terminated string; text
  *  longer than DNN64_LINE_MAX is written as several lines of DNN64_LINE_MAX

@@ -93,6 +93,24 @@ def test_a_model_in_cen64_equals_the_host_build_and_the_reference(
     assert int(cycles) > 240_000
 
 
+def test_cen64_run_reports_the_cartridge_aware_time(bare, cen64, models_ws: Workspace
+                                                   ) -> None:
+    """At 1 kB/s every transfer outlasts the compute beside it, so the cartridge-aware
+    time is the bytes at 1 kB/s plus at most the whole run's compute."""
+    out = models_ws.run("run", "//models:small_cnn", "--platform", "cen64", "--input",
+                        "in.npz", "--cartridge-mbps", "0.001").stdout
+    run_cycles = int(re.search(r"(\d+) CPU cycles \(CP0 Count x 2\) per inference", out)[1])
+    found = re.search(r"cartridge: (\d+) bytes per inference \((\d+) waited for, (\d+) "
+                      r"prefetched in (\d+) tiles\); (\d+) compute cycles \(reads excluded\); "
+                      r"cartridge-aware ([\d.]+) ms at 0.001 MB/s", out)
+    assert found, out
+    total, waited, prefetched, tiles, compute, ms = found.groups()
+    assert int(total) == int(waited) + int(prefetched) > 0 and int(tiles) >= 1
+    assert 0 < int(compute) < run_cycles
+    bytes_ms = int(total) / 1e3 * 1e3  # ms at 1,000 bytes a second
+    assert bytes_ms <= float(ms) <= bytes_ms + int(compute) / 93.75e3 + 1e-3
+
+
 def _processes_mentioning(text: str) -> list[str]:
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):

@@ -173,8 +173,10 @@ def test_refusal_names_the_smallest_plan_and_each_option(int8_32: Graph) -> None
 
 def test_plan_json_says_why_each_faster_option_was_not_taken(int8_32: Graph) -> None:
     plan = plan_model(int8_32, _config(_smallest(int8_32)))
-    *rejected, chosen = plan["fit_search"]
-    assert chosen["outcome"] == "chosen" and chosen["needs_bytes"] == _needs(plan)
+    # options after the chosen one are planned only when it re-reads weights (costs)
+    k = next(k for k, t in enumerate(plan["fit_search"]) if t["outcome"] == "chosen")
+    rejected, chosen = plan["fit_search"][:k], plan["fit_search"][k]
+    assert chosen["needs_bytes"] == _needs(plan)
     assert rejected and all("more than the memory" in t["outcome"] or
                             t["outcome"].startswith("cannot apply") for t in rejected)
     assert plan["fit_search"][0]["option"].startswith("fusion auto")

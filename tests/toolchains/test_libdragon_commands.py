@@ -73,7 +73,8 @@ def test_dfs_and_rom_commands(sdk):
 def test_platform_sources_use_the_libdragon_layer(sdk):
     tc = LibdragonToolchain(env={"N64_INST": str(sdk)})
     names = [p.name for p in tc.platform_sources()]
-    assert names == ["dnn64_format.c", "dnn64_assets.c", "dnn64_platform_libdragon.c"]
+    assert names == ["dnn64_format.c", "dnn64_assets.c", "dnn64_cart.c",
+                     "dnn64_platform_libdragon.c"]
     assert all(p.is_file() for p in tc.platform_sources())
 
 

@@ -1,8 +1,9 @@
 """CPU cycles per inference in cen64, the cycle-accurate emulator, through the real CLI.
 
     python -m tools.bench.bench_cycles [--models digits,small_cnn,shufflenet,mobilenetv3]
-        [--modes int8,fp32] [--baseline REV] [--baseline-models a,b] [--timeout 600]
-        [--jobs 2] [--parallel 1] [--write]
+        [--modes int8,fp32] [--kernels cpu|auto|rsp|default] [--cartridge-mbps 5]
+        [--baseline REV] [--baseline-models a,b] [--timeout 600] [--jobs 2] [--parallel 1]
+        [--write]
 
 Each model (a zoo name, or ``digits`` from models/) gets an ``n64_model`` target per mode in
 a temporary workspace (toolchain: bare; int8 calibrated on seeded random inputs, digits on
@@ -14,6 +15,11 @@ this tree: the same code generator and platform layer, the old kernels
 (``--baseline-models``: only for those models). ``--parallel N`` measures N models (each
 in a workspace of its own) at a time. ``--write`` replaces this benchmark's section of
 docs/benchmarks.md.
+
+``--kernels``: the targets' ``kernels:`` (default cpu; ``default``: the tool's default).
+Each row also gives what the ROM counted of its cartridge reads: the bytes per inference,
+the compute cycles (reads excluded) and the cartridge-aware time at ``--cartridge-mbps``
+(dnn64build/planner/cartridge.py, docs/platforms.md).
 
 Beside each row, the physical limits: the RSP's peak (8 lanes x 62.5 MHz = 500 M
 multiply-accumulates/s) and the time to stream the model's weights from the cartridge at
@@ -50,9 +56,21 @@ DEFAULT_MODELS = "digits,small_cnn,shufflenet,mobilenetv3"
 SECTION = "## CPU cycles per inference (N64, in cen64)"
 
 
+# What `dnn64build run --platform cen64` prints of the cartridge (commands/run.py).
+CARTRIDGE = re.compile(r"cartridge: (\d+) bytes per inference .*?; (\d+) compute cycles "
+                       r".*?cartridge-aware ([\d.]+) ms")
+
+
 class CycleBench(Bench):
     platform = "cen64"
     target_attrs = ", kernels: cpu"  # CPU-only figures, whatever the default becomes
+    mbps = 5.0  # --cartridge-mbps
+    cartridge: tuple[int, int, float] | None = None  # of the last run: bytes, cycles, ms
+
+    def run(self, target: str, inputs: Path) -> tuple[int, str, float | None]:
+        return self.cli("run", f"//models:{target}", "--platform", self.platform, "--input",
+                        str(inputs), "--timeout", str(self.timeout), "--cartridge-mbps",
+                        str(self.mbps), limit=self.timeout + 3600)
 
     def add_model(self, name: str) -> None:
         if name != "digits":
@@ -65,6 +83,8 @@ class CycleBench(Bench):
             np.savez(self.root / "digits_in.npz", input=test["input"][:1])
 
     def ticks(self, out: str) -> float | None:
+        cart = CARTRIDGE.search(out)
+        self.cartridge = (int(cart[1]), int(cart[2]), float(cart[3])) if cart else None
         found = re.search(r"(\d+) CPU cycles \(CP0 Count x 2\) per inference", out)
         return int(found[1]) / 2 if found else None
 
@@ -77,6 +97,7 @@ def model_macs(name: str) -> int:
 class Measured:
     row: Row
     kernels: str  # "this tree" or the baseline revision
+    cartridge: tuple[int, int, float] | None  # bytes, compute cycles, cartridge-aware ms
 
     @property
     def cycles(self) -> float | None:
@@ -106,6 +127,8 @@ def measure(name: str, modes: list[str], tool: Path, kernels: str, args: argpars
             workdir: Path) -> list[Measured]:
     """Every mode of one model, built and run with the dnn64build of ``tool``."""
     bench = CycleBench(workdir, args.timeout, args.jobs, env={"PYTHONPATH": str(tool)})
+    bench.target_attrs = "" if args.kernels == "default" else f", kernels: {args.kernels}"
+    bench.mbps = args.cartridge_mbps
     bench.add_model(name)
     results = []
     for mode in modes:
@@ -115,13 +138,14 @@ def measure(name: str, modes: list[str], tool: Path, kernels: str, args: argpars
               f"{time.monotonic() - started:.0f} s", file=sys.stderr)
         if row.log:
             print(row.log, file=sys.stderr)
-        results.append(Measured(row, kernels))
+        results.append(Measured(row, kernels, bench.cartridge))
     return results
 
 
 COLUMNS = ("model", "mode", "M MACs", "kernels", "CPU cycles / inference", "cycles / MAC",
            "ms @93.75 MHz", "vs reference", "vs host", "RSP peak ms", "weight bytes streamed",
-           "PI stream ms @5 MB/s")
+           "PI stream ms @5 MB/s", "cartridge bytes / inference", "compute cycles",
+           "cartridge-aware ms")
 
 
 def cells(m: Measured) -> tuple[str, ...]:
@@ -131,10 +155,12 @@ def cells(m: Measured) -> tuple[str, ...]:
     if m.cycles is None:
         timing = (row.outcome, "-", "-")
     else:
-        timing = (f"{m.cycles:.0f}", f"{m.cycles / row.macs:.1f}",
+        timing = (f"{m.cycles:.0f}", f"{m.cycles / row.macs:.3f}",
                   f"{m.cycles / CPU_HZ * 1e3:.1f}")
+    cart = ("-", "-", "-") if m.cartridge is None else (
+        str(m.cartridge[0]), str(m.cartridge[1]), f"{m.cartridge[2]:.1f}")
     return (row.model, row.mode, f"{row.macs / 1e6:.2f}", m.kernels, *timing, row.reference,
-            row.host, f"{rsp_ms:.2f}", row.streamed, pi_ms)
+            row.host, f"{rsp_ms:.2f}", row.streamed, pi_ms, *cart)
 
 
 def table(results: list[Measured]) -> str:
@@ -145,10 +171,12 @@ def table(results: list[Measured]) -> str:
     return "\n".join(lines)
 
 
-def section(results: list[Measured], command: str) -> str:
+def section(results: list[Measured], command: str, kernels: str = "cpu") -> str:
+    how = ("the tool's default `kernels:`" if kernels == "default" else
+           f"`kernels: {kernels}`" + (" (no RSP)" if kernels == "cpu" else ""))
     return f"""{SECTION}
 
-`{command}`: every model built through the CLI for `bare` with `kernels: cpu` (no RSP) and
+`{command}`: every model built through the CLI for `bare` with {how} and
 run in cen64 (one seeded sample; int8 calibrated on seeded random inputs, digits on its
 calibration set). cen64 models the VR4300's caches and latencies: CPU cycles = CP0 Count
 x 2, ms = cycles / 93.75 MHz; M MACs counts Conv, ConvTranspose, Gemm and MatMul.
@@ -161,7 +189,10 @@ code generator. A model that does not fit 8 MiB says so instead of a time.
   multiply-accumulates/s (8 lanes x 62.5 MHz, 0.19 CPU cycles per MAC); "PI stream ms" is
   the weight bytes the ROM streams per inference at the cartridge's average PI DMA rate
   of 5 MB/s (Nintendo's N64 introductory manual, section 2-6 "PI": "average 5
-  MByte/sec", peak about 50 MB/s).
+  MByte/sec", peak about 50 MB/s). The last three columns are what the ROM counted:
+  the bytes it read from the cartridge per inference, its cycles outside the read calls,
+  and the cartridge-aware time charging each transfer at that rate where compute does not
+  hide it (docs/platforms.md, "Cartridge-aware time").
 - cen64 (Debian 0.3+git20200723) charges MULT no extra cycles (the VR4300 takes 5,
   unpipelined; N64-NOTES.md), so int8 figures here are optimistic for multiply-bound
   loops; it does model cache misses and DIV/DMULT latency.
@@ -187,6 +218,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--models", default=DEFAULT_MODELS,
                         help="comma-separated zoo names, or digits")
     parser.add_argument("--modes", default="int8,fp32")
+    parser.add_argument("--kernels", default="cpu", choices=("cpu", "auto", "rsp", "default"),
+                        help="the targets' kernels: (default: the tool's)")
+    parser.add_argument("--cartridge-mbps", type=float, default=5.0,
+                        help="Game Pak bandwidth of the cartridge-aware time (MB/s)")
     parser.add_argument("--baseline", default=None,
                         help="also measure the kernels of this git revision")
     parser.add_argument("--baseline-models", default=None,
@@ -211,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
             results = [m for measured in done for m in measured]
     command = "python -m tools.bench.bench_cycles " + " ".join(
         a for a in (argv if argv is not None else sys.argv[1:]) if a != "--write")
-    text = section(results, command.strip())
+    text = section(results, command.strip(), args.kernels)
     print(text)
     if args.write:
         write_section(SECTION, text)

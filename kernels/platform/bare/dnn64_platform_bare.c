@@ -113,7 +113,7 @@ static void check_range(uint32_t offset, uint32_t len)
         dnn64_fail("dnn64_asset_read: read past the end of the asset area");
 }
 
-void dnn64_asset_read(void *dst, uint32_t offset, uint32_t len)
+void dnn64_platform_read(void *dst, uint32_t offset, uint32_t len)
 {
     if (len == 0)
         return;
@@ -121,24 +121,25 @@ void dnn64_asset_read(void *dst, uint32_t offset, uint32_t len)
     rom_read_unchecked(dst, offset, len);
 }
 
-void dnn64_asset_read_start(void *dst, uint32_t offset, uint32_t len)
+int dnn64_platform_read_start(void *dst, uint32_t offset, uint32_t len)
 {
     uint32_t cart = CART_PHYS + DNN64_ASSET_CART_OFFSET + offset;
     /* Generated code starts a read per weight tile: reading the clock here keeps the
      * 64-bit tick count exact through long inferences (see dnn64_ticks). */
     (void)dnn64_ticks();
     if (len == 0)
-        return;
+        return 0;
     check_range(offset, len);
     if (((uintptr_t)dst & 7u) == 0 && (cart & 1u) == 0 && (len & 1u) == 0 && len <= DMA_CHUNK) {
         dnn64__dcache_writeback_invalidate(dst, len);
         pi_dma_start(physical(dst), cart, len);
-        return;
+        return 1;
     }
     rom_read_unchecked(dst, offset, len);
+    return 0;
 }
 
-void dnn64_asset_read_wait(void)
+void dnn64_platform_read_wait(void)
 {
     pi_dma_finish();
     (void)dnn64_ticks();

@@ -44,7 +44,7 @@ void dnn64_platform_init(void)
     assets_size = (uint32_t)(file_size - assets_base);
 }
 
-void dnn64_asset_read(void *dst, uint32_t offset, uint32_t len)
+void dnn64_platform_read(void *dst, uint32_t offset, uint32_t len)
 {
     if (len == 0)
         return;
@@ -65,12 +65,13 @@ void dnn64_asset_read(void *dst, uint32_t offset, uint32_t len)
 }
 
 /* A file read cannot overlap the caller: start completes it, wait has nothing to do. */
-void dnn64_asset_read_start(void *dst, uint32_t offset, uint32_t len)
+int dnn64_platform_read_start(void *dst, uint32_t offset, uint32_t len)
 {
-    dnn64_asset_read(dst, offset, len);
+    dnn64_platform_read(dst, offset, len);
+    return 0;
 }
 
-void dnn64_asset_read_wait(void)
+void dnn64_platform_read_wait(void)
 {
 }
 

@@ -27,25 +27,26 @@ void dnn64_platform_init(void)
                   | ((uint32_t)header[14] << 8) | header[15];
 }
 
-void dnn64_asset_read_start(void *dst, uint32_t offset, uint32_t len)
+int dnn64_platform_read_start(void *dst, uint32_t offset, uint32_t len)
 {
     if (len == 0)
-        return;
+        return 0;
     if (offset > assets_size || len > assets_size - offset)
         dnn64_fail("dnn64_asset_read: read past the end of the asset area");
     data_cache_hit_writeback_invalidate(dst, len);
     dma_read_async(dst, assets_rom_addr + offset, len);
+    return 1;
 }
 
-void dnn64_asset_read_wait(void)
+void dnn64_platform_read_wait(void)
 {
     dma_wait();
 }
 
-void dnn64_asset_read(void *dst, uint32_t offset, uint32_t len)
+void dnn64_platform_read(void *dst, uint32_t offset, uint32_t len)
 {
-    dnn64_asset_read_start(dst, offset, len);
-    dnn64_asset_read_wait();
+    (void)dnn64_platform_read_start(dst, offset, len);
+    dnn64_platform_read_wait();
 }
 
 void dnn64_print(const char *line)
