@@ -78,6 +78,7 @@ def test_resident_plan_counts_every_weight_byte_in_the_fit(tmp_path: Path) -> No
     assert record["resident_bytes"] == model.metadata["weight_bytes"] == len(model.weights_big)
     assert model.metadata["resident_bytes"] == record["resident_bytes"] > 0
     assert record["streamed_bytes_per_inference"] == model.metadata["weight_bytes_streamed"] == 0
+    assert plan["cartridge"]["bytes_per_inference"] == 0  # the cost the ladder ranks by, too
     # so the code has no staging area: its arena is the plan's activations
     assert model.staging_bytes == 0 < plan["staging"]["bytes"]
     assert model.arena_bytes == model.metadata["staging_offset"]
