@@ -62,6 +62,7 @@ from dnn64build.planner.dagstream import (
     first_row_refusal,
     group_live_bytes,
     macs_per_row,
+    min_buffer_bytes,
     step_live_bytes,
     stream_refusal,
 )
@@ -84,7 +85,10 @@ MAX_EXTRA_MACS = 0.15  # patch groups may add at most this fraction of the model
 GRIDS = tuple((n, n) for n in range(2, 9))
 # Weights one group may stage at once (one staging half), unless staging_bytes says less.
 GROUP_WEIGHT_CAP = 128 * 1024
-MAX_DAG_SEGMENTS = 16  # longest run of segments one dag group may span
+# Longest run of segments one dag group may span. A residual block is two segments (its
+# Add, its Relu): a megapixel ResNet-50 streams only as one group over its whole trunk
+# (every cut tensor is megabytes), which the row-buffer bound of _dag_choice keeps cheap.
+MAX_DAG_SEGMENTS = 64
 # The row program of each dag group a choice weighed (a pure function of graph and group).
 DagPrograms = dict["Group", DagProgram]
 
@@ -530,26 +534,39 @@ def _dag_choice(graph: Graph, chains: list[list[Node]], peak: Callable[[list[Gro
         segments.add((at[0], at[1]))
     if emit:  # and the last one in the group that hands out the output
         segments.add((at[-2], at[-1]))
+    rows = [min_buffer_bytes(graph, n) for n in nodes]
     for i in range(1, len(at)):
         options = [] if (stream and i == 1) or (emit and i == len(at) - 1) else [
             (max(best[i - 1][0], max(live[at[i - 1]:at[i]], default=0)),
              best[i - 1][1], best[i - 1][2])]
         out = graph.outputs[0] if emit and i == len(at) - 1 else ""
+        y = 0 if out else group_live_bytes(graph, nodes[at[i] - 1:at[i]], None, streamed=True)
+        held = -rows[at[i] - 1]  # Y is whole or the output stage's: not one of them
         for j in range(i - 1, max(i - 1 - MAX_DAG_SEGMENTS, -1), -1):
             if (at[j], at[j + 1]) not in segments:
+                break
+            # Y and a row of every member's own buffer: a bound on every group ending
+            # at cut i that grows as it starts earlier, so no earlier start can win.
+            held += sum(rows[at[j]:at[j + 1]])
+            if options and y + held > min(o[0] for o in options):
                 break
             members = nodes[at[j]:at[i]]
             here = streams if j == 0 else ""
             if len(members) < 2 and not here and not out:
                 continue
-            floor = max(best[j][0], group_live_bytes(graph, members, None, streamed=bool(here),
-                                                     emitted=bool(out)))
-            if options and floor > min(o[0] for o in options):
-                continue  # X and Y alone already cost more than a known option
+            whole = group_live_bytes(graph, members, None, streamed=bool(here),
+                                     emitted=bool(out))
+            known = min((o[0] for o in options), default=None)
+            if known is not None and max(best[j][0], whole + held) > known:
+                continue  # X, Y and a row of each buffer already cost more than a known option
             group = Group(tuple(n.name for n in members), "dag", streams=here, emits=out)
             program = None if programs is None else programs.get(group)
             if program is None:
-                program = dag_program(graph, members, here, bool(out))
+                # a program whose buffers pass what a known option costs is dropped half-way
+                program = dag_program(graph, members, here, bool(out),
+                                      limit=None if known is None else known - whole)
+                if program is None:
+                    continue
                 if programs is not None:
                     programs[group] = program
             cost = group_live_bytes(graph, members, program, streamed=bool(here),
