@@ -218,11 +218,19 @@ def nodes_by_name(graph: Graph) -> dict[str, Node]:
     return nodes
 
 
-def program_of(graph: Graph, group: Group) -> Program | DagProgram:
+def program_of(graph: Graph, group: Group, programs: DagPrograms | None = None
+               ) -> Program | DagProgram:
+    """The group's tile or row program; a dag group's is taken from, or kept in,
+    ``programs`` (row programs of ``graph``'s groups, see choose_groups)."""
+    if group.mode == "dag" and programs is not None and group in programs:
+        return programs[group]
     nodes = nodes_by_name(graph)
     if group.mode == "dag":
-        return dag_program(graph, [nodes[name] for name in group.nodes], group.streams,
-                           bool(group.emits))
+        program = dag_program(graph, [nodes[name] for name in group.nodes], group.streams,
+                              bool(group.emits))
+        if programs is not None:
+            programs[group] = program
+        return program
     members = [member_of(graph, nodes[name]) for name in group.nodes]
     if group.mode == "stream":
         return stream_program(members, group.band_rows)
@@ -296,13 +304,14 @@ def split_by_weights(graph: Graph, chains: list[list[Node]], cap: int
     return runs, reasons
 
 
-def apply_groups(graph: Graph, groups: list[Group]) -> Graph:
+def apply_groups(graph: Graph, groups: list[Group], programs: DagPrograms | None = None
+                 ) -> Graph:
     """``graph`` with each group replaced by one FusedGroup node (at its first member's
     place). The node's attrs: ``fusion`` (the record), ``members`` (the member nodes).
     The intermediates stay described in ``tensors`` (for their shapes) but no node
     produces them, so no plan gives them memory. The new graph shares ``graph``'s nodes
     and tensors (neither is changed: the planner and codegen only read them), which a deep
-    copy would copy for every candidate plan."""
+    copy would copy for every candidate plan. ``programs``: as program_of's."""
     if not groups:
         return graph
     out = Graph(name=graph.name, inputs=list(graph.inputs), outputs=list(graph.outputs),
@@ -312,7 +321,7 @@ def apply_groups(graph: Graph, groups: list[Group]) -> Graph:
     first = {}
     for group in groups:
         members = [by_name[name] for name in group.nodes]
-        program = program_of(out, group)
+        program = program_of(out, group, programs)
         buffers = buffer_names(group, len(program.buffer_bytes))
         for name, size in zip(buffers, program.buffer_bytes, strict=True):
             out.tensors[name] = Tensor([max(size, 1)], "int8", "activation")
@@ -328,16 +337,18 @@ def apply_groups(graph: Graph, groups: list[Group]) -> Graph:
     return out
 
 
-def fusion_record(graph: Graph, mode: str, groups: list[Group]) -> dict[str, Any]:
-    """plan.json's ``fusion``: what was fused, with which buffers, at what cost."""
+def fusion_record(graph: Graph, mode: str, groups: list[Group],
+                  programs: DagPrograms | None = None) -> dict[str, Any]:
+    """plan.json's ``fusion``: what was fused, with which buffers, at what cost
+    (``programs``: as program_of's)."""
     records = []
     for group in groups:
-        program = program_of(graph, group)
+        program = program_of(graph, group, programs)
         rec = group.record()
         rec["name"] = group_name(group)
         rec["buffers"] = buffer_names(group, len(program.buffer_bytes))
         rec["tiles"] = len(program.steps)
-        rec["extra_macs"] = extra_macs(graph, [group])
+        rec["extra_macs"] = extra_macs(graph, [group], programs)
         rec["weight_bytes"] = group_weight_bytes(graph, group)
         if isinstance(program, DagProgram):
             rec["program"] = dag_record(graph, program, rec["buffers"])
@@ -374,13 +385,14 @@ def model_macs(graph: Graph) -> int:
     return total
 
 
-def extra_macs(graph: Graph, groups: list[Group]) -> int:
-    """MACs the groups add to the unfused model (patch halos)."""
+def extra_macs(graph: Graph, groups: list[Group], programs: DagPrograms | None = None) -> int:
+    """MACs the groups add to the unfused model (patch halos; ``programs``: as
+    program_of's)."""
     nodes = {n.name: n for n in graph.nodes}
     extra = 0
     for group in groups:
         if group.mode == "dag":
-            program = program_of(graph, group)
+            program = program_of(graph, group, programs)
             extra += program.macs - sum(macs_per_row(graph, nodes[n]) *
                                         graph.tensors[nodes[n].outputs[0]].shape[2]
                                         for n in group.nodes)
