@@ -47,6 +47,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
+from typing import overload
 
 import numpy as np
 
@@ -302,12 +303,26 @@ def macs_per_row(graph: Graph, node: Node) -> int:
     return c_out * w * math.prod(graph.tensors[node.inputs[1]].shape[1:])
 
 
+class _OverLimit(Exception):
+    """dag_program's buffers passed its ``limit``."""
+
+
+@overload
 def dag_program(graph: Graph, nodes: list[Node], streamed: str = "",
-                emitted: bool = False) -> DagProgram:
+                emitted: bool = False, limit: None = None) -> DagProgram: ...
+@overload
+def dag_program(graph: Graph, nodes: list[Node], streamed: str = "",
+                emitted: bool = False, limit: int | None = None) -> DagProgram | None: ...
+
+
+def dag_program(graph: Graph, nodes: list[Node], streamed: str = "",
+                emitted: bool = False, limit: int | None = None) -> DagProgram | None:
     """The pull-driven row program of ``nodes`` (a group found by ``find_segments``);
     ``streamed``: the graph input X the group reads row by row through an input stage;
     ``emitted``: the group's output Y (a graph output) is handed out row by row by an
-    output stage instead of being written whole."""
+    output stage instead of being written whole. ``limit``: None as soon as the
+    buffers' footprints (as group_live_bytes counts them) pass that many bytes (a
+    search's candidate that cannot win; buffers only grow, so this is exact)."""
     stages = [stage_of(graph, n) for n in nodes]
     macs_of = [macs_per_row(graph, n) for n in nodes]
     if streamed:
@@ -344,49 +359,82 @@ def dag_program(graph: Graph, nodes: list[Node], streamed: str = "",
     height = {s.output: graph.tensors[s.output].shape[2] for s in stages[:len(stages) - emitted]}
     if emitted:  # the output stage's pseudo output: one row for each row of Y handed out
         height[stages[-1].output] = height[stages[-1].inputs[0]]
-    done = dict.fromkeys(height, 0)  # rows computed so far
+    # Row tables by stage index (the pull loop runs once per row and stage of every
+    # candidate group, so it looks rows up instead of asking the windows again):
+    # ``reach[j][r]``, the end of the input rows output row r of stage j reads;
+    # ``low_from[j][r]``, the first input row that rows r onwards still read.
+    rows = [height[s.output] for s in stages]
+    reach, low_from = [], []
+    for j, s in enumerate(stages):
+        spans = [s.needed((r, r + 1)) for r in range(rows[j])] if s.inputs else []
+        reach.append([hi for _, hi in spans])
+        lows = [lo for lo, _ in spans]
+        for r in range(len(lows) - 2, -1, -1):
+            lows[r] = min(lows[r], lows[r + 1])
+        low_from.append(lows)
+    pulls = [[producer[t] for t in s.inputs if t in producer] for s in stages]
+    # per buffer: each sharing tensor's producer and the stages that read it
+    holders = [[(producer[t], readers[t]) for t in ts] for ts in sharing]
+    last = len(stages) - 1
+    done = [0] * len(stages)  # rows computed so far, by producing stage
     held: list[Span] = [(0, 0)] * count
     most = [0] * count
     firings: list[list] = []  # [stage, lo, hi, before, after]
 
-    def low_water(t: str) -> int:
-        """The first row of t any reader will still read."""
-        lows = [stages[j].needed((done[stages[j].output], height[stages[j].output]))[0]
-                for j in readers[t] if done[stages[j].output] < height[stages[j].output]]
-        return min(lows, default=done[t])
+    row_of = [row_bytes(graph, ts[0]) for ts in sharing]
+    footprint = [0] * count
+    total = 0
+
+    def grow(b: int, held_rows: int) -> None:
+        nonlocal total
+        most[b] = held_rows
+        if limit is not None:
+            size = _footprint(held_rows * row_of[b], 16)
+            total += size - footprint[b]
+            footprint[b] = size
+            if total > limit:
+                raise _OverLimit
+
+    def low_water(p: int, reading: list[int]) -> int:
+        """The first row of stage p's output any reader will still read."""
+        lows = [low_from[j][done[j]] for j in reading if done[j] < rows[j]]
+        return min(lows, default=done[p])
 
     def fire(j: int) -> None:
-        s = stages[j]
-        r = done[s.output]
-        for t in s.inputs:
-            if t in producer:
-                upto = s.needed((r, r + 1))[1]
-                while done[t] < upto:
-                    fire(producer[t])
-        done[s.output] = r + 1
-        if s.output == y:
+        r = done[j]
+        if pulls[j]:
+            upto = reach[j][r]
+            for p in pulls[j]:
+                while done[p] < upto:
+                    fire(p)
+        done[j] = r + 1
+        if j == last:  # Y: whole, or the output stage's pseudo output
             before = after = None
         else:
-            b = buffer_of[s.output]
+            b = buffer_of[stages[j].output]
             before = held[b]
-            low = min(low_water(t) for t in sharing[b])
+            low = min(low_water(p, reading) for p, reading in holders[b])
             after = (min(max(low, before[0]), r), max(before[1], r + 1))
             held[b] = after
-            most[b] = max(most[b], after[1] - after[0])
-        last = firings[-1] if firings else None
-        if last and last[0] == j and last[2] == r and last[4] == before and (
+            if after[1] - after[0] > most[b]:
+                grow(b, after[1] - after[0])
+        prev = firings[-1] if firings else None
+        if prev and prev[0] == j and prev[2] == r and prev[4] == before and (
                 before is None or before[0] == after[0]):
-            last[2], last[4] = r + 1, after  # one more row of the same firing, nothing dropped
+            prev[2], prev[4] = r + 1, after  # one more row of the same firing, nothing dropped
         else:
             firings.append([j, r, r + 1, before, after])
 
-    while done[y] < height[y]:
-        fire(len(stages) - 1)
+    try:
+        while done[last] < rows[last]:
+            fire(last)
+    except _OverLimit:
+        return None
     macs = sum(macs_of[j] * (hi - lo) for j, lo, hi, _, _ in firings)
     return DagProgram(
         tuple(stages), tuple(Firing(j, (lo, hi), b, a) for j, lo, hi, b, a in firings),
         buffered, tuple(buffer_of[t] for t in buffered), tuple(most),
-        tuple(r * row_bytes(graph, ts[0]) for r, ts in zip(most, sharing, strict=True)), macs)
+        tuple(r * b for r, b in zip(most, row_of, strict=True)), macs)
 
 
 def stream_refusal(graph: Graph, nodes: list[Node]) -> str:
@@ -519,6 +567,16 @@ def step_live_bytes(graph: Graph, alignment: int = 16) -> list[int]:
         running += d
         live.append(running)
     return live
+
+
+def min_buffer_bytes(graph: Graph, node: Node, alignment: int = 16) -> int:
+    """Bytes a dag group's row buffers hold at least for ``node``'s output when it is
+    neither the group's Y nor X: one row of its own buffer for a window op or Concat
+    (dag_program writes over an input's rows only for the other row ops, which so may
+    hold nothing of their own)."""
+    if node.op not in WINDOW_OPS and node.op != "Concat":
+        return 0
+    return _footprint(row_bytes(graph, node.outputs[0]), alignment)
 
 
 def group_live_bytes(graph: Graph, nodes: list[Node], program: DagProgram | None,

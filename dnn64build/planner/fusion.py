@@ -62,6 +62,7 @@ from dnn64build.planner.dagstream import (
     first_row_refusal,
     group_live_bytes,
     macs_per_row,
+    min_buffer_bytes,
     step_live_bytes,
     stream_refusal,
 )
@@ -84,7 +85,10 @@ MAX_EXTRA_MACS = 0.15  # patch groups may add at most this fraction of the model
 GRIDS = tuple((n, n) for n in range(2, 9))
 # Weights one group may stage at once (one staging half), unless staging_bytes says less.
 GROUP_WEIGHT_CAP = 128 * 1024
-MAX_DAG_SEGMENTS = 16  # longest run of segments one dag group may span
+# Longest run of segments one dag group may span. A residual block is two segments (its
+# Add, its Relu): a megapixel ResNet-50 streams only as one group over its whole trunk
+# (every cut tensor is megabytes), which the row-buffer bound of _dag_choice keeps cheap.
+MAX_DAG_SEGMENTS = 64
 # The row program of each dag group a choice weighed (a pure function of graph and group).
 DagPrograms = dict["Group", DagProgram]
 
@@ -214,11 +218,19 @@ def nodes_by_name(graph: Graph) -> dict[str, Node]:
     return nodes
 
 
-def program_of(graph: Graph, group: Group) -> Program | DagProgram:
+def program_of(graph: Graph, group: Group, programs: DagPrograms | None = None
+               ) -> Program | DagProgram:
+    """The group's tile or row program; a dag group's is taken from, or kept in,
+    ``programs`` (row programs of ``graph``'s groups, see choose_groups)."""
+    if group.mode == "dag" and programs is not None and group in programs:
+        return programs[group]
     nodes = nodes_by_name(graph)
     if group.mode == "dag":
-        return dag_program(graph, [nodes[name] for name in group.nodes], group.streams,
-                           bool(group.emits))
+        program = dag_program(graph, [nodes[name] for name in group.nodes], group.streams,
+                              bool(group.emits))
+        if programs is not None:
+            programs[group] = program
+        return program
     members = [member_of(graph, nodes[name]) for name in group.nodes]
     if group.mode == "stream":
         return stream_program(members, group.band_rows)
@@ -292,13 +304,14 @@ def split_by_weights(graph: Graph, chains: list[list[Node]], cap: int
     return runs, reasons
 
 
-def apply_groups(graph: Graph, groups: list[Group]) -> Graph:
+def apply_groups(graph: Graph, groups: list[Group], programs: DagPrograms | None = None
+                 ) -> Graph:
     """``graph`` with each group replaced by one FusedGroup node (at its first member's
     place). The node's attrs: ``fusion`` (the record), ``members`` (the member nodes).
     The intermediates stay described in ``tensors`` (for their shapes) but no node
     produces them, so no plan gives them memory. The new graph shares ``graph``'s nodes
     and tensors (neither is changed: the planner and codegen only read them), which a deep
-    copy would copy for every candidate plan."""
+    copy would copy for every candidate plan. ``programs``: as program_of's."""
     if not groups:
         return graph
     out = Graph(name=graph.name, inputs=list(graph.inputs), outputs=list(graph.outputs),
@@ -308,7 +321,7 @@ def apply_groups(graph: Graph, groups: list[Group]) -> Graph:
     first = {}
     for group in groups:
         members = [by_name[name] for name in group.nodes]
-        program = program_of(out, group)
+        program = program_of(out, group, programs)
         buffers = buffer_names(group, len(program.buffer_bytes))
         for name, size in zip(buffers, program.buffer_bytes, strict=True):
             out.tensors[name] = Tensor([max(size, 1)], "int8", "activation")
@@ -324,16 +337,18 @@ def apply_groups(graph: Graph, groups: list[Group]) -> Graph:
     return out
 
 
-def fusion_record(graph: Graph, mode: str, groups: list[Group]) -> dict[str, Any]:
-    """plan.json's ``fusion``: what was fused, with which buffers, at what cost."""
+def fusion_record(graph: Graph, mode: str, groups: list[Group],
+                  programs: DagPrograms | None = None) -> dict[str, Any]:
+    """plan.json's ``fusion``: what was fused, with which buffers, at what cost
+    (``programs``: as program_of's)."""
     records = []
     for group in groups:
-        program = program_of(graph, group)
+        program = program_of(graph, group, programs)
         rec = group.record()
         rec["name"] = group_name(group)
         rec["buffers"] = buffer_names(group, len(program.buffer_bytes))
         rec["tiles"] = len(program.steps)
-        rec["extra_macs"] = extra_macs(graph, [group])
+        rec["extra_macs"] = extra_macs(graph, [group], programs)
         rec["weight_bytes"] = group_weight_bytes(graph, group)
         if isinstance(program, DagProgram):
             rec["program"] = dag_record(graph, program, rec["buffers"])
@@ -373,13 +388,14 @@ def node_macs(graph: Graph, node: Node) -> int:
     return 0
 
 
-def extra_macs(graph: Graph, groups: list[Group]) -> int:
-    """MACs the groups add to the unfused model (patch halos)."""
+def extra_macs(graph: Graph, groups: list[Group], programs: DagPrograms | None = None) -> int:
+    """MACs the groups add to the unfused model (patch halos; ``programs``: as
+    program_of's)."""
     nodes = {n.name: n for n in graph.nodes}
     extra = 0
     for group in groups:
         if group.mode == "dag":
-            program = program_of(graph, group)
+            program = program_of(graph, group, programs)
             extra += program.macs - sum(macs_per_row(graph, nodes[n]) *
                                         graph.tensors[nodes[n].outputs[0]].shape[2]
                                         for n in group.nodes)
@@ -533,26 +549,39 @@ def _dag_choice(graph: Graph, chains: list[list[Node]], peak: Callable[[list[Gro
         segments.add((at[0], at[1]))
     if emit:  # and the last one in the group that hands out the output
         segments.add((at[-2], at[-1]))
+    rows = [min_buffer_bytes(graph, n) for n in nodes]
     for i in range(1, len(at)):
         options = [] if (stream and i == 1) or (emit and i == len(at) - 1) else [
             (max(best[i - 1][0], max(live[at[i - 1]:at[i]], default=0)),
              best[i - 1][1], best[i - 1][2])]
         out = graph.outputs[0] if emit and i == len(at) - 1 else ""
+        y = 0 if out else group_live_bytes(graph, nodes[at[i] - 1:at[i]], None, streamed=True)
+        held = -rows[at[i] - 1]  # Y is whole or the output stage's: not one of them
         for j in range(i - 1, max(i - 1 - MAX_DAG_SEGMENTS, -1), -1):
             if (at[j], at[j + 1]) not in segments:
+                break
+            # Y and a row of every member's own buffer: a bound on every group ending
+            # at cut i that grows as it starts earlier, so no earlier start can win.
+            held += sum(rows[at[j]:at[j + 1]])
+            if options and y + held > min(o[0] for o in options):
                 break
             members = nodes[at[j]:at[i]]
             here = streams if j == 0 else ""
             if len(members) < 2 and not here and not out:
                 continue
-            floor = max(best[j][0], group_live_bytes(graph, members, None, streamed=bool(here),
-                                                     emitted=bool(out)))
-            if options and floor > min(o[0] for o in options):
-                continue  # X and Y alone already cost more than a known option
+            whole = group_live_bytes(graph, members, None, streamed=bool(here),
+                                     emitted=bool(out))
+            known = min((o[0] for o in options), default=None)
+            if known is not None and max(best[j][0], whole + held) > known:
+                continue  # X, Y and a row of each buffer already cost more than a known option
             group = Group(tuple(n.name for n in members), "dag", streams=here, emits=out)
             program = None if programs is None else programs.get(group)
             if program is None:
-                program = dag_program(graph, members, here, bool(out))
+                # a program whose buffers pass what a known option costs is dropped half-way
+                program = dag_program(graph, members, here, bool(out),
+                                      limit=None if known is None else known - whole)
+                if program is None:
+                    continue
                 if programs is not None:
                     programs[group] = program
             cost = group_live_bytes(graph, members, program, streamed=bool(here),

@@ -134,6 +134,7 @@ def plan_graph(
     ``programs``: dag row programs kept between calls on the same graph (choose_groups).
     """
     params = params or PlanParams()
+    programs = {} if programs is None else programs
     base = dag_from_graph(graph)
     cache: dict[Group, dict[str, int]] = {}
 
@@ -155,7 +156,7 @@ def plan_graph(
         groups, notes = choice.groups, choice.notes
     else:
         fusion = "given"
-    fused = apply_groups(graph, groups)
+    fused = apply_groups(graph, groups, programs)
     kept, pair_notes = _unfused_pairs(fused, pairs)
     try:
         plan = plan_dag(dag_from_graph(fused, kept), params)
@@ -169,7 +170,7 @@ def plan_graph(
         unfused = replace(params, algorithm="greedy_by_size", capacity=None, deadline_s=None)
         op_bound = plan_dag(dag_from_graph(graph), unfused)["lower_bound_bytes"]
     plan["op_bound_bytes"] = op_bound
-    plan["fusion"] = {**fusion_record(graph, fusion, groups), "notes": notes}
+    plan["fusion"] = {**fusion_record(graph, fusion, groups, programs), "notes": notes}
     plan["extra_macs"] = plan["fusion"]["extra_macs"]  # MACs the groups add (patch halos)
     # Graph inputs never whole in the arena: a dag group reads their rows (checker.py).
     plan["streamed_inputs"] = streamed_inputs(groups)

@@ -7,7 +7,9 @@ prints) and timeline.svg (the memory timeline picture).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import sys
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from dnn64build.codegen.model import CodeShape, code_shape, shrunk_code_shapes
@@ -50,23 +52,39 @@ from dnn64build.stages.io import StageArgs
 RSP_TOOLCHAIN = "bare"
 
 
+# Planning that runs longer than this says on stderr which option it has planned.
+PROGRESS_AFTER_S = 10.0
+
+
 def main(args: StageArgs) -> None:
     config = args.config
     graph = load_graph(args.input("graph"), args.input("weights"))
-    plan = plan_model(graph, config)
+    plan = plan_model(graph, config, progress=_progress_printer(config["label"]))
     args.write_json("plan", plan)
     args.write_text("report", report(plan, config["label"], config["memory"]))
     args.write_text("timeline", render_svg(plan))
 
 
-def plan_model(graph: Graph, config: dict) -> dict:
+def _progress_printer(label: str) -> Callable[[str], None]:
+    """A progress callback that prints to stderr once planning has run PROGRESS_AFTER_S."""
+    start = time.monotonic()
+
+    def say(line: str) -> None:
+        if time.monotonic() - start >= PROGRESS_AFTER_S:
+            print(f"plan {label}: {line}", file=sys.stderr, flush=True)
+    return say
+
+
+def plan_model(graph: Graph, config: dict,
+               progress: Callable[[str], None] | None = None) -> dict:
     """The plan of ``graph`` for the target ``config`` (the rule's attributes: memory,
     kernels, planner settings, label): the fastest option of the settings' ladder whose
     plan fits (planner/ladder.py: fusion, streamed input and output, weight staging,
     QuantizeLinear + stem pairs), its staging grown into the memory it leaves free; a
     UserError naming the smallest plan's needs when none fits. plan.json's
-    ``fit_search`` says why each faster option was not taken."""
-    found, options = fit_search(graph, config)
+    ``fit_search`` says why each faster option was not taken. ``progress``: as
+    fit_search's."""
+    found, options = fit_search(graph, config, progress)
     if found.plan is None:
         smallest = found.smallest
         check_fit(smallest, memory=config["memory"],
@@ -86,10 +104,12 @@ def plan_model(graph: Graph, config: dict) -> dict:
     return plan
 
 
-def fit_search(graph: Graph, config: dict) -> tuple[Found, list[Option]]:
+def fit_search(graph: Graph, config: dict, progress: Callable[[str], None] | None = None
+               ) -> tuple[Found, list[Option]]:
     """The search of plan_model (ladder.search over the options ``config``'s settings
     allow) and those options. With ``memory`` 0 every option is planned and ``smallest``
-    is the least memory the tool can reach (tools/bench/bench_footprint.py)."""
+    is the least memory the tool can reach (tools/bench/bench_footprint.py).
+    ``progress(line)`` is told of each option planned: its needs or why it cannot apply."""
     kernels = config.get("kernels", "cpu")
     pairs = quantize_stem_pairs(graph, kernels)
     options = ladder(fusion=config.get("fusion", "auto"),
@@ -106,6 +126,11 @@ def fit_search(graph: Graph, config: dict) -> tuple[Found, list[Option]]:
                 planned[option] = _plan_option(option)
             except UserError as exc:
                 planned[option] = exc
+            if progress is not None:
+                got = planned[option]
+                progress(f"{option.describe()}: " + (f"cannot apply ({got.message})"
+                                                     if isinstance(got, UserError)
+                                                     else f"needs {got[1]} bytes"))
         result = planned[option]
         if isinstance(result, UserError):
             raise result

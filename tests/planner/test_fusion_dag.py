@@ -335,3 +335,44 @@ def test_a_handed_out_upsample_holds_every_row_it_reads(factor: int, tmp_path: P
             f[5] = f[1]
     assert r is not None
     assert "rows" in {v.kind for v in find_violations(broken)}, find_violations(broken)
+
+
+def _deep_residual(tmp: Path, blocks: int, shape: list[int]):
+    """A stem Conv and ``blocks`` residual blocks (Conv, Relu, Conv, Add, Relu): two
+    segments each (the Add, the Relu), every cut tensor of the input's shape."""
+    c = shape[1]
+    nodes = [node("Conv", ["x", "ws", "bs"], ["t0"], kernel_shape=[3, 3], pads=[1, 1, 1, 1])]
+    inits = {"ws": rand(c, c, 3, 3, seed=1) / 4, "bs": rand(c, seed=2)}
+    for k in range(blocks):
+        x, y = f"t{k}", f"t{k + 1}"
+        nodes += [node("Conv", [x, f"w{k}a", f"b{k}a"], [f"c{k}a"], kernel_shape=[3, 3],
+                       pads=[1, 1, 1, 1]),
+                  node("Relu", [f"c{k}a"], [f"r{k}"]),
+                  node("Conv", [f"r{k}", f"w{k}b", f"b{k}b"], [f"c{k}b"], kernel_shape=[3, 3],
+                       pads=[1, 1, 1, 1]),
+                  node("Add", [f"c{k}b", x], [f"s{k}"]),
+                  node("Relu", [f"s{k}"], [y])]
+        inits.update({f"w{k}a": rand(c, c, 3, 3, seed=3 * k) / 4, f"b{k}a": rand(c, seed=k),
+                      f"w{k}b": rand(c, c, 3, 3, seed=3 * k + 1) / 4,
+                      f"b{k}b": rand(c, seed=k + 50)})
+    for k, n in enumerate(nodes):
+        n.name = f"n{k}"
+    return _graph(onnx_model(nodes, {"x": shape}, [f"t{blocks}"], inits), tmp)
+
+
+def test_a_deep_residual_trunk_streams_as_one_group(tmp_path: Path) -> None:
+    """Nine residual blocks (19 segments) whose every cut tensor is T bytes: only one dag
+    group over the whole trunk, streaming the input, keeps the peak below 2T (two groups
+    hold some cut tensor whole as X while their Y is whole too); its plan passes the
+    checker and its firings replay to the reference's output."""
+    shape = [1, 2, 128, 4]
+    graph = _deep_residual(tmp_path, 9, shape)
+    whole = 2 * 128 * 4 * 4  # T: every cut tensor, float32
+    plan = plan_graph(graph, PlanParams(timings=False), fusion="dag", input_mode="stream")
+    (group,) = plan["fusion"]["groups"]
+    assert list(group["nodes"]) == [n.name for n in graph.nodes]
+    assert plan["lower_bound_bytes"] < 2 * whole
+    assert check_plan(plan) is None, check_plan(plan)
+    x = rand(*shape, seed=5)
+    y = graph.outputs[0]
+    np.testing.assert_array_equal(_replay(graph, plan, x)[y], run_reference(graph, {"x": x})[y])

@@ -182,6 +182,21 @@ def test_plan_json_says_why_each_faster_option_was_not_taken(int8_32: Graph) -> 
     assert plan["fit_search"][0]["option"].startswith("fusion auto")
 
 
+def test_planning_tells_progress_of_each_option_it_plans(int8_32: Graph) -> None:
+    """A refused search plans every option: the progress callback hears of each one, in
+    the order the refusal lists them, with the same needs."""
+    lines: list[str] = []
+    with pytest.raises(UserError) as err:
+        plan_model(int8_32, _config(65536), progress=lines.append)
+    assert len(lines) >= 8 and lines[0].startswith("fusion auto")
+    for line in lines:
+        option, _, outcome = line.partition(": ")
+        needs = re.match(r"needs (\d+) bytes", outcome)
+        assert needs or outcome.startswith("cannot apply"), line
+        if needs and "staging shrunk" not in option:
+            assert f"{option}: needs {needs[1]} bytes" in str(err.value)
+
+
 def test_a_hand_set_mode_the_model_does_not_allow_is_refused(int8_32: Graph) -> None:
     with pytest.raises(UserError, match="output 'stream' cannot apply"):
         plan_model(int8_32, _config(ROOMY, fusion="dag", output="stream"))
