@@ -51,6 +51,20 @@ static int8_t dnn64__max_s8(const int8_t *x, int32_t rows, int32_t row_step, int
     return best;
 }
 
+/* dnn64__max_s8 of 3 adjacent taps a row, unrolled (3x3 MaxPools: ResNet, SqueezeNet,
+ * ShuffleNet). */
+static int8_t dnn64__max3_s8(const int8_t *x, int32_t rows, int32_t row_step)
+{
+    int8_t best = -128;
+    for (; rows > 0; --rows, x += row_step) {
+        const int8_t a = x[0] > x[1] ? x[0] : x[1];
+        const int8_t m = a > x[2] ? a : x[2];
+        if (m > best)
+            best = m;
+    }
+    return best;
+}
+
 /* The geometry is read into locals once (stores through y, an int8_t pointer, could alias
  * *g and make the compiler reload it); the windows inside the input along x take no
  * clipping (measured in cen64: 196 cycles an output of a 3x3 window before). */
@@ -72,8 +86,12 @@ void dnn64_maxpool_s8(const dnn64_pool_geom *g, const int8_t *x, int8_t *y)
             for (ox = 0; ox < w_out; ++ox) {
                 if (ox == lo && lo < hi) {
                     const int8_t *xc = xr + lo * stride_w - pad_left;
-                    for (; ox < hi; ++ox, xc += stride_w)
-                        yp[ox] = dnn64__max_s8(xc, rows, row_step, k_w, dil_w);
+                    if (k_w == 3 && dil_w == 1)
+                        for (; ox < hi; ++ox, xc += stride_w)
+                            yp[ox] = dnn64__max3_s8(xc, rows, row_step);
+                    else
+                        for (; ox < hi; ++ox, xc += stride_w)
+                            yp[ox] = dnn64__max_s8(xc, rows, row_step, k_w, dil_w);
                     if (ox == w_out)
                         break;
                 }
