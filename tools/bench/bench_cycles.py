@@ -2,7 +2,7 @@
 
     python -m tools.bench.bench_cycles [--models digits,small_cnn,shufflenet,mobilenetv3]
         [--modes int8,fp32] [--baseline REV] [--baseline-models a,b] [--timeout 600]
-        [--jobs 2] [--parallel 1] [--write]
+        [--jobs 2] [--kernels cpu|rsp|auto|default] [--parallel 1] [--write]
 
 Each model (a zoo name, or ``digits`` from models/) gets an ``n64_model`` target per mode in
 a temporary workspace (toolchain: bare; int8 calibrated on seeded random inputs, digits on
@@ -11,9 +11,10 @@ seeded sample (bench_emulator.Bench does the building). cen64 models the VR4300'
 and latencies, so CP0 Count x 2 is CPU cycles. With ``--baseline REV`` every row is also
 measured with the kernels (kernels/) of git revision REV in an otherwise identical copy of
 this tree: the same code generator and platform layer, the old kernels
-(``--baseline-models``: only for those models). ``--parallel N`` measures N models (each
-in a workspace of its own) at a time. ``--write`` replaces this benchmark's section of
-docs/benchmarks.md.
+(``--baseline-models``: only for those models). ``--kernels`` sets the targets'
+``kernels:`` (cpu unless given; ``default`` sets none: auto on bare). ``--parallel N``
+measures N models (each in a workspace of its own) at a time. ``--write`` replaces this
+benchmark's section of docs/benchmarks.md.
 
 Beside each row, the physical limits: the RSP's peak (8 lanes x 62.5 MHz = 500 M
 multiply-accumulates/s) and the time to stream the model's weights from the cartridge at
@@ -106,6 +107,8 @@ def measure(name: str, modes: list[str], tool: Path, kernels: str, args: argpars
             workdir: Path) -> list[Measured]:
     """Every mode of one model, built and run with the dnn64build of ``tool``."""
     bench = CycleBench(workdir, args.timeout, args.jobs, env={"PYTHONPATH": str(tool)})
+    if args.kernels != "cpu":  # "default": the toolchain's own (auto on bare)
+        bench.target_attrs = "" if args.kernels == "default" else f", kernels: {args.kernels}"
     bench.add_model(name)
     results = []
     for mode in modes:
@@ -145,10 +148,12 @@ def table(results: list[Measured]) -> str:
     return "\n".join(lines)
 
 
-def section(results: list[Measured], command: str) -> str:
+def section(results: list[Measured], command: str, kernels: str = "cpu") -> str:
+    setting = {"cpu": "`kernels: cpu` (no RSP)", "default": "the default `kernels:` (auto)"}.get(
+        kernels, f"`kernels: {kernels}`")
     return f"""{SECTION}
 
-`{command}`: every model built through the CLI for `bare` with `kernels: cpu` (no RSP) and
+`{command}`: every model built through the CLI for `bare` with {setting} and
 run in cen64 (one seeded sample; int8 calibrated on seeded random inputs, digits on its
 calibration set). cen64 models the VR4300's caches and latencies: CPU cycles = CP0 Count
 x 2, ms = cycles / 93.75 MHz; M MACs counts Conv, ConvTranspose, Gemm and MatMul.
@@ -195,6 +200,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="models measured at a time")
     parser.add_argument("--timeout", type=float, default=600.0, help="cen64 time limit (s)")
     parser.add_argument("--jobs", type=int, default=2, help="dnn64build build -j")
+    parser.add_argument("--kernels", choices=("cpu", "rsp", "auto", "default"), default="cpu",
+                        help="the targets' kernels: setting (default: none given)")
     parser.add_argument("--write", action="store_true", help="update docs/benchmarks.md")
     args = parser.parse_args(argv)
     names, modes = args.models.split(","), args.modes.split(",")
@@ -211,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
             results = [m for measured in done for m in measured]
     command = "python -m tools.bench.bench_cycles " + " ".join(
         a for a in (argv if argv is not None else sys.argv[1:]) if a != "--write")
-    text = section(results, command.strip())
+    text = section(results, command.strip(), args.kernels)
     print(text)
     if args.write:
         write_section(SECTION, text)
