@@ -51,18 +51,38 @@ static int8_t dnn64__max_s8(const int8_t *x, int32_t rows, int32_t row_step, int
     return best;
 }
 
-/* dnn64__max_s8 of 3 adjacent taps a row, unrolled (3x3 MaxPools: ResNet, SqueezeNet,
- * ShuffleNet). */
-static int8_t dnn64__max3_s8(const int8_t *x, int32_t rows, int32_t row_step)
+/* The largest of `rows` bytes `row_step` apart (one column of a window), as an int32_t:
+ * int8_t intermediates cost the VR4300 a sign extension (two shifts) each. */
+static int32_t dnn64__column_max_s8(const int8_t *x, int32_t rows, int32_t row_step)
 {
-    int8_t best = -128;
+    int32_t best = -128;
     for (; rows > 0; --rows, x += row_step) {
-        const int8_t a = x[0] > x[1] ? x[0] : x[1];
-        const int8_t m = a > x[2] ? a : x[2];
-        if (m > best)
-            best = m;
+        const int32_t v = x[0];
+        if (v > best)
+            best = v;
     }
     return best;
+}
+
+/* Outputs [ox, hi) of one row of 3-wide windows (dilation 1) inside the input along x,
+ * from xc (the first window's top left): columns reduced over the rows first, and with
+ * stride 2 each window's last column is the next one's first (3x3 stride-2 MaxPools:
+ * ResNet, SqueezeNet, ShuffleNet). */
+static void dnn64__max3_row_s8(const int8_t *xc, int32_t rows, int32_t row_step,
+                               int32_t stride, int8_t *y, int32_t ox, int32_t hi)
+{
+    int32_t first = dnn64__column_max_s8(xc, rows, row_step);
+    for (; ox < hi; ++ox, xc += stride) {
+        int32_t best = stride == 2 ? first : dnn64__column_max_s8(xc, rows, row_step);
+        const int32_t mid = dnn64__column_max_s8(xc + 1, rows, row_step);
+        const int32_t last = dnn64__column_max_s8(xc + 2, rows, row_step);
+        if (mid > best)
+            best = mid;
+        if (last > best)
+            best = last;
+        y[ox] = (int8_t)best;
+        first = last;
+    }
 }
 
 /* The geometry is read into locals once (stores through y, an int8_t pointer, could alias
@@ -86,12 +106,13 @@ void dnn64_maxpool_s8(const dnn64_pool_geom *g, const int8_t *x, int8_t *y)
             for (ox = 0; ox < w_out; ++ox) {
                 if (ox == lo && lo < hi) {
                     const int8_t *xc = xr + lo * stride_w - pad_left;
-                    if (k_w == 3 && dil_w == 1)
-                        for (; ox < hi; ++ox, xc += stride_w)
-                            yp[ox] = dnn64__max3_s8(xc, rows, row_step);
-                    else
+                    if (k_w == 3 && dil_w == 1) {
+                        dnn64__max3_row_s8(xc, rows, row_step, stride_w, yp, ox, hi);
+                        ox = hi;
+                    } else {
                         for (; ox < hi; ++ox, xc += stride_w)
                             yp[ox] = dnn64__max_s8(xc, rows, row_step, k_w, dil_w);
+                    }
                     if (ox == w_out)
                         break;
                 }
