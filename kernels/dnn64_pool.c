@@ -56,6 +56,11 @@ static int8_t dnn64__max_s8(const int8_t *x, int32_t rows, int32_t row_step, int
 static int32_t dnn64__column_max_s8(const int8_t *x, int32_t rows, int32_t row_step)
 {
     int32_t best = -128;
+    if (rows == 3) { /* a window inside the input along y */
+        const int32_t a = x[0], b = x[row_step], c = x[2 * row_step];
+        best = a > b ? a : b;
+        return best > c ? best : c;
+    }
     for (; rows > 0; --rows, x += row_step) {
         const int32_t v = x[0];
         if (v > best)
