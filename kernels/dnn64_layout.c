@@ -8,6 +8,10 @@
 static void dnn64__copy(int32_t elem_size, const void *x, int32_t sx, void *y, int32_t count)
 {
     int32_t i;
+    if (sx == 1) { /* the platform's word-wise memcpy */
+        __builtin_memcpy(y, x, (size_t)count * (size_t)elem_size);
+        return;
+    }
     if (elem_size == 4) {
         const uint32_t *s = (const uint32_t *)x;
         uint32_t *d = (uint32_t *)y;
@@ -86,23 +90,39 @@ static void dnn64__row_strides(int32_t rank, const int32_t *dims, int32_t *strid
     }
 }
 
+/* Trailing dims that Pad leaves alone (no pad, same size) from `rank` on, merged: the
+ * rank of the rest plus one; their product multiplies dims[rank - 1] in *merged. */
+static int32_t dnn64__pad_rank(int32_t rank, const int32_t *in_dims, const int32_t *pads_begin,
+                               const int32_t *out_dims, int32_t *merged)
+{
+    *merged = 1;
+    while (rank > 1 && pads_begin[rank - 1] == 0 && in_dims[rank - 1] == out_dims[rank - 1]) {
+        *merged *= in_dims[rank - 1];
+        --rank;
+    }
+    return rank;
+}
+
 void dnn64_pad(int32_t elem_size, int32_t rank, const int32_t *in_dims,
                const int32_t *pads_begin, const int32_t *out_dims, int32_t mode,
                const void *value, const void *x, void *y)
 {
     static const uint32_t zero = 0;
     int32_t in_strides[DNN64_MAX_DIMS], idx[DNN64_MAX_DIMS];
-    const int32_t last = rank - 1, row = out_dims[last];
+    int32_t merged;
+    const int32_t last = dnn64__pad_rank(rank, in_dims, pads_begin, out_dims, &merged) - 1;
+    /* a row: dim `last`'s elements, each `merged` elements that move together */
+    const int32_t row = out_dims[last], unit = elem_size * merged;
     int32_t d, r, rows = 1, i;
     if (!value)
         value = &zero;
-    dnn64__row_strides(rank, in_dims, in_strides);
+    dnn64__row_strides(last + 1, in_dims, in_strides);
     for (d = 0; d < last; ++d) {
         rows *= out_dims[d];
         idx[d] = 0;
     }
     for (r = 0; r < rows; ++r) {
-        void *yr = dnn64__at(y, elem_size, r * row);
+        uint8_t *yr = (uint8_t *)y + (size_t)r * (size_t)row * (size_t)unit;
         int32_t base = 0, inside = 1;
         for (d = 0; d < last; ++d) {
             const int32_t s = dnn64__pad_src(idx[d] - pads_begin[d], in_dims[d], mode);
@@ -114,8 +134,19 @@ void dnn64_pad(int32_t elem_size, int32_t rank, const int32_t *in_dims,
         for (i = 0; i < row; ++i) {
             const int32_t s = inside ? dnn64__pad_src(i - pads_begin[last], in_dims[last], mode)
                                      : -1;
-            dnn64__copy(elem_size, s < 0 ? value : dnn64__at_c(x, elem_size, base + s), 0,
-                        dnn64__at(yr, elem_size, i), 1);
+            int32_t run = 1; /* elements copied from consecutive sources at once */
+            if (s < 0) {
+                for (d = 0; d < merged; ++d)
+                    dnn64__copy(elem_size, value, 0, yr + (size_t)(i * merged + d) * elem_size,
+                                1);
+                continue;
+            }
+            while (i + run < row && s + run < in_dims[last] &&
+                   i + run - pads_begin[last] == s + run)
+                ++run;
+            dnn64__copy(elem_size, (const uint8_t *)x + (size_t)(base + s) * (size_t)unit, 1,
+                        yr + (size_t)i * (size_t)unit, run * merged);
+            i += run - 1;
         }
         for (d = last - 1; d >= 0; --d) {
             if (++idx[d] < out_dims[d])
@@ -141,21 +172,34 @@ void dnn64_transpose(int32_t elem_size, int32_t rank, const int32_t *in_dims,
 void dnn64_strided_copy(int32_t elem_size, int32_t rank, const int32_t *out_dims,
                         const int32_t *src_strides, const void *x, void *y)
 {
-    int32_t idx[DNN64_MAX_DIMS];
-    const int32_t last = rank - 1;
-    int32_t d, r, rows = 1, off = 0;
-    for (d = 0; d < rank; ++d)
+    int32_t idx[DNN64_MAX_DIMS], dims[DNN64_MAX_DIMS], strides[DNN64_MAX_DIMS];
+    int32_t last = 0, d, r, rows = 1, off = 0;
+    /* merge each dim into the one before when the source runs on across them (a
+       Transpose's unmoved trailing dims become one contiguous row) */
+    dims[0] = out_dims[0];
+    strides[0] = src_strides[0];
+    for (d = 1; d < rank; ++d) {
+        if (dims[last] == 1 || strides[last] == src_strides[d] * out_dims[d]) {
+            dims[last] *= out_dims[d];
+            strides[last] = src_strides[d];
+        } else {
+            ++last;
+            dims[last] = out_dims[d];
+            strides[last] = src_strides[d];
+        }
+    }
+    for (d = 0; d <= last; ++d)
         idx[d] = 0;
     for (d = 0; d < last; ++d)
-        rows *= out_dims[d];
+        rows *= dims[d];
     for (r = 0; r < rows; ++r) {
-        dnn64__copy(elem_size, dnn64__at_c(x, elem_size, off), src_strides[last],
-                    dnn64__at(y, elem_size, r * out_dims[last]), out_dims[last]);
+        dnn64__copy(elem_size, dnn64__at_c(x, elem_size, off), strides[last],
+                    dnn64__at(y, elem_size, r * dims[last]), dims[last]);
         for (d = last - 1; d >= 0; --d) {
-            off += src_strides[d];
-            if (++idx[d] < out_dims[d])
+            off += strides[d];
+            if (++idx[d] < dims[d])
                 break;
-            off -= src_strides[d] * out_dims[d];
+            off -= strides[d] * dims[d];
             idx[d] = 0;
         }
     }

@@ -61,6 +61,17 @@ void dnn64_rsp_pwconv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_ze
                          const int32_t *mult_tile, const int32_t *shift_tile,
                          int32_t oc_begin, int32_t oc_count, const dnn64_q8_out *q, int8_t *y);
 
+/* dnn64_rsp_pwconv_s8 for c_in above 8 and not a multiple of 8 (ShuffleNetV2's 58 and 116
+ * channels): w_tile holds each channel's row padded with zeros to c_in rounded up to 8
+ * (8-byte aligned), so the RSP runs those taps too (reading bytes past x, which the zero
+ * weights cancel). When the RSP cannot take the tile, each channel runs through
+ * dnn64_rsp_conv_s8 on its row's first c_in bytes. */
+void dnn64_rsp_pwconv_padded_s8(const dnn64_conv_geom *g, const int8_t *x,
+                                int32_t x_zero_point, const int8_t *w_tile,
+                                const int32_t *bias_tile, const int32_t *mult_tile,
+                                const int32_t *shift_tile, int32_t oc_begin, int32_t oc_count,
+                                const dnn64_q8_out *q, int8_t *y);
+
 /* 1: dnn64_rsp_pwconv_s8 runs this geometry and weight tile on the RSP. */
 int dnn64_rsp_pwconv_fits(const dnn64_conv_geom *g, const int8_t *w_tile);
 

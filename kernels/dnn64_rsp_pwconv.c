@@ -9,7 +9,8 @@
  * and copies nothing, but for K <= 8: then each channel's P row is followed by its weights
  * as 16-bit values (zero past K), so the RSP needs neither a weight fetch nor 8-byte
  * weight rows (codegen sends a Conv on one position to dnn64_rsp_gemv_dma_s8); other
- * shapes dnn64_rsp_conv_s8. Exactness: matmul_s8.rsp's
+ * shapes dnn64_rsp_conv_s8 (dnn64_rsp_pwconv_padded_s8: K not a multiple of 8, with
+ * weight rows that codegen padded with zero taps). Exactness: matmul_s8.rsp's
  * (docs/rsp.md). */
 #include "dnn64_internal.h"
 #include "dnn64_rsp.h"
@@ -38,14 +39,34 @@
 static uint8_t DNN64_ALIGNED(params[2][LIST * 2 * PARAM_BYTES]);
 static uint16_t DNN64_ALIGNED(header[HEADER_BYTES / 2]);
 
-int dnn64_rsp_pwconv_fits(const dnn64_conv_geom *g, const int8_t *w_tile)
+/* The shape test of dnn64_rsp_pwconv_fits with weight rows of k bytes (c_in, or c_in
+   rounded up to 8: dnn64_rsp_pwconv_padded_s8). */
+static int shape_fits(const dnn64_conv_geom *g, int32_t k, const int8_t *w_tile)
 {
-    const int32_t k = g->c_in;
     return g->group == 1 && g->k_h == 1 && g->k_w == 1 && g->stride_h == 1 &&
            g->stride_w == 1 && g->pad_top == 0 && g->pad_left == 0 && g->h_out == g->h_in &&
            g->w_out == g->w_in &&
            (k <= SMALL_K || (k % 8 == 0 && k <= DNN64_RSP_K_MAX && k - 8 <= SKIP_MAX &&
                              ((uintptr_t)w_tile & 7u) == 0));
+}
+
+int dnn64_rsp_pwconv_fits(const dnn64_conv_geom *g, const int8_t *w_tile)
+{
+    return shape_fits(g, g->c_in, w_tile);
+}
+
+/* Whether the channels run on the RSP, with weight rows of k bytes. */
+static int runs_on_rsp(const dnn64_conv_geom *g, int32_t k, const int8_t *w_tile,
+                       const int32_t *bias_tile, const int32_t *mult_tile,
+                       const int32_t *shift_tile, int32_t oc_count)
+{
+    int32_t t;
+    int fits = dnn64_rsp_available && dnn64_rsp_start_pwconv && dnn64_rsp_available() &&
+               shape_fits(g, k, w_tile);
+    for (t = 0; fits && t < oc_count; ++t)
+        fits = dnn64__rsp_requant_on_rsp(mult_tile[t], shift_tile[t]) &&
+               (!bias_tile || (bias_tile[t] < BIAS_LIMIT && bias_tile[t] > -BIAS_LIMIT));
+    return fits;
 }
 
 /* Bytes a channel's record takes: its P row, and for K <= 8 its 8 weights as 16 bits. */
@@ -110,26 +131,18 @@ static void lut_part(const int8_t *lut, int8_t *y, int32_t count, int edges)
     dnn64_lut_s8(lut, (int8_t *)hi, (int8_t *)hi, (int32_t)(b - hi));
 }
 
-void dnn64_rsp_pwconv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero_point,
-                         const int8_t *w_tile, const int32_t *bias_tile,
-                         const int32_t *mult_tile, const int32_t *shift_tile,
-                         int32_t oc_begin, int32_t oc_count, const dnn64_q8_out *q, int8_t *y)
+/* The RSP's run (runs_on_rsp): weight rows of k bytes, k >= c_in; the taps past c_in
+   have zero weights, so whatever the RSP reads past the input's rows adds nothing. */
+static void run_on_rsp(const dnn64_conv_geom *g, int32_t k, const int8_t *x,
+                       int32_t x_zero_point, const int8_t *w_tile, const int32_t *bias_tile,
+                       const int32_t *mult_tile, const int32_t *shift_tile, int32_t oc_begin,
+                       int32_t oc_count, const dnn64_q8_out *q, int8_t *y)
 {
-    const int32_t k = g->c_in, positions = g->h_in * g->w_in;
-    int32_t n, t, t0, count, buf = 0, started = 0, done_count = 0;
+    const int32_t positions = g->h_in * g->w_in;
+    int32_t n, t0, count, buf = 0, started = 0, done_count = 0;
     int8_t *done = 0; /* the outputs of the start before the running one */
-    int fits = dnn64_rsp_available && dnn64_rsp_start_pwconv && dnn64_rsp_available() &&
-               dnn64_rsp_pwconv_fits(g, w_tile);
-    for (t = 0; fits && t < oc_count; ++t)
-        fits = dnn64__rsp_requant_on_rsp(mult_tile[t], shift_tile[t]) &&
-               (!bias_tile || (bias_tile[t] < BIAS_LIMIT && bias_tile[t] > -BIAS_LIMIT));
-    if (!fits) {
-        dnn64_rsp_conv_s8(g, x, x_zero_point, w_tile, bias_tile, mult_tile, shift_tile,
-                          oc_begin, oc_count, q, y);
-        return;
-    }
     for (n = 0; n < g->n; ++n)
-        dnn64_rsp_flush(x + n * k * positions, (uint32_t)(k * positions));
+        dnn64_rsp_flush(x + n * g->c_in * positions, (uint32_t)(g->c_in * positions));
     header[0] = (uint16_t)k;
     header[2] = (uint16_t)positions;
     header[3] = KC;
@@ -156,7 +169,8 @@ void dnn64_rsp_pwconv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_ze
             if (started)
                 dnn64_rsp_wait();
             header[1] = (uint16_t)count;
-            dnn64__rsp_put_u32(header + 4, dnn64_rsp_dram_address(x + n * k * positions));
+            dnn64__rsp_put_u32(header + 4,
+                               dnn64_rsp_dram_address(x + n * g->c_in * positions));
             dnn64__rsp_put_u32(header + 6,
                     dnn64_rsp_dram_address(y + (n * g->c_out + oc_begin + t0) * positions));
             dnn64__rsp_put_u32(header + 8, dnn64_rsp_dram_address(w_tile + t0 * k));
@@ -186,4 +200,35 @@ void dnn64_rsp_pwconv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_ze
             lut_part(q->lut, y + (n * g->c_out + oc_begin + t0) * positions,
                      count * positions, 1);
     }
+}
+
+void dnn64_rsp_pwconv_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_zero_point,
+                         const int8_t *w_tile, const int32_t *bias_tile,
+                         const int32_t *mult_tile, const int32_t *shift_tile,
+                         int32_t oc_begin, int32_t oc_count, const dnn64_q8_out *q, int8_t *y)
+{
+    if (runs_on_rsp(g, g->c_in, w_tile, bias_tile, mult_tile, shift_tile, oc_count))
+        run_on_rsp(g, g->c_in, x, x_zero_point, w_tile, bias_tile, mult_tile, shift_tile,
+                   oc_begin, oc_count, q, y);
+    else
+        dnn64_rsp_conv_s8(g, x, x_zero_point, w_tile, bias_tile, mult_tile, shift_tile,
+                          oc_begin, oc_count, q, y);
+}
+
+void dnn64_rsp_pwconv_padded_s8(const dnn64_conv_geom *g, const int8_t *x,
+                                int32_t x_zero_point, const int8_t *w_tile,
+                                const int32_t *bias_tile, const int32_t *mult_tile,
+                                const int32_t *shift_tile, int32_t oc_begin, int32_t oc_count,
+                                const dnn64_q8_out *q, int8_t *y)
+{
+    const int32_t k = (g->c_in + 7) & ~7;
+    int32_t t;
+    if (runs_on_rsp(g, k, w_tile, bias_tile, mult_tile, shift_tile, oc_count)) {
+        run_on_rsp(g, k, x, x_zero_point, w_tile, bias_tile, mult_tile, shift_tile, oc_begin,
+                   oc_count, q, y);
+        return;
+    }
+    for (t = 0; t < oc_count; ++t) /* one channel a call: its row's first c_in bytes */
+        dnn64_rsp_conv_s8(g, x, x_zero_point, w_tile + t * k, bias_tile ? bias_tile + t : 0,
+                          mult_tile + t, shift_tile + t, oc_begin + t, 1, q, y);
 }

@@ -137,18 +137,24 @@ RSP_PW_SMALL_K = 8
 def pwconv_on_rsp(ctx: Ctx, reduction: int) -> bool:
     """Whether an int8 Conv that runs on the RSP (conv_on_rsp) calls dnn64_rsp_pwconv_s8
     (the RSP fetching its own weight rows, input rows and output spans) rather than
-    dnn64_rsp_conv_s8: a 1x1 Conv, stride 1, no padding, one group, c_in up to 8 or a
-    multiple of 8. The kernel still runs dnn64_rsp_conv_s8 when (c_in > 8) the weight rows
-    are not 8-byte aligned or a channel's output stage cannot run on the RSP. Measured
-    faster on every 1x1 layer shape of MobileNetV3-Small (docs/benchmarks.md)."""
+    dnn64_rsp_conv_s8: a 1x1 Conv, stride 1, no padding, one group; c_in up to 8 or a
+    multiple of 8, any other c_in through dnn64_rsp_pwconv_padded_s8 (pwconv_row_taps).
+    The kernel still runs dnn64_rsp_conv_s8 when (c_in > 8) the weight rows are not 8-byte
+    aligned or a channel's output stage cannot run on the RSP. Measured faster on every
+    1x1 layer shape of MobileNetV3-Small, and on ShuffleNetV2's 58- and 116-channel ones
+    (2.2 cycles a MAC through dnn64_rsp_conv_s8 in cen64; docs/benchmarks.md)."""
     a = ctx.node.attrs
     _, _, h, w = ctx.shape(ctx.node.inputs[0])
     _, _, oh, ow = ctx.shape(ctx.node.outputs[0])
-    taps_fit = reduction <= RSP_PW_SMALL_K or (
-        reduction % 8 == 0 and reduction - 8 <= RSP_PW_SKIP_MAX)
-    return (a["group"] == 1 and taps_fit
+    return (a["group"] == 1 and pwconv_row_taps(reduction) - 8 <= RSP_PW_SKIP_MAX
             and list(a["strides"]) == [1, 1] and list(a["pads"]) == [0, 0, 0, 0]
             and (oh, ow) == (h, w) and list(np.shape(ctx.const(ctx.node.inputs[1]))[-2:]) == [1, 1])
+
+
+def pwconv_row_taps(reduction: int) -> int:
+    """A channel's weight row for dnn64_rsp_pwconv_s8: ``reduction`` taps up to 8 or when a
+    multiple of 8, else rounded up to 8 with zero taps (dnn64_rsp_pwconv_padded_s8)."""
+    return reduction if reduction <= RSP_PW_SMALL_K else -(-reduction // 8) * 8
 
 
 # dnn64_rsp_gemv_dma_fits (dnn64_rsp_gemv_dma.c): gemv_dma_s8.rsp keeps the row's k
@@ -220,9 +226,13 @@ def conv_kernel(ctx: Ctx) -> str:
     c_out, reduction = shape[0], int(np.prod(shape[1:]))
     if dwconv_on_rsp(ctx, c_out, list(shape[-2:])):
         return "dnn64_rsp_dwconv_s8"
-    if conv_on_rsp(ctx, reduction, c_out // node.attrs["group"]):
-        return "dnn64_rsp_pwconv_s8" if pwconv_on_rsp(ctx, reduction) else "dnn64_rsp_conv_s8"
-    return "dnn64_conv_s8"
+    if not conv_on_rsp(ctx, reduction, c_out // node.attrs["group"]):
+        return "dnn64_conv_s8"
+    if not pwconv_on_rsp(ctx, reduction):
+        return "dnn64_rsp_conv_s8"
+    if pwconv_row_taps(reduction) != reduction:
+        return "dnn64_rsp_pwconv_padded_s8"
+    return "dnn64_rsp_pwconv_s8"
 
 
 # dnn64_rsp_stem_fits (dnn64_rsp_stem.c): input rows of at most 232 bytes, pads of at most 2.
@@ -293,6 +303,8 @@ def conv(ctx: Ctx) -> Lowered:
     rows, kernel = common.conv_rows(node, np.asarray(ctx.const(w), dtype=np.int8))
     c_out = rows.shape[0]
     fn = conv_kernel(ctx)
+    if fn == "dnn64_rsp_pwconv_padded_s8":  # zero taps up to the padded row
+        rows = np.pad(rows, ((0, 0), (0, pwconv_row_taps(rows.shape[1]) - rows.shape[1])))
     low.on_rsp = fn.startswith("dnn64_rsp_")
     q = _q8_out(ctx, low, p)
     xp, yp, zp = ctx.ptr(x), ctx.ptr(y), c_int(p["x_zero_point"])

@@ -148,7 +148,8 @@ def test_the_rule_offers_exactly_codegens_choices() -> None:
 @pytest.mark.parametrize("kernels", KERNEL_CHOICES)
 def test_pointwise_convs_on_the_rsp(kernels: str, tmp_path: Path) -> None:
     # 1x1, stride 1, no padding, c_in up to 8 or a multiple of 8: dnn64_rsp_pwconv_s8
-    # (the RSP fetching its own rows); c_in = 12 or stride 2: dnn64_rsp_conv_s8
+    # (the RSP fetching its own rows); c_in = 12: dnn64_rsp_pwconv_padded_s8 (weight rows
+    # of 16 taps, the last 4 zero); stride 2: dnn64_rsp_conv_s8
     inits = {"p1": rand(16, 5, 1, 1, seed=1), "p2": rand(12, 16, 1, 1, seed=2),
              "p3": rand(8, 12, 1, 1, seed=3), "p4": rand(8, 8, 1, 1, seed=4)}
     nodes = [helper.make_node("Conv", ["x", "p1"], ["a"], name="pw5"),
@@ -160,5 +161,6 @@ def test_pointwise_convs_on_the_rsp(kernels: str, tmp_path: Path) -> None:
                            kernels=kernels)
     on_rsp = kernels != "cpu"
     assert model.c_source.count("dnn64_rsp_pwconv_s8(") == 2 * on_rsp
-    assert model.c_source.count("dnn64_rsp_conv_s8(") == 2 * on_rsp
+    assert model.c_source.count("dnn64_rsp_pwconv_padded_s8(") == on_rsp
+    assert model.c_source.count("dnn64_rsp_conv_s8(") == on_rsp
     assert len(model.metadata["rsp_nodes"]) == 4 * on_rsp

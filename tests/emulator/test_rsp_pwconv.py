@@ -61,3 +61,47 @@ def test_rsp_pwconv_bit_exact_in_mupen64plus(bare, boot_stub, mupen64plus, tmp_p
     run_own_dma_cases(bare, boot_stub, tmp_path, CASES, seed=14,
                       kernel="dnn64_rsp_pwconv_s8", fits="dnn64_rsp_pwconv_fits(g, w)",
                       table_cases=TABLE_CASES, edge_cases={EDGE_CASE}, not_fitting=NOT_TAKEN)
+
+
+def _padded_rows_model():
+    """1x1 Convs whose c_in (12, 20, 58, 116) is above 8 and not a multiple of 8: 196
+    positions (input rows by one strided SP DMA) and, after a pool, 49 (8 taps a
+    transfer); 58 and 116 taps run 2 and 4 chunks, the last one's padding taps zero."""
+    from onnx import helper
+
+    from tests.codegen.codegen_cases import onnx_model, rand
+
+    inits = {"w1": rand(20, 12, 1, 1, seed=1), "w2": rand(58, 20, 1, 1, seed=2),
+             "w3": rand(116, 58, 1, 1, seed=3) * 0.5, "w4": rand(9, 116, 1, 1, seed=4) * 0.3,
+             "w5": rand(12, 58, 1, 1, seed=5)}
+    nodes = [
+        helper.make_node("Conv", ["input", "w1"], ["a"], name="pw12"),
+        helper.make_node("Relu", ["a"], ["ar"], name="relu12"),
+        helper.make_node("Conv", ["ar", "w2"], ["b"], name="pw20"),
+        helper.make_node("Relu", ["b"], ["br"], name="relu20"),
+        helper.make_node("Conv", ["br", "w3"], ["c"], name="pw58"),
+        helper.make_node("Relu", ["c"], ["cr"], name="relu58"),
+        helper.make_node("Conv", ["cr", "w4"], ["y"], name="pw116"),
+        helper.make_node("MaxPool", ["br"], ["p"], name="pool", kernel_shape=[2, 2],
+                         strides=[2, 2]),
+        helper.make_node("Conv", ["p", "w5"], ["z"], name="pw58_7x7"),
+    ]
+    return onnx_model(nodes, {"input": [1, 12, 14, 14]}, ["y", "z"], inits)
+
+
+@pytest.mark.emulator
+def test_padded_rows_in_a_model_match_host_and_the_integer_reference(bare, mupen64plus,
+                                                                     tmp_path):
+    """Through the CLI with `kernels: auto`, 1x1 Convs of c_in not a multiple of 8 call
+    dnn64_rsp_pwconv_padded_s8 (their weight rows padded with zero taps): the ROM's
+    outputs equal the host build's (there each channel runs dnn64_conv_s8 on its row's
+    first c_in bytes) bit for bit, and `run` checks both against the integer reference."""
+    import json
+
+    from tests.emulator.rom_workspace import auto_kernels_rom
+
+    out, c_file = auto_kernels_rom(tmp_path / "ws", "padded_rows", _padded_rows_model(),
+                                   seed=9, input_shape=(1, 12, 14, 14))
+    meta = json.loads((out / "codegen" / "meta.json").read_text())
+    assert {"pw12", "pw20", "pw58", "pw116", "pw58_7x7"} <= set(meta["rsp_nodes"])
+    assert c_file.count("dnn64_rsp_pwconv_padded_s8(") == 5

@@ -35,6 +35,7 @@ PAD_CASES = [
     ((2, 3, 4, 5), (0, 0, 1, 2), (0, 0, 2, 1)),
     ((1, 2, 5, 6), (0, 1, 3, 5), (0, 1, 4, 5)),  # reflect pads up to dim - 1
     ((3, 7), (2, 0), (1, 3)),
+    ((2, 4, 3, 5), (0, 1, 0, 0), (1, 2, 0, 0)),  # trailing dims unpadded: moved as one run
 ]
 
 
@@ -73,9 +74,23 @@ def test_pad_negative_crops(kernels) -> None:
     np.testing.assert_array_equal(y, want)
 
 
+@pytest.mark.parametrize("begin,end", [((0, -3, 0, 0), (0, 0, 0, 0)),
+                                       ((0, 0, 0, 0), (0, -3, 0, 0)),
+                                       ((0, -1, 0, -1), (0, -2, -1, 0))])
+def test_pad_s8_crops_channels(kernels, begin, end) -> None:
+    """A Slice of an NCHW tensor's channels (codegen's dnn64_pad with negative pads)."""
+    x = np.random.default_rng(45).integers(-128, 128, (1, 6, 3, 4), dtype=np.int8)
+    want = x[tuple(slice(-b, n + e) for b, e, n in zip(begin, end, x.shape, strict=True))]
+    y = np.empty(want.shape, np.int8)
+    kernels.dnn64_pad(1, 4, i32(x.shape), i32(begin), i32(want.shape), 0, None, x, y)
+    np.testing.assert_array_equal(y, want)
+
+
 @pytest.mark.parametrize("shape,perm", [
     ((2, 3, 4, 5), (0, 2, 3, 1)), ((2, 3, 4, 5), (3, 1, 0, 2)), ((7, 9), (1, 0)),
-    ((2, 1, 3, 2, 2, 3), (5, 0, 3, 1, 4, 2)), ((4,), (0,))])
+    ((2, 1, 3, 2, 2, 3), (5, 0, 3, 1, 4, 2)), ((4,), (0,)),
+    ((1, 2, 3, 4, 5), (0, 2, 1, 3, 4)),  # a channel shuffle: rows of 4 x 5 move whole
+    ((3, 1, 4, 2), (1, 0, 3, 2))])
 def test_transpose_matches_onnxruntime(kernels, shape, perm) -> None:
     x = np.random.default_rng(44).standard_normal(shape).astype(np.float32)
     want = run_node("Transpose", {"x": x}, {"perm": list(perm)})

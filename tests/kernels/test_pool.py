@@ -117,6 +117,22 @@ def test_maxpool_s8_bit_exact(kernels, case) -> None:
     np.testing.assert_array_equal(y, want)
 
 
+@pytest.mark.parametrize("dilations", [(1, 1), (2, 3)])
+def test_maxpool_s8_matches_onnxruntime(kernels, dilations) -> None:
+    """Windows inside the input along x (the kernel's unclipped path) between clipped ones
+    at both edges, with and without dilation."""
+    x = np.random.default_rng(27).integers(-128, 128, (1, 3, 13, 18), dtype=np.int8)
+    attrs = {"kernel_shape": [3, 3], "strides": [2, 2], "dilations": list(dilations),
+             "pads": [1, 2, 2, 2]}
+    # int8 values are exact in fp32, and a maximum picks one of them
+    want = run_node("MaxPool", {"x": x.astype(np.float32)}, attrs).astype(np.int8)
+    g = PoolGeom(1, 3, 13, 18, want.shape[2], want.shape[3], 3, 3, 2, 2, *dilations,
+                 1, 2, 2, 2)
+    y = np.empty(want.shape, np.int8)
+    kernels.dnn64_maxpool_s8(g, x, y)
+    np.testing.assert_array_equal(y, want)
+
+
 @pytest.mark.parametrize("case", POOL_CASES)
 @pytest.mark.parametrize("include_pad", [0, 1])
 def test_avgpool_s8_bit_exact(kernels, case, include_pad) -> None:
