@@ -176,9 +176,10 @@ static void run_on_rsp(const dnn64_conv_geom *g, int32_t k, const int8_t *x,
             dnn64__rsp_put_u32(header + 8, dnn64_rsp_dram_address(w_tile + t0 * k));
             dnn64__rsp_put_u32(header + 10, dnn64_rsp_dram_address(params[buf]));
             /* input rows and output spans of whole granules; a chunk's input rows by one
-               strided transfer when its skip (P - 32) fits 12 bits */
+               strided transfer of 32-byte rows when its skip (P - 32) is a 12-bit field's:
+               not below 32 positions (the skip cannot be negative) */
             header[25] = positions % 8 == 0 && !(header[5] & 7u) && !(header[7] & 7u);
-            header[24] = header[25] && positions - 32 <= SKIP_MAX;
+            header[24] = header[25] && positions >= 32 && positions - 32 <= SKIP_MAX;
             dnn64_rsp_write(0, header, HEADER_BYTES);
             dnn64_rsp_start_pwconv();
             started = 1;

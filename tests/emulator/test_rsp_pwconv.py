@@ -46,6 +46,9 @@ CASES = [
     (1, 7, 9, 9, 70, 1, 1, (0, 0, 0, 0), 1, 1, None),       # a table; 32 + 38 channels
     (1, 8, 12, 12, 56, 1, 1, (0, 0, 0, 0), 1, 1, None),     # K = 8, 144 aligned positions:
                                                             # groups of 32 and 24 rows
+    # aligned planes under 32 positions: their 32-byte tap rows are no strided transfer
+    (1, 40, 4, 4, 12, 1, 1, (0, 0, 0, 0), 1, 1, None),     # 16 positions, K = 32 + 8
+    (1, 96, 2, 4, 9, 1, 1, (0, 0, 0, 0), 1, 1, None),      # 8 positions, K = 3 x 32
 ]
 # Paths each case covers besides its note: whole aligned columns written by one strided SP
 # DMA of 8 rows and of fewer (3: 64 positions, 8 + ... + 4 rows; 11: 8 + 5 rows); the
@@ -105,3 +108,26 @@ def test_padded_rows_in_a_model_match_host_and_the_integer_reference(bare, mupen
     meta = json.loads((out / "codegen" / "meta.json").read_text())
     assert {"pw12", "pw20", "pw58", "pw116", "pw58_7x7"} <= set(meta["rsp_nodes"])
     assert c_file.count("dnn64_rsp_pwconv_padded_s8(") == 5
+
+
+@pytest.mark.emulator
+def test_pwconv_on_16_positions_in_a_model_matches_host_and_the_integer_reference(
+        bare, mupen64plus, tmp_path):
+    """Through the CLI with `kernels: auto`: a 1x1 Conv of 40 taps on a 4x4 plane (as
+    zoo mobilenetv3's last block's, 288 taps) runs pwconv_s8 from 8-byte aligned arena
+    rows, and the ROM's output equals the host build's bit for bit (`run` checks each
+    against the integer reference executor). Its 16-byte tap rows once went by one
+    strided transfer of 32-byte rows, whose skip (16 - 32) wrapped to 4080."""
+    from onnx import helper
+
+    from tests.codegen.codegen_cases import onnx_model, rand
+    from tests.emulator.rom_workspace import auto_kernels_rom
+
+    nodes = [helper.make_node("Conv", ["input", "w"], ["a"], name="pw"),
+             helper.make_node("Conv", ["a", "w44"], ["y"], name="pw44")]  # padded rows
+    model = onnx_model(nodes, {"input": [1, 40, 4, 4]}, ["y"],
+                       {"w": rand(44, 40, 1, 1), "w44": rand(12, 44, 1, 1, seed=2) * 0.5})
+    _, c_file = auto_kernels_rom(tmp_path / "ws", "pw16", model, seed=3,
+                                 input_shape=(1, 40, 4, 4))
+    assert c_file.count("dnn64_rsp_pwconv_s8(") == 1
+    assert c_file.count("dnn64_rsp_pwconv_padded_s8(") == 1
