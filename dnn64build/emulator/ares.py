@@ -16,12 +16,15 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from dnn64build.emulator.output import RunResult
+from dnn64build.emulator.output import FAIL_PREFIX, RunResult
 from dnn64build.emulator.rom_session import check_rom, line_buffered, run_rom_session
 from dnn64build.toolchains.tools import find_tool
 
 # ares's own stdout lines (bracketed component messages); the rest is the program's.
 _LOG_LINE = re.compile(r"\[[A-Za-z0-9:_ ]+\] ")
+# What ares prints when its PIF refuses the IPL3 (dnn64build's unsigned boot stub). Nothing
+# runs after it, so it ends the run as a failure rather than at the time limit.
+_REFUSED = "[PIF::main] invalid IPL2 checksum"
 # Seconds between SIGTERM and SIGKILL: Xvfb removes its lock files on SIGTERM.
 _GRACE = 2.0
 
@@ -36,6 +39,10 @@ def ares_argv(xvfb_run: str, emulator: str, rom: Path, authfile: Path) -> list[s
 
 
 def _program_line(line: str) -> str | None:
+    if line.startswith(_REFUSED):
+        return (f"{FAIL_PREFIX} ares refused the ROM's IPL3 ({line.split('] ', 1)[1]}); build "
+                "it with a signed ipl3: such as libdragon's ipl3_compat.z64 "
+                "(docs/platforms.md, 'Boots')")
     return None if not line.strip() or _LOG_LINE.match(line) else line
 
 
@@ -47,9 +54,8 @@ def run_rom_ares(
 ) -> RunResult:
     """Boot ``rom`` in ares and return the lines it printed before DNN64-DONE.
 
-    UserError when ares or xvfb-run is missing, the time limit is hit (e.g. ares refused
-    an unsigned IPL3: the last output says so), the program reports DNN64-FAIL, or ares
-    exits first.
+    UserError when ares or xvfb-run is missing, ares refuses the IPL3 (an unsigned one),
+    the time limit is hit, the program reports DNN64-FAIL, or ares exits first.
     """
     rom = check_rom(rom)
     tool = find_tool("ares", env=env, check_version=False)

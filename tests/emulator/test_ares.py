@@ -103,6 +103,19 @@ exec sleep 60
     assert argv[:2] == ["--system", "Nintendo 64"]
 
 
+def test_an_ipl3_ares_refuses_ends_the_run_at_once(tmp_path: Path) -> None:
+    bindir = _stand_ins(tmp_path / "bin", """\
+echo '[PIF::main] invalid IPL2 checksum: CIC-NUS-6102:0123 != cpu:4567'
+exec sleep 60
+""")
+    rom = tmp_path / "x.z64"
+    rom.write_bytes(bytes(16))
+    with pytest.raises(UserError, match="ares refused the ROM's IPL3 .*CIC-NUS-6102") as err:
+        run_rom_ares(rom, timeout=30,
+                     env={"PATH": "/usr/bin:/bin", "DNN64_ARES_BINDIR": str(bindir)})
+    assert "signed ipl3:" in str(err.value)
+
+
 def test_missing_ares_says_how_to_build_it(tmp_path: Path) -> None:
     rom = tmp_path / "x.z64"
     rom.write_bytes(bytes(16))
