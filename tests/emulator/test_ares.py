@@ -1,7 +1,8 @@
 """ares, the accurate platform: a bare ROM with a signed IPL3 boots there and equals the
-host build; the unsigned boot stub keeps running in mupen64plus. Those two need ares and a
-signed IPL3 file (the opt-in `libdragon` tier: `pytest -m libdragon`, docs/testing.md);
-how the runner treats ares's output and a missing ares is checked with stand-ins."""
+host build; ares refuses the unsigned boot stub, which keeps running in mupen64plus. Those
+need ares and a signed IPL3 file (the opt-in `libdragon` tier: `pytest -m libdragon`,
+docs/testing.md); how the runner treats ares's output and a missing ares is checked with
+stand-ins."""
 
 from __future__ import annotations
 
@@ -70,6 +71,13 @@ def test_the_unsigned_stub_rom_still_runs_in_mupen64plus(
     rom_out, _ = run_outputs(digits_ws, "//models:digits", "emulator")
     host_out, _ = run_outputs(digits_ws, "//models:digits", "host")
     _assert_equal_bits(rom_out, host_out)
+
+
+def test_ares_refuses_the_unsigned_stub_rom(bare, ares, digits_ws: Workspace) -> None:
+    proc = digits_ws.run("run", "//models:digits", "--platform", "ares", "--timeout", "120",
+                         check=False)
+    assert proc.returncode != 0
+    assert "ares refused the ROM's IPL3 (invalid IPL2 checksum" in proc.stderr
 
 
 def _stand_ins(directory: Path, ares_script: str) -> Path:
