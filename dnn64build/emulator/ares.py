@@ -20,11 +20,14 @@ from dnn64build.emulator.output import FAIL_PREFIX, RunResult
 from dnn64build.emulator.rom_session import check_rom, line_buffered, run_rom_session
 from dnn64build.toolchains.tools import find_tool
 
-# ares's own stdout lines (bracketed component messages); the rest is the program's.
+# ares's own stdout lines (bracketed component messages, which it colours with ANSI
+# escapes); the rest is the program's.
 _LOG_LINE = re.compile(r"\[[A-Za-z0-9:_ ]+\] ")
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # What ares prints when its PIF refuses the IPL3 (dnn64build's unsigned boot stub). Nothing
 # runs after it, so it ends the run as a failure rather than at the time limit.
-_REFUSED = "[PIF::main] invalid IPL2 checksum"
+_PIF = "[PIF::main] "
+_REFUSED = _PIF + "invalid IPL2 checksum"
 # Seconds between SIGTERM and SIGKILL: Xvfb removes its lock files on SIGTERM.
 _GRACE = 2.0
 
@@ -39,11 +42,12 @@ def ares_argv(xvfb_run: str, emulator: str, rom: Path, authfile: Path) -> list[s
 
 
 def _program_line(line: str) -> str | None:
-    if line.startswith(_REFUSED):
-        return (f"{FAIL_PREFIX} ares refused the ROM's IPL3 ({line.split('] ', 1)[1]}); build "
-                "it with a signed ipl3: such as libdragon's ipl3_compat.z64 "
+    plain = _ANSI.sub("", line)
+    if _REFUSED in plain:
+        return (f"{FAIL_PREFIX} ares refused the ROM's IPL3 ({plain.split(_PIF, 1)[1]}); "
+                "build it with a signed ipl3: such as libdragon's ipl3_compat.z64 "
                 "(docs/platforms.md, 'Boots')")
-    return None if not line.strip() or _LOG_LINE.match(line) else line
+    return None if not plain.strip() or _LOG_LINE.match(plain) else line
 
 
 def run_rom_ares(
