@@ -183,7 +183,8 @@ def parser() -> argparse.ArgumentParser:
             r.add_argument("targets", nargs="+", metavar="LABEL_OR_PATTERN")
         r.add_argument("--platform", choices=PLATFORMS, default=EMULATOR,
                        help="host: native build; emulator: mupen64plus (fast); "
-                       "cen64: cycle-accurate, reports CPU cycles")
+                       "cen64: cycle-accurate, reports CPU cycles; ares: accurate, needs a "
+                       "signed ipl3: (tools/setup-ares.sh builds it)")
         r.add_argument("--timeout", type=float, default=300.0,
                        help="seconds before an emulator run is stopped")
         r.set_defaults(func=func)

@@ -20,9 +20,10 @@ ROM_ATTRS = {
                   f"ROM title ({TITLE_SIZE} printable ASCII characters at most; default: the "
                   f"target's name, cut to {TITLE_SIZE} characters)"),
     "ipl3": file_attr(
-        "boot code for real hardware (bare toolchain): a CIC-6102 signed IPL3 (0xFC0 bytes, "
-        "from a ROM you own); without it the ROM boots with dnn64build's own stub, which "
-        "only emulators accept"),
+        "boot code for ares and real hardware (bare toolchain): a CIC-6102 signed IPL3, "
+        "0xFC0 bytes or a 0x1000-byte header + IPL3 file such as libdragon's "
+        "boot/bin/ipl3_compat.z64; without it the ROM boots with dnn64build's own stub, "
+        "which only lenient emulators accept"),
     "toolchain": TOOLCHAIN_ATTR,
 }
 

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from dnn64build.errors import UserError
 from dnn64build.toolchains import BareToolchain, HostToolchain
 from dnn64build.toolchains.tools import FoundTool, find_tool
 from tests.tool_required import (
@@ -28,6 +29,7 @@ from tests.tool_required import (
     TOOL_FIXTURES,
     TOOL_MARKERS,
     hidden_tools_env,
+    missing_tool,
     require,
     require_executable,
 )
@@ -37,6 +39,7 @@ if os.environ.get("CI"):
     settings.load_profile("ci")
 
 UNIT = "unit"
+SIGNED_IPL3_ENV = "DNN64_TEST_IPL3"
 BUILD_TESTS = Path(__file__).parent / "build"
 
 
@@ -120,6 +123,22 @@ def mupen64plus() -> FoundTool:
 @pytest.fixture(scope="session")
 def cen64() -> FoundTool:
     return require(lambda: find_tool("cen64", check_version=False))
+
+
+@pytest.fixture(scope="session")
+def ares() -> FoundTool:
+    return require(lambda: find_tool("ares", check_version=False))
+
+
+@pytest.fixture(scope="session")
+def signed_ipl3() -> Path:
+    """A CIC-6102-signed IPL3 file that loads a flat program, named by $DNN64_TEST_IPL3
+    (libdragon's boot/bin/ipl3_compat.z64): the libdragon tier commits none."""
+    path = os.environ.get(SIGNED_IPL3_ENV)
+    if not path or not Path(path).is_file():
+        missing_tool(UserError(f"${SIGNED_IPL3_ENV} names no file ({path or 'unset'})",
+                               hint="set it to libdragon's boot/bin/ipl3_compat.z64"))
+    return Path(path).resolve()
 
 
 @pytest.fixture(scope="session")

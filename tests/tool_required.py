@@ -1,4 +1,4 @@
-"""What a test that needs a tool (host cc, cross gcc, qemu, mupen64plus, cen64, nginx) does
+"""What a test that needs a tool (host cc, cross gcc, qemu, mupen64plus, cen64, ares, nginx) does
 when the tool is missing, and how the unit tier hides every tool.
 
 A test says what it needs with a marker of TOOL_MARKERS, or by using a fixture of
@@ -29,6 +29,8 @@ TOOL_MARKERS = {
     "emulator": "needs mupen64plus and the MIPS cross compiler",
     "cen64": "needs cen64, xvfb-run and the MIPS cross compiler",
     "nginx": "runs a real nginx",
+    "libdragon": "opt-in, not in CI: needs ares (tools/setup-ares.sh) and a signed IPL3 "
+                 "file ($DNN64_TEST_IPL3)",
 }
 # Not tools, but not unit either: a second or more of CPU per test.
 HEAVY_MARKERS = {
@@ -46,6 +48,8 @@ TOOL_FIXTURES = {
     "qemu_mips": "cross",
     "mupen64plus": "emulator",
     "cen64": "cen64",
+    "ares": "libdragon",
+    "signed_ipl3": "libdragon",
     "nginx_url": "nginx",
 }
 # Set while a unit-tier test runs: a missing tool is then the test's bug, not the machine's.

@@ -17,7 +17,7 @@ from dnn64build.array_files import fitting, numeric, read_npz
 from dnn64build.build_outputs import load_json
 from dnn64build.commands.build import build
 from dnn64build.commands.compare import compare_outputs
-from dnn64build.commands.platforms import CEN64, HOST
+from dnn64build.commands.platforms import ARES, CEN64, HOST
 from dnn64build.errors import UserError
 from dnn64build.planner.cartridge import GAME_PAK_BYTES_PER_S, Traffic, cartridge_seconds
 from dnn64build.workspace.root import OUTPUT_BASE
@@ -164,6 +164,7 @@ def run_target(
 
 def _execute(files: list[Path], assets: dict[str, bytes], platform: str,
              timeout: float) -> list[str]:
+    from dnn64build.emulator.ares import run_rom_ares
     from dnn64build.emulator.cen64 import run_rom_cen64
     from dnn64build.emulator.host import run_host
     from dnn64build.emulator.mupen64plus import run_rom
@@ -179,7 +180,7 @@ def _execute(files: list[Path], assets: dict[str, bytes], platform: str,
         rom = Path(tmp) / "run.z64"
         rom.write_bytes(repack_rom(next(f for f in files if f.suffix == ".z64").read_bytes(),
                                    assets))
-        run_in = run_rom_cen64 if platform == CEN64 else run_rom
+        run_in = {CEN64: run_rom_cen64, ARES: run_rom_ares}.get(platform, run_rom)
         return list(run_in(rom, timeout=timeout).lines)
 
 
@@ -286,6 +287,9 @@ def _timing(run: ModelRun, tickrate: int, platform: str) -> str:
                 f"({ms:.3f} ms at {CPU_HZ / 1e6:g} MHz)")
     if platform == HOST:
         return f"{per_sample:.0f} ns per inference ({ms:.3f} ms on this machine)"
+    if platform == ARES:
+        return (f"{per_sample:.0f} ticks (CP0 Count) per inference ({ms:.3f} ms in ares's "
+                "timing model, not checked against cen64 or a console)")
     # mupen64plus advances Count by 2 per instruction: no time can be read from it
     return (f"{per_sample:.0f} ticks (CP0 Count) per inference = {per_sample / 2:.0f} "
             "instructions in mupen64plus, not cycles (--platform cen64 counts cycles)")

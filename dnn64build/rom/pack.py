@@ -7,6 +7,7 @@ asset image; zero padding to a multiple of 1 MiB; at most 64 MiB.
 
 from __future__ import annotations
 
+import zlib
 from pathlib import Path
 
 import ipl3checksum
@@ -22,11 +23,23 @@ _SUPPORTED_CICS = (ipl3checksum.CICKind.CIC_6102_7101,)
 
 
 def read_ipl3(path: Path) -> bytes:
-    """Read and check a user-supplied IPL3 file (exactly 0xFC0 bytes)."""
+    """Read and check a user-supplied IPL3: the 0xFC0 bytes of ROM 0x40..0x1000, or a
+    0x1000-byte boot file (header + IPL3, as libdragon's ``ipl3_compat.z64``)."""
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
         raise UserError(f"cannot read IPL3 file: {exc.strerror}", where=str(path)) from exc
+    if len(data) > layout.PROGRAM_OFFSET:
+        raise UserError(
+            f"IPL3 file is {len(data):#x} bytes: its boot code goes on past ROM 0x1000 "
+            f"(as libdragon's ELF-loading ipl3_prod/ipl3_dev), where a bare ROM holds "
+            f"its program",
+            where=str(path),
+            hint="use an IPL3 that loads a flat program from 0x1000, such as libdragon's "
+            "boot/bin/ipl3_compat.z64",
+        )
+    if len(data) == layout.PROGRAM_OFFSET:
+        data = data[layout.IPL3_OFFSET :]
     check_ipl3(data, where=str(path))
     return data
 
@@ -43,7 +56,8 @@ def check_ipl3(ipl3: bytes, where: str | None = None) -> ipl3checksum.CICKind:
             f"IPL3 must be exactly {layout.IPL3_SIZE:#x} bytes (ROM 0x40..0x1000), "
             f"got {len(ipl3):#x}",
             where=where,
-            hint="pass the boot code only, not a whole ROM",
+            hint="pass the boot code only (or a 0x1000-byte header + IPL3 file), not a "
+            "whole ROM",
         )
     kind = ipl3checksum.detectCICRaw(bytes(ipl3))
     if kind is not None and kind not in _SUPPORTED_CICS:
@@ -52,6 +66,19 @@ def check_ipl3(ipl3: bytes, where: str | None = None) -> ipl3checksum.CICKind:
             where=where,
         )
     return ipl3checksum.CICKind.CIC_6102_7101
+
+
+def reads_size_word(ipl3: bytes) -> bool:
+    """Whether ``ipl3`` takes header word 0x10 as the number of bytes to load from ROM
+    0x1000 (libdragon's ipl3_compat: 0 or too big means 1 MiB) instead of checking CRC1
+    there.
+
+    Nintendo's IPL3s check CRC1/CRC2 and are the ones ipl3checksum identifies; dnn64's
+    boot stub checks nothing and shares CIC-6102's CRC-32 (pad_boot_stub), so both keep
+    the CRCs. Any other IPL3 is a homebrew one that verifies no checksum.
+    """
+    known = ipl3checksum.detectCICRaw(bytes(ipl3)) is not None
+    return not known and zlib.crc32(ipl3) != CIC_6102_IPL3_CRC
 
 
 def pad_boot_stub(stub: bytes, where: str | None = None) -> bytes:
@@ -77,6 +104,9 @@ def pack_rom(
     program:     the raw program image (objcopy -O binary), loaded at 0x80000400.
     asset_image: an asset image (dnn64build.rom.assets.build_asset_image().data).
     ipl3:        exactly 0xFC0 bytes: the padded dnn64 boot stub or a CIC-6102 IPL3.
+
+    Header words 0x10/0x14 hold the CIC-6102 CRCs, except for an IPL3 that reads the
+    load size there (reads_size_word): then word 0x10 is the program image's size.
     """
     header = header or RomHeader()
     header.validate(where)
@@ -104,6 +134,9 @@ def pack_rom(
     checksum = ipl3checksum.calculateChecksum(bytes(rom), kind)
     if checksum is None:
         raise AssertionError("bug: ipl3checksum refused a ROM of valid size")
-    crc1, crc2 = checksum
-    rom[: layout.HEADER_SIZE] = header.encode(crc1, crc2)
+    word_10, crc2 = checksum
+    if reads_size_word(ipl3):
+        # Whole 64-bit words: the load is one PI DMA into RDRAM.
+        word_10 = layout.align_up(len(program), 8)
+    rom[: layout.HEADER_SIZE] = header.encode(word_10, crc2)
     return bytes(rom)

@@ -108,12 +108,50 @@ def test_program_over_one_mib_is_refused():
 
 def test_ipl3_must_be_exactly_0xfc0_bytes(tmp_path):
     bad = tmp_path / "ipl3.bin"
-    bad.write_bytes(bytes(0x1000))
+    bad.write_bytes(bytes(0xF00))
     with pytest.raises(UserError, match="exactly 0xfc0 bytes") as err:
         pack_module.read_ipl3(bad)
     assert str(bad) in str(err.value)
     with pytest.raises(UserError, match="cannot read IPL3"):
         pack_module.read_ipl3(tmp_path / "missing.bin")
+
+
+# A homebrew signed IPL3 stands in: neither a Nintendo IPL3 ipl3checksum knows nor one
+# with CIC-6102's CRC-32 (libdragon's ipl3_compat.z64 is neither).
+HOMEBREW_IPL3 = bytes((i * 7 + 1) & 0xFF for i in range(0xFC0))
+
+
+def test_boot_file_with_header_gives_its_ipl3(tmp_path):
+    boot = tmp_path / "ipl3_compat.z64"
+    boot.write_bytes(bytes(0x40) + HOMEBREW_IPL3)  # 0x1000 bytes: header + IPL3
+    assert pack_module.read_ipl3(boot) == HOMEBREW_IPL3
+
+
+def test_ipl3_running_on_past_0x1000_is_refused(tmp_path):
+    prod = tmp_path / "ipl3_prod.z64"
+    prod.write_bytes(bytes(0x40) + HOMEBREW_IPL3 + bytes(0x8C8))  # 6344 bytes, as r8's
+    with pytest.raises(UserError, match="past ROM 0x1000") as err:
+        pack_module.read_ipl3(prod)
+    assert "ipl3_compat" in str(err.value)
+
+
+def test_homebrew_ipl3_gets_the_load_size_in_header_word_0x10():
+    program = bytes(5001)  # the IPL3 loads whole 8-byte words: 5008 bytes
+    rom = pack_rom(program, b"", ipl3=HOMEBREW_IPL3)
+    size, crc2 = struct.unpack_from(">II", rom, 0x10)
+    assert size == 5008
+    assert crc2 == ipl3checksum.calculateChecksum(rom, ipl3checksum.CICKind.CIC_6102_7101)[1]
+    assert rom[0x40:0x1000] == HOMEBREW_IPL3
+    assert struct.unpack_from(">I", rom, 0x8)[0] == 0x80000400  # where it loads to
+
+
+def test_nintendo_ipl3_keeps_the_crcs(monkeypatch):
+    monkeypatch.setattr(
+        pack_module.ipl3checksum, "detectCICRaw", lambda _raw: ipl3checksum.CICKind.CIC_6102_7101
+    )
+    rom = pack_rom(PROGRAM, b"", ipl3=HOMEBREW_IPL3)
+    crcs = struct.unpack_from(">II", rom, 0x10)
+    assert crcs == ipl3checksum.calculateChecksum(rom, ipl3checksum.CICKind.CIC_6102_7101)
 
 
 def test_ipl3_of_another_cic_is_refused(monkeypatch):

@@ -42,7 +42,7 @@ def fake_n64_inst(root: Path) -> Path:
 
 def test_every_descriptor_loads_and_names_an_install_route():
     names = sorted(p.stem for p in DESCRIPTOR_DIR.glob("*.yaml"))
-    assert names == ["cen64", "host-cc", "libdragon", "mips-linux-gnu-gcc", "mupen64plus",
+    assert names == ["ares", "cen64", "host-cc", "libdragon", "mips-linux-gnu-gcc", "mupen64plus",
                      "nginx"]
     for name in names:
         desc = load_descriptor(name)
