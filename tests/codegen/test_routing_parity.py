@@ -150,13 +150,19 @@ def disagreements(cases, python, c) -> list:
 
 
 def test_dwconv_fits_as_dnn64_rsp_dwconv_fits(c_rules) -> None:
-    cases = [g for g in geoms(c_in=[4], c_out=[4], group=[4, 2], k_h=[1, 3, 5, 7], k_w=[3, 5],
-                              stride_h=[1, 2, 3], stride_w=[1, 2], dil_h=[1, 2],
-                              pad_top=[0, 2, 4, 5], pad_left=[0, 1, 2, 4, 5],
-                              pad_right=[0, 1, 3], w_in=[1, 60, 121, 123, 124, 125, 126, 127,
-                                                         128, 129, 200], h_in=[9])
-             if g["group"] != 2 or g["k_h"] == 3]  # group 2: one shape is enough
-    cases += geoms(c_in=[4], c_out=[8], group=[4], k_h=[3], k_w=[3], w_in=[16], h_in=[16])
+    dw = {"c_in": [4], "c_out": [4], "group": [4], "h_in": [9]}
+    # the row limit and the pads, for each kernel and stride the microcode takes
+    cases = geoms(**dw, k_h=[3, 5], k_w=[3, 5], stride_h=[1, 2], stride_w=[1, 2],
+                  pad_top=[0, 2, 4, 5], pad_left=[0, 1, 2, 4, 5], pad_right=[0, 1, 3],
+                  w_in=[1, 60, 121, 123, 124, 125, 126, 127, 128, 129, 200])
+    # the kernel sizes, strides, dilations and groups it does not take
+    cases += geoms(**dw | {"h_in": [16]}, k_h=[1, 3, 5, 7], k_w=[1, 3, 5, 7],
+                   stride_h=[1, 2, 3], stride_w=[1, 2, 3], pad_top=[1], pad_left=[1],
+                   pad_right=[1], w_in=[16])
+    cases += geoms(**dw | {"h_in": [16]}, k_h=[3], k_w=[3], dil_h=[1, 2], dil_w=[1, 2],
+                   w_in=[16])
+    cases += geoms(c_in=[4], c_out=[4, 8], group=[1, 2, 4], k_h=[3], k_w=[3], w_in=[16],
+                   h_in=[16])
 
     def python(g):
         ctx = conv_ctx(g)
@@ -172,6 +178,13 @@ def test_pwconv_fits_as_dnn64_rsp_pwconv_fits(c_rules) -> None:
                   stride_w=[1, 2], pad_top=[0, 1], pad_left=[0, 1], pad_right=[0, 1],
                   h_in=[5], w_in=[6])
     cases += geoms(c_in=c_ins, c_out=[16], group=[2], h_in=[5], w_in=[6])
+    # one field off at a time with the output's size still the input's (which a real Conv
+    # has only with some of them), so that each test is reached on its own
+    one = {"c_in": [16], "c_out": [16], "h_in": [5], "w_in": [6], "h_out": [5], "w_out": [6]}
+    for field, other in (("k_h", 3), ("k_w", 3), ("stride_h", 2), ("stride_w", 2),
+                         ("pad_top", 1), ("pad_left", 1), ("group", 2), ("h_out", 4),
+                         ("w_out", 5)):
+        cases += geoms(**one | {field: [other]})
 
     def python(g):
         ctx = conv_ctx(g)
