@@ -25,7 +25,7 @@ Render = Callable[[Sequence[str]], str]
 TileRender = Callable[[int | str, int | str, Sequence[str]], str]
 
 # `kernels` of a model: cpu only; rsp wherever an RSP kernel exists; auto where it is
-# expected to pay (see ops_int8.conv_on_rsp).
+# expected to pay (see routing.conv_on_rsp).
 KERNEL_CHOICES = ("auto", "cpu", "rsp")
 
 CTYPES = {"float32": "float", "int8": "int8_t", "int32": "int32_t"}

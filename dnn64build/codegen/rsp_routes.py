@@ -1,4 +1,4 @@
-"""Which int8 operators may run on the RSP, and when: the summary of ops_int8's
+"""Which int8 operators may run on the RSP, and when: the summary of routing.py's
 ``*_on_rsp`` routing (and docs/rsp.md) that docs/operators.md shows. With ``kernels:
 cpu`` none does; with ``rsp`` or ``auto`` (auto: where the RSP is faster) a node runs there
 when its shapes fit the kernel's limits (RSP_K_MAX and the DMEM layouts in docs/rsp.md),
