@@ -317,6 +317,8 @@ def _cartridge(run: ModelRun, tickrate: int, platform: str,
                 sorted(last.steps, key=lambda step: -(step[1] + step[2]))[:3] if sync + ahead]
     if heaviest:
         text += "; most at schedule steps " + ", ".join(f"[{i}] {n}" for i, n in heaviest)
+        if last.steps_past:
+            text += f" ({last.steps_past} steps past the ROM's log counted in its last)"
     return text
 
 
