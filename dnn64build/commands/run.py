@@ -120,7 +120,7 @@ def run_target(
     target: str, *, platform: str, input_path: Path | None, timeout: float, quiet: bool = False,
 ) -> tuple[str, list[ModelRun], int]:
     """Build ``target`` for ``platform``, run it once over every input sample."""
-    from dnn64build.codegen.protocol import (
+    from dnn64build.run_protocol import (
         encode_input,
         parse_run_outputs,
         parse_tickrate,
