@@ -5,11 +5,8 @@ from dnn64build.emulator.cen64 import run_rom_cen64
 from dnn64build.emulator.host import run_host
 from dnn64build.emulator.mupen64plus import emulator_argv, run_rom
 from dnn64build.emulator.process import RunResult
-from dnn64build.run_protocol import DONE_LINE, FAIL_PREFIX
 
 __all__ = [
-    "DONE_LINE",
-    "FAIL_PREFIX",
     "RunResult",
     "emulator_argv",
     "run_host",
