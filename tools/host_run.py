@@ -20,9 +20,9 @@ import numpy as np
 
 from dnn64build.codegen.model import GeneratedModel
 from dnn64build.codegen.program import generate_main
-from dnn64build.codegen.protocol import encode_input, parse_outputs, parse_tickrate, parse_ticks
 from dnn64build.emulator.host import run_host
 from dnn64build.rom.assets import Asset, build_asset_image
+from dnn64build.run_protocol import encode_input, parse_outputs, parse_tickrate, parse_ticks
 from dnn64build.toolchains.base import KERNELS_DIR, run
 from dnn64build.toolchains.host import HostToolchain
 

@@ -3,13 +3,13 @@
 main() initialises the platform, then for each model in order and each input sample:
 loads its inputs (sample s of assets "<symbol>.in.<k>") into the one shared static arena
 at the planned input offsets, runs it timed with dnn64_ticks, and prints its outputs and
-ticks in the line protocol of dnn64build.codegen.protocol. The arena is sized for the
+ticks in the line protocol of dnn64build.run_protocol. The arena is sized for the
 largest model and 16-byte aligned. A streamed input (planner: {input: stream}) is not
 loaded: the model's read_rows callback reads just the rows it asks for from the asset
 (on the N64 a PI DMA from the cartridge per channel), while it runs. A streamed output
 (planner: {output: stream}) is never whole in memory: the model's write_rows callback
 prints each band of rows as it is finished (OUTN lines, so the run's ticks include that
-printing), and the parser (codegen/protocol.py) puts the pieces together.
+printing), and the parser (dnn64build/run_protocol.py) puts the pieces together.
 """
 
 from __future__ import annotations

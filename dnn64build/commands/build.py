@@ -11,9 +11,9 @@ from typing import Any, NamedTuple
 from dnn64build.errors import UserError
 from dnn64build.graph.progress import SUMMARY
 from dnn64build.graph.runner import NinjaResult, refresh_graph, run_ninja, workspace_lock
-from dnn64build.worker.launch import WorkerOptions
+from dnn64build.worker.launch import WorkerOptions, build_worker
 from dnn64build.workspace.query import select
-from dnn64build.workspace.root import find_root
+from dnn64build.workspace.root import OUTPUT_BASE, find_root
 
 
 class BuildOutcome(NamedTuple):
@@ -56,7 +56,9 @@ def build(
         needed = set().union(*(targets[t]["actions"][group] for t in labels
                                if group in targets[t]["groups"]))
         worker = worker_options(cache or CacheFlags(), index.get("remote_cache") or {})
-        result = run_ninja(root, phony, jobs=jobs, verbose=verbose, worker=worker, index=index)
+        with build_worker(worker, root / OUTPUT_BASE) as actions:
+            result = run_ninja(root, phony, actions, jobs=jobs, verbose=verbose,
+                               explain=worker.explain, index=index)
     if not quiet_summary or not result.ok:
         _summary(len(phony), len(needed), result)
     if not result.ok:

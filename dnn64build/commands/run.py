@@ -19,7 +19,15 @@ from dnn64build.commands.build import build
 from dnn64build.commands.compare import compare_outputs
 from dnn64build.commands.platforms import ARES, CEN64, HOST
 from dnn64build.errors import UserError
-from dnn64build.planner.cartridge import GAME_PAK_BYTES_PER_S, Traffic, cartridge_seconds
+from dnn64build.planner.cartridge import GAME_PAK_BYTES_PER_S, cartridge_seconds
+from dnn64build.run_protocol import (
+    Traffic,
+    encode_input,
+    parse_run_outputs,
+    parse_tickrate,
+    parse_ticks,
+    parse_traffic,
+)
 from dnn64build.workspace.root import OUTPUT_BASE
 
 
@@ -120,14 +128,6 @@ def run_target(
     target: str, *, platform: str, input_path: Path | None, timeout: float, quiet: bool = False,
 ) -> tuple[str, list[ModelRun], int]:
     """Build ``target`` for ``platform``, run it once over every input sample."""
-    from dnn64build.codegen.protocol import (
-        encode_input,
-        parse_run_outputs,
-        parse_tickrate,
-        parse_ticks,
-        parse_traffic,
-    )
-
     group = offers.RUN_HOST if platform == HOST else offers.RUN_ROM
     outcome = build([target], group=group, quiet_summary=quiet, one_for="run",
                     missing_hint="run takes a target whose rule offers a program (a model or "

@@ -4,11 +4,9 @@ from dnn64build.emulator.ares import run_rom_ares
 from dnn64build.emulator.cen64 import run_rom_cen64
 from dnn64build.emulator.host import run_host
 from dnn64build.emulator.mupen64plus import emulator_argv, run_rom
-from dnn64build.emulator.output import DONE_LINE, FAIL_PREFIX, RunResult
+from dnn64build.emulator.process import RunResult
 
 __all__ = [
-    "DONE_LINE",
-    "FAIL_PREFIX",
     "RunResult",
     "emulator_argv",
     "run_host",

@@ -16,8 +16,9 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from dnn64build.emulator.output import FAIL_PREFIX, RunResult
+from dnn64build.emulator.process import RunResult
 from dnn64build.emulator.rom_session import check_rom, line_buffered, run_rom_session
+from dnn64build.run_protocol import FAIL_PREFIX
 from dnn64build.toolchains.tools import find_tool
 
 # ares's own stdout lines (bracketed component messages, which it colours with ANSI

@@ -6,9 +6,9 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from dnn64build.emulator.output import DONE_LINE, FAIL_PREFIX, RunResult, ends_program
-from dnn64build.emulator.process import run_until
+from dnn64build.emulator.process import RunResult, run_until
 from dnn64build.errors import UserError
+from dnn64build.run_protocol import DONE_LINE, FAIL_PREFIX, ends_program
 
 
 def run_host(

@@ -10,7 +10,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from dnn64build.emulator.output import RunResult
+from dnn64build.emulator.process import RunResult
 from dnn64build.emulator.rom_session import check_rom, line_buffered, run_rom_session
 from dnn64build.toolchains.tools import find_tool
 

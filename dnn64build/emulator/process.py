@@ -1,4 +1,5 @@
-"""Run a process until a sentinel line, a deadline, or its exit; then kill it."""
+"""Run a process until a sentinel line, a deadline, or its exit; then kill it. RunResult:
+what a run of a dnn64 program gave."""
 
 from __future__ import annotations
 
@@ -10,6 +11,22 @@ import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """Lines the program printed (sentinel excluded), wall time, runner log."""
+
+    lines: tuple[str, ...]
+    seconds: float
+    log: tuple[str, ...] = ()
+
+    def value(self, prefix: str) -> str:
+        """The rest of the first line starting with ``prefix + ' '``."""
+        for line in self.lines:
+            if line.startswith(prefix + " "):
+                return line[len(prefix) + 1 :]
+        raise KeyError(prefix)
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,9 @@ import shutil
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from dnn64build.emulator.output import DONE_LINE, FAIL_PREFIX, RunResult, ends_program
-from dnn64build.emulator.process import Capture, run_until
+from dnn64build.emulator.process import Capture, RunResult, run_until
 from dnn64build.errors import UserError
+from dnn64build.run_protocol import DONE_LINE, FAIL_PREFIX, ends_program
 
 # A stdout line -> the program's text, or None for the emulator's own log lines.
 ProgramLine = Callable[[str], str | None]

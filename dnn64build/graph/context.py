@@ -11,14 +11,12 @@ import os
 import sys
 import types
 from collections.abc import Callable, Mapping, Sequence
-from functools import cache
 from pathlib import Path
 from typing import Any
 
-from dnn64build import DATA_ROOT, PACKAGE_DIR, tool_path
+from dnn64build import DATA_ROOT
 from dnn64build.errors import UserError
 from dnn64build.graph.actions import Action, BuildGraph, GraphBug
-from dnn64build.graph.import_graph import SOURCE_SUFFIXES, code_files, imported_files
 from dnn64build.graph.ninja_escape import unwritable
 from dnn64build.graph.toolchain_actions import ToolchainActions
 from dnn64build.rule_modules import BUILTIN_PACKAGE
@@ -36,31 +34,13 @@ from dnn64build.rules_api import (
     Target,
     size_bytes,
 )
+from dnn64build.stages.import_graph import imported_files
 from dnn64build.stages.io import StageArgs
 from dnn64build.stages.registry import STAGES, STEP_MODULE_INPUT, STEP_STAGE
+from dnn64build.stages.sources import stage_sources
 from dnn64build.toolchains import toolchain_variables
 from dnn64build.workspace.labels import Label, parse_label
 from dnn64build.workspace.root import OUTPUT_BASE
-
-TOOL_PACKAGES = {PACKAGE_DIR.name: PACKAGE_DIR}
-
-
-@cache
-def stage_sources(stage: str) -> tuple[str, ...]:
-    """Absolute paths of the files a stage's code lives in (its implicit inputs): what its
-    modules import (graph/import_graph.py) and the files the registry names."""
-    spec = STAGES[stage]
-    files = code_files(spec.modules, TOOL_PACKAGES)
-    for rel in spec.data:
-        path = tool_path(rel)
-        if path.is_dir():
-            files.update(
-                p for p in path.rglob("*")
-                if p.suffix in SOURCE_SUFFIXES and "__pycache__" not in p.parts
-            )
-        elif path.exists():
-            files.add(path)
-    return tuple(sorted(str(p) for p in files))
 
 
 def rule_code(module: types.ModuleType) -> list[Path]:

@@ -263,5 +263,5 @@ def _ninja_path(path: Path, output_base: Path) -> str:
 def _python_files(directory: Path) -> list[Path]:
     """Every Python file under ``directory``. The generator's code, and the code of every
     stage and rule step: an edit can change what a stage or a step imports, so the sources
-    the graph lists for it (graph/import_graph.py)."""
+    the graph lists for it (stages/import_graph.py)."""
     return sorted(p for p in directory.rglob("*.py") if "__pycache__" not in p.parts)

@@ -10,20 +10,16 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
-from dnn64build.atomic_write import write_atomic
 from dnn64build.errors import UserError
 from dnn64build.graph.progress import NinjaProgress
-from dnn64build.worker.client import GENERATION_ENV
-from dnn64build.worker.launch import WorkerOptions, stage_worker
 from dnn64build.workspace.root import OUTPUT_BASE, TARGET_INDEX, find_root, output_base_problem
 
 _LOCK = ".lock"
-GENERATION_FILE = ".generation"
 
 
 def ninja_binary(recorded: str | None = None) -> str:
@@ -157,6 +153,18 @@ def current_index(start: Path) -> tuple[Path, dict[str, Any]]:
             return root, describe(root)
 
 
+class ActionHost(Protocol):
+    """What ninja's actions need from the build's launcher (worker/launch.py
+    ``build_worker``): it starts before ninja and ends after it."""
+
+    @property
+    def env(self) -> Mapping[str, str]: ...  # added to ninja's environment
+    @property
+    def pass_fds(self) -> tuple[int, ...]: ...  # what ninja must inherit
+    @property
+    def log(self) -> str: ...  # the launcher's own failure, if it had one, is written here
+
+
 class NinjaResult(NamedTuple):
     ran: int
     needed: int
@@ -165,27 +173,26 @@ class NinjaResult(NamedTuple):
 
 
 def run_ninja(
-    root: Path, phony: Sequence[str], *, jobs: int | None = None, verbose: bool = False,
-    worker: WorkerOptions | None = None, index: dict[str, Any] | None = None,
+    root: Path, phony: Sequence[str], actions: ActionHost, *, jobs: int | None = None,
+    verbose: bool = False, explain: bool = False, index: dict[str, Any] | None = None,
 ) -> NinjaResult:
-    """Build ``phony`` targets, streaming ninja's progress lines. Call with the lock held;
-    ``index`` is the target index (it knows where ninja is)."""
-    worker = worker or WorkerOptions()
+    """Build ``phony`` targets, streaming ninja's progress lines. Call with the lock held
+    and ``actions`` open; ``index`` is the target index (it knows where ninja is);
+    ``explain``: ninja says why it runs each action."""
     argv = [ninja_binary((index or {}).get("ninja"))]
     if jobs:
         argv += ["-j", str(jobs)]
     if verbose:
         argv.append("-v")
-    if worker.explain:
+    if explain:
         argv += ["-d", "explain"]
     start = time.monotonic()
     progress = NinjaProgress(verbose=verbose)
-    generation = new_generation(root / OUTPUT_BASE)
-    with stage_worker(worker) as handle, subprocess.Popen(
+    with subprocess.Popen(
         [*argv, *phony], cwd=root / OUTPUT_BASE, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, text=True, errors="replace", bufsize=1,
-        pass_fds=handle.pass_fds,
-        env={**os.environ, **handle.env, **generation, "NINJA_STATUS": progress.status_format},
+        pass_fds=actions.pass_fds,
+        env={**os.environ, **actions.env, "NINJA_STATUS": progress.status_format},
     ) as proc:
         assert proc.stdout
         try:
@@ -196,19 +203,10 @@ def run_ninja(
         except BaseException:  # interrupted or terminated: ninja stops its actions too
             proc.terminate()
             raise
-        if os.path.exists(handle.log):  # the worker's own failure, if it had one
-            sys.stderr.write(Path(handle.log).read_text())
+        if os.path.exists(actions.log):  # the worker's own failure, if it had one
+            sys.stderr.write(Path(actions.log).read_text())
     return NinjaResult(progress.ran, progress.needed, time.monotonic() - start,
                        proc.returncode == 0)
-
-
-def new_generation(out: Path) -> dict[str, str]:
-    """Make ``out`` this build's: an action of an earlier build that still runs (the build
-    was killed) finds another token in the generation file and writes nothing
-    (worker/client.py ``superseded``). The environment that tells the actions."""
-    token = os.urandom(8).hex()
-    write_atomic(out / GENERATION_FILE, token.encode())
-    return {GENERATION_ENV: f"{token}:{(out / GENERATION_FILE).resolve()}"}
 
 
 def _read_index(out: Path) -> dict[str, Any] | None:

@@ -13,7 +13,7 @@ measured inside the read calls and replaced by the model's.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dnn64build.run_protocol import Traffic
 
 # A Game Pak's average PI rate (Nintendo's N64 introductory manual, section 2-6 "PI":
 # "average 5 MByte/sec"; peak about 50).
@@ -23,34 +23,6 @@ GAME_PAK_BYTES_PER_S = 5e6
 def transfer_seconds(nbytes: int, bytes_per_s: float = GAME_PAK_BYTES_PER_S) -> float:
     """Seconds to read ``nbytes`` from the cartridge at ``bytes_per_s``."""
     return nbytes / bytes_per_s
-
-
-@dataclass(frozen=True)
-class Traffic:
-    """One inference's cartridge reads as the ROM counted them (protocol line CART and its
-    CARTS/CARTN lines), with the run's ticks (TICKS)."""
-
-    run_ticks: int
-    sync_bytes: int  # read while the CPU waited
-    async_bytes: int  # prefetched beside compute
-    read_ticks: int  # ticks spent inside the read calls (the machine's own transfer time)
-    spans: tuple[tuple[int, int], ...]  # per prefetch: (bytes, ticks of compute beside it)
-    steps: tuple[tuple[int, int, int, int], ...]  # per node: (index, sync, async, ticks)
-    spans_past: int = 0  # prefetches past the ROM's log (their bytes charged whole)
-    steps_past: int = 0  # nodes past it (merged into the last step)
-
-    @property
-    def bytes(self) -> int:
-        return self.sync_bytes + self.async_bytes
-
-    @property
-    def prefetches(self) -> int:
-        return len(self.spans) + self.spans_past
-
-    @property
-    def compute_ticks(self) -> int:
-        """The run's ticks outside the read calls."""
-        return self.run_ticks - self.read_ticks
 
 
 def cartridge_seconds(traffic: Traffic, tickrate: float,

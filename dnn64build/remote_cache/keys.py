@@ -40,9 +40,9 @@ def portable_path(path: str) -> str:
 def prepare() -> None:
     """Do once, before the worker forks, what every key would otherwise redo in its child:
     hash the tool's stage sources and look up the library versions."""
-    from dnn64build.graph.context import stage_sources
     from dnn64build.graph.toolchain_actions import TOOL_HEADERS
     from dnn64build.stages.registry import STAGES
+    from dnn64build.stages.sources import stage_sources
 
     for stage in STAGES:
         for path in stage_sources(stage):
@@ -70,7 +70,7 @@ def stage_key(stage: str, config: str, inputs: list[tuple[str, str]],
               outputs: list[tuple[str, str]], reads: list[str]) -> tuple[str, dict[str, Any]]:
     """(key, what it was computed from) for ``stage`` run with these files; ``reads``: the
     files it reads besides its inputs (``stage_reads``)."""
-    from dnn64build.graph.context import stage_sources
+    from dnn64build.stages.sources import stage_sources
 
     parts: dict[str, Any] = {
         "stage": stage,

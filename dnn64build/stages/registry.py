@@ -1,7 +1,7 @@
 """Which module runs each stage, and which files besides its code it depends on.
 
 Plain data, so the manifest layer can name stages without importing the
-compiler. A stage's code is found from its imports (graph/import_graph.py: its module,
+compiler. A stage's code is found from its imports (stages/import_graph.py: its module,
 the stage runner and every project module they import, with the data files beside them);
 ``data`` names what it reads elsewhere. Both become implicit inputs of its actions:
 editing the compiler reruns exactly the stages that use the edited code.

@@ -1,4 +1,5 @@
-"""Provide a stage worker to one build; it ends when the build ends.
+"""Provide a stage worker to one build; it ends when the build ends. And the build's
+generation, which tells its actions whether a newer build has started since.
 
 The worker is started by the first action that asks for it (see client.py), not by the
 build: a build with nothing to do never pays for one.
@@ -12,9 +13,19 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import NamedTuple
 
-from dnn64build.worker.client import CACHE_ENV, SOCKET_NAME, SPAWN_ENV, WORKER_ENV
+from dnn64build.atomic_write import write_atomic
+from dnn64build.worker.client import (
+    CACHE_ENV,
+    GENERATION_ENV,
+    SOCKET_NAME,
+    SPAWN_ENV,
+    WORKER_ENV,
+)
+
+GENERATION_FILE = ".generation"  # in the output base
 
 
 class WorkerOptions(NamedTuple):
@@ -74,6 +85,25 @@ def stage_worker(options: WorkerOptions | None = None) -> Iterator[WorkerHandle]
         os.close(lifeline_write)
         os.close(lifeline_read)
         shutil.rmtree(directory, ignore_errors=True)
+
+
+@contextmanager
+def build_worker(options: WorkerOptions, out: Path) -> Iterator[WorkerHandle]:
+    """``stage_worker`` for a build in output base ``out``, its environment also naming
+    the build's generation (``new_generation``): what graph/runner.py ``run_ninja`` runs
+    ninja's actions with."""
+    generation = new_generation(out)
+    with stage_worker(options) as handle:
+        yield handle._replace(env={**handle.env, **generation})
+
+
+def new_generation(out: Path) -> dict[str, str]:
+    """Make ``out`` this build's: an action of an earlier build that still runs (the build
+    was killed) finds another token in the generation file and writes nothing
+    (worker/client.py ``superseded``). The environment that tells the actions."""
+    token = os.urandom(8).hex()
+    write_atomic(out / GENERATION_FILE, token.encode())
+    return {GENERATION_ENV: f"{token}:{(out / GENERATION_FILE).resolve()}"}
 
 
 def worker_directory() -> str:

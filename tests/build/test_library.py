@@ -19,11 +19,11 @@ import onnx
 import pytest
 
 from dnn64build import TOOL_ROOT
-from dnn64build.codegen.protocol import parse_run_outputs
 from dnn64build.emulator import run_rom
 from dnn64build.ir import load_graph
 from dnn64build.quant import run_int8
 from dnn64build.rom import build_asset_image, pack_rom
+from dnn64build.run_protocol import parse_run_outputs
 from dnn64build.toolchains import BareToolchain, HostToolchain
 from dnn64build.toolchains.base import run
 from tests.build.conftest import Workspace, tiny_mlp

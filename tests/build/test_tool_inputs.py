@@ -20,11 +20,11 @@ from pathlib import Path
 import pytest
 
 from dnn64build import DATA_ROOT, PACKAGE_DIR
-from dnn64build.graph.context import stage_sources
 from dnn64build.graph.runner import ninja_binary
 from dnn64build.remote_cache import keys
 from dnn64build.remote_cache.cached import parse_request
 from dnn64build.stages.registry import STAGES, STEP_MODULE_INPUT
+from dnn64build.stages.sources import stage_sources
 from dnn64build.toolchains.bare import LINKER_SCRIPT
 from tests.build.conftest import Workspace
 

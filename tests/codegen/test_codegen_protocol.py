@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dnn64build.codegen import ProtocolError, parse_outputs
+from dnn64build.run_protocol import ProtocolError, parse_outputs
 
 META = {"symbol": "m", "outputs": [
     {"name": "f", "shape": [2, 5], "dtype": "float32", "offset": 0, "bytes": 40},

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from dnn64build.emulator.output import decode_hex_words
+from dnn64build.run_protocol import decode_hex_words
 
 
 def parse_hex_dump(

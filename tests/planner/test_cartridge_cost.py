@@ -7,17 +7,16 @@ from __future__ import annotations
 
 import pytest
 
-from dnn64build.codegen.protocol import ProtocolError, parse_traffic
 from dnn64build.planner.cartridge import (
     CPU_CYCLES_PER_MAC,
     CPU_HZ,
     RSP_CYCLES_PER_MAC,
-    Traffic,
     cartridge_seconds,
     compute_seconds,
     estimated_seconds,
 )
 from dnn64build.planner.ladder import Option, search
+from dnn64build.run_protocol import ProtocolError, Traffic, parse_traffic
 from dnn64build.stages.plan import PLAN_COST
 
 # 1,000 ticks a second; 1,000 ticks in all, 100 of them inside read calls; 5,000 bytes

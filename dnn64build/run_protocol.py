@@ -1,4 +1,9 @@
-"""The output-line protocol of a dnn64 program, and its exact parser.
+"""The output-line protocol of a dnn64 program: its lines, and their exact parser.
+
+codegen/program.py writes the main() that prints these lines, through the platform layer
+(kernels/platform/dnn64_platform.h: DNN64_DONE_LINE, DNN64_FAIL_PREFIX,
+dnn64_print_i8_hex, dnn64_print_f32_hex); the emulators stop at the sentinel lines, and
+the commands and tools parse the rest here.
 
 Lines a program prints (one model after another, in the order given to
 generate_main; a model run several times repeats its lines once per run):
@@ -17,6 +22,7 @@ generate_main; a model run several times repeats its lines once per run):
     CARTN <symbol> <node> <waited bytes> <prefetched bytes> <ticks>
                                               one scheduled node's reads and ticks
     DNN64-DONE                                last (dnn64_done)
+    DNN64-FAIL <why>                          last, instead, when the program fails
 
 ``<words>`` are 8-digit lowercase hex words, at most 8 per line. float32: one word
 per element, its IEEE-754 bit pattern. int8: four elements per word, two hex
@@ -28,13 +34,59 @@ are an error.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from dnn64build.emulator.output import FAIL_PREFIX, decode_hex_words
-from dnn64build.planner.cartridge import Traffic
+DONE_LINE = "DNN64-DONE"
+FAIL_PREFIX = "DNN64-FAIL"
+
+
+def ends_program(line: str) -> bool:
+    """True for the last line a program prints: DNN64-DONE, or DNN64-FAIL and why."""
+    return line == DONE_LINE or line.startswith(FAIL_PREFIX)
+
+
+def decode_hex_words(words: Sequence[str], dtype: str) -> np.ndarray:
+    """The values in 8-digit hex words as ``dnn64_print_i8_hex``/``dnn64_print_f32_hex``
+    write them: int8, four to a word in array order; float32, one IEEE-754 bit pattern
+    a word. ValueError for a bad word or another dtype."""
+    data = bytes.fromhex("".join(words))
+    if dtype == "int8":
+        return np.frombuffer(data, dtype=np.int8)
+    if dtype == "float32":
+        return np.frombuffer(data, dtype=">u4").astype(np.uint32).view(np.float32)
+    raise ValueError(f"unsupported dtype {dtype}")
+
+
+@dataclass(frozen=True)
+class Traffic:
+    """One inference's cartridge reads as the ROM counted them (protocol line CART and its
+    CARTS/CARTN lines), with the run's ticks (TICKS)."""
+
+    run_ticks: int
+    sync_bytes: int  # read while the CPU waited
+    async_bytes: int  # prefetched beside compute
+    read_ticks: int  # ticks spent inside the read calls (the machine's own transfer time)
+    spans: tuple[tuple[int, int], ...]  # per prefetch: (bytes, ticks of compute beside it)
+    steps: tuple[tuple[int, int, int, int], ...]  # per node: (index, sync, async, ticks)
+    spans_past: int = 0  # prefetches past the ROM's log (their bytes charged whole)
+    steps_past: int = 0  # nodes past it (merged into the last step)
+
+    @property
+    def bytes(self) -> int:
+        return self.sync_bytes + self.async_bytes
+
+    @property
+    def prefetches(self) -> int:
+        return len(self.spans) + self.spans_past
+
+    @property
+    def compute_ticks(self) -> int:
+        """The run's ticks outside the read calls."""
+        return self.run_ticks - self.read_ticks
 
 
 class ProtocolError(ValueError):
