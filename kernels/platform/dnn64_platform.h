@@ -90,9 +90,9 @@ void dnn64_asset_read(void *dst, uint32_t offset, uint32_t len);
  * have. Parameters and alignment as dnn64_asset_read.
  *
  * At most one read may be in flight, and nothing may touch [dst, dst + len) until
- * the wait. bare overlaps a fast-path read of at most 64 KiB (one PI DMA) with the
- * CPU; libdragon uses dma_read_async; everything else (host, misaligned or longer
- * reads) completes before this returns.
+ * the wait. bare overlaps an aligned read (8-byte aligned dst, even offset and len:
+ * one PI DMA of up to 16 MiB) with the CPU; libdragon uses dma_read_async; everything
+ * else (host, misaligned reads) completes before this returns.
  */
 void dnn64_asset_read_start(void *dst, uint32_t offset, uint32_t len);
 
@@ -112,8 +112,8 @@ void dnn64_platform_read_wait(void);
 /* Every read through dnn64_asset_read/_start/_wait is counted: the bytes, the ticks
  * spent inside the read calls (the machine's own transfer time), and for each prefetch
  * (_start ... _wait) its bytes and the ticks the CPU computed while it was in flight.
- * A _start the platform completes at once (host; on bare a tile over 64 KiB or
- * misaligned) is counted as waited for.
+ * A _start the platform completes at once (host; on bare a misaligned tile) is counted
+ * as waited for.
  * Generated code marks each scheduled node (dnn64_cart_step), so the bytes and ticks
  * are also kept per node. dnn64build turns them into a cartridge-aware time
  * (docs/platforms.md, "Cartridge-aware time"). */

@@ -3,7 +3,8 @@ bytes `run` reports per inference equal the weight bytes the plan says are strea
 for a model without fused groups the size of the weights asset in the packed image (its
 asset table read here by hand, docs/rom-format.md), each tile read once; a dag group
 re-reads its tiles for every firing and reads its streamed input's rows, which the count
-shows."""
+shows. On bare (mupen64plus) every weight tile but the first is prefetched beside compute,
+tiles over 64 KiB included (one PI DMA moves up to 16 MiB)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from tests.build.conftest import Workspace
-from tests.emulator.rom_workspace import model_workspace, tiny_fcn
+from tests.emulator.rom_workspace import assert_rom_equals_host, model_workspace, tiny_fcn
+from tools.zoo.builder import NetBuilder
 
 COUNTED = re.compile(r"cartridge: (\d+) bytes per inference \((\d+) waited for, (\d+) "
                      r"prefetched in (\d+) tiles\)")
@@ -89,3 +91,32 @@ def test_dag_group_rereads_and_streamed_input_are_counted(host_cc: str,
     input_bytes = 2 * 16 * 12 * 4  # the float32 input [1, 2, 16, 12], each row read once
     # every firing re-reads its member's tiles
     assert waited == total > weights + input_bytes
+
+
+@pytest.mark.emulator
+def test_bare_prefetches_tiles_over_64_kib(bare, mupen64plus,
+                                           tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A Gemm of 512 x 512 int8 weights (256 KiB) on a 192 KiB staging: tiles of up to
+    96 KiB, each but the first read beside compute as one PI DMA."""
+    b = NetBuilder("wide_gemm", seed=41)
+    y = b.gemm(b.input("input", [1, 512]), 512, 512)
+    ws = model_workspace(tmp_path_factory.mktemp("wide") / "ws", "wide", b.build({y: [1, 512]}),
+                         onnx_name="m.onnx", seed=3, input_shape=(1, 512), samples=1)
+    staging = 2 * 96 * 1024
+    ws.write("models/BUILD.yaml", f"""\
+        targets:
+          - rule: n64_model
+            name: m
+            src: m.onnx
+            quantize: {{mode: int8, calibration: calib.npz}}
+            planner: {{staging_bytes: {staging}}}
+        """)
+    out = assert_rom_equals_host(ws, "//models:m")  # bit-exact against the host build
+    found = COUNTED.search(out)
+    assert found, out
+    total, waited, prefetched, tiles = (int(v) for v in found.groups())
+    assert total == waited + prefetched >= 512 * 512
+    # the CPU waits only for the model's first tile, at most half the staging
+    assert waited <= staging // 2
+    # more than 64 KiB a prefetched tile on average: some prefetch exceeds one old chunk
+    assert tiles >= 2 and prefetched > 65536 * tiles

@@ -18,7 +18,10 @@
 #define PI_STATUS_BUSY 3u                 /* DMA busy | IO busy */
 #define PI_STATUS_CLEAR_INTR 2u
 #define CART_PHYS 0x10000000u
-#define DMA_CHUNK 0x10000u                /* bytes per PI transfer */
+/* The most one PI DMA moves: PI_WR_LEN holds length - 1 in bits 0-23 (cen64 and
+ * mupen64plus read it as (value & 0xFFFFFF) + 1; libdragon's dma_read_raw_async writes
+ * any length there in one go). More than RDRAM, so a weight tile is one transfer. */
+#define PI_DMA_MAX 0x1000000u
 
 /* IS-Viewer: text as big-endian words at +0x20, then its length at +0x14. */
 #define ISV_LENGTH REG32(0xB3FF0014u)
@@ -81,7 +84,7 @@ static void rom_read_unchecked(void *dst, uint32_t offset, uint32_t len)
     if (((uintptr_t)d & 7u) == 0 && (cart & 1u) == 0 && (len & 1u) == 0) {
         dnn64__dcache_writeback_invalidate(d, len);
         while (len > 0) {
-            uint32_t n = len < DMA_CHUNK ? len : DMA_CHUNK;
+            uint32_t n = len < PI_DMA_MAX ? len : PI_DMA_MAX;
             pi_dma_read(physical(d), cart, n);
             d += n;
             cart += n;
@@ -130,7 +133,7 @@ int dnn64_platform_read_start(void *dst, uint32_t offset, uint32_t len)
     if (len == 0)
         return 0;
     check_range(offset, len);
-    if (((uintptr_t)dst & 7u) == 0 && (cart & 1u) == 0 && (len & 1u) == 0 && len <= DMA_CHUNK) {
+    if (((uintptr_t)dst & 7u) == 0 && (cart & 1u) == 0 && (len & 1u) == 0 && len <= PI_DMA_MAX) {
         dnn64__dcache_writeback_invalidate(dst, len);
         pi_dma_start(physical(dst), cart, len);
         return 1;
