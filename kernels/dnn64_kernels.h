@@ -399,8 +399,9 @@ typedef struct {
     int32_t run, rep, row; /* where the walk is */
 } dnn64_firings;
 
-/* The next firing into f (its stage, then its fields); 0 when there is none left. */
-int32_t dnn64_next_firing(dnn64_firings *walk, int32_t f[1 + DNN64_FIRING_FIELDS]);
+/* The next firing into f[0 .. DNN64_FIRING_FIELDS] (its stage, then its fields); 0 when
+ * there is none left. */
+int32_t dnn64_next_firing(dnn64_firings *walk, int32_t *f);
 
 /* ------------------------------------------------------------------------ */
 /* Element-wise binary ops with numpy broadcasting.                         */

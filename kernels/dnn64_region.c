@@ -195,7 +195,7 @@ dnn64_region dnn64_rows_region(int32_t held_lo, int32_t held_hi, int32_t lo, int
     return r;
 }
 
-int32_t dnn64_next_firing(dnn64_firings *walk, int32_t f[1 + DNN64_FIRING_FIELDS])
+int32_t dnn64_next_firing(dnn64_firings *walk, int32_t *f)
 {
     const dnn64_firing_run *run;
     const int16_t *row;

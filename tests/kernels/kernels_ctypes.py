@@ -109,7 +109,8 @@ _SIGNATURES: dict[str, tuple[str, str]] = {
     "dnn64_conv_region_f32": ("pppppiippp", ""), "dnn64_conv_region_s8": ("pppippppiippp", ""),
     "dnn64_maxpool_region_f32": ("ppppp", ""), "dnn64_maxpool_region_s8": ("ppppp", ""),
     "dnn64_avgpool_region_f32": ("pipppp", ""), "dnn64_avgpool_region_s8": ("piiiipppp", ""),
-    "dnn64_region_keep": ("piiiiii", ""), "dnn64_rows_region": ("iiiii", "r"),
+    "dnn64_region_keep": ("piiiiii", ""), "dnn64_next_firing": ("pp", "i"),
+    "dnn64_rows_region": ("iiiii", "r"),
     # structural operators (issue 22)
     "dnn64_lrn_f32": ("iiiifffpp", ""),
     "dnn64_reduce_sum_f32": ("ipipp", ""), "dnn64_reduce_max_f32": ("ipipp", ""),
