@@ -202,3 +202,32 @@ def test_mobilenet_v3_small_int8_resident_in_8mib_streams_nothing_the_second_tim
     expected = run_int8(graph, inputs)
     for name in graph.outputs:
         np.testing.assert_array_equal(outputs[name], expected[name], err_msg=name)
+
+
+def test_a_layer_of_many_resident_tiles_runs_them_in_one_loop(
+    tmp_path: Path, runtime_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Resident tiles cut by a small staging (a Conv in 5 tiles, a Gemm in 8): each layer is
+    tile 0's call and one loop over the resident buffer (codegen/tile_loop.py), no tile is
+    read after the load, and the outputs match onnxruntime."""
+    from onnx import helper
+
+    from tests.codegen.codegen_cases import node, onnx_model, rand
+
+    model = onnx_model(
+        [node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+         helper.make_node("Flatten", ["c"], ["f"], name="flatten"),
+         node("Gemm", ["f", "g"], ["y"], transB=1)],
+        {"x": [1, 32, 4, 4]}, ["y"],
+        {"w": rand(24, 32, 3, 3, seed=1), "b": rand(24, seed=2), "g": rand(24, 384, seed=3)})
+    onnx.save(model, tmp_path / "tiles.onnx")
+    graph = optimize(import_onnx(tmp_path / "tiles.onnx"))
+    plan, generated = _planned(graph, "resident", 4 * MIB, staging_bytes=12000)
+    assert len(plan["weights"]["tiles"]) == 5 + 8 == len(plan["weights"]["resident_tiles"])
+    assert generated.c_source.count("one loop") == 2
+    assert "dnn64_asset_read_start" not in generated.c_source
+    inputs = {"x": np.random.default_rng(4).standard_normal((1, 32, 4, 4)).astype(np.float32)}
+    outputs, read = _two_runs(generated, graph, inputs, tmp_path / "run", runtime_cache,
+                              monkeypatch)
+    assert read == [plan["weights"]["resident_bytes"], 0]
+    assert scaled_error(run_onnxruntime(model, inputs)["y"], outputs["y"]) < 1e-4
