@@ -33,25 +33,9 @@ fi
 PACKAGES="make g++ pkg-config libgtk-3-dev libsdl2-dev libasound2-dev libgl-dev libxv-dev \
 libao-dev libopenal-dev libpulse-dev libudev-dev xvfb xauth"
 
-missing=""
-for package in $PACKAGES; do
-    if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
-        missing="$missing $package"
-    fi
-done
-if [ -n "$missing" ]; then
-    if [ "$(id -u)" -ne 0 ]; then
-        echo "setup-ares.sh: missing Debian packages:$missing; install them as root" >&2
-        exit 1
-    fi
-    echo "setup-ares.sh: [1/3] installing$missing"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    # shellcheck disable=SC2086  # word splitting of the package list is intended
-    apt-get install -y -qq $missing
-else
-    echo "setup-ares.sh: [1/3] Debian packages already installed"
-fi
+. "$(dirname "$0")/debian_packages.sh"
+# shellcheck disable=SC2086  # word splitting of the package list is intended
+install_missing "setup-ares.sh: [1/3]" $PACKAGES
 
 JOBS=$(nproc 2>/dev/null || echo 1)
 echo "setup-ares.sh: [2/3] building the N64 core in $CHECKOUT/desktop-ui ($JOBS jobs; minutes)"

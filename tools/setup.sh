@@ -16,26 +16,9 @@ PACKAGES="make gcc gcc-mips-linux-gnu binutils-mips-linux-gnu mupen64plus-ui-con
 PYTHON="${PYTHON:-python3}"
 REPO_ROOT=$(cd "$(dirname "$0")/.." && pwd)
 
-missing=""
-for package in $PACKAGES; do
-    if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
-        missing="$missing $package"
-    fi
-done
-
-if [ -n "$missing" ]; then
-    if [ "$(id -u)" -ne 0 ]; then
-        echo "setup.sh: missing Debian packages:$missing; run as root" >&2
-        exit 1
-    fi
-    echo "setup.sh: installing$missing"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    # shellcheck disable=SC2086  # word splitting of the package list is intended
-    apt-get install -y -qq $missing
-else
-    echo "setup.sh: Debian packages already installed"
-fi
+. "$(dirname "$0")/debian_packages.sh"
+# shellcheck disable=SC2086  # word splitting of the package list is intended
+install_missing "setup.sh" $PACKAGES
 
 cd "$REPO_ROOT"
 "$PYTHON" -m pip install -q -e '.[test]'
