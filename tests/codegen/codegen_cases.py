@@ -187,3 +187,15 @@ def model_graph(model: onnx.ModelProto, workdir: Path, int8: bool, io: str = "fl
             warnings.simplefilter("ignore")  # synthetic calibration warns
             graph, _ = quantize_graph(graph, None, synthetic=True, io=io)
     return graph
+
+
+def many_tiles_model() -> onnx.ModelProto:
+    """A Conv of 24 output channels (1,152 + 4 weight bytes each) and a Gemm of 24 rows
+    (1,536 bytes each): in staging halves of 6,000 bytes (staging_bytes 12000) the Conv
+    takes 5 tiles, the Gemm 8 (codegen/tile_loop.py runs tiles 1.. as one loop)."""
+    return onnx_model(
+        [node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+         helper.make_node("Flatten", ["c"], ["f"], name="flatten"),
+         node("Gemm", ["f", "g"], ["y"], transB=1)],
+        {"x": [1, 32, 4, 4]}, ["y"],
+        {"w": rand(24, 32, 3, 3, seed=1), "b": rand(24, seed=2), "g": rand(24, 384, seed=3)})

@@ -6,8 +6,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from codegen_cases import Case, compile_case, errors_vs_onnxruntime, node, onnx_model, rand
-from onnx import helper
+from codegen_cases import Case, compile_case, errors_vs_onnxruntime, many_tiles_model
 
 from dnn64build.codegen import generate_main, generate_model
 from dnn64build.codegen.lowering import Call, Tiled
@@ -73,13 +72,7 @@ def test_a_layer_of_many_tiles_runs_them_in_one_loop(host, tmp_path, runtime_cac
     (1,536 bytes each) in staging halves of 6,000 bytes: the Conv in tiles of 5 (the last
     of 4), the Gemm in 8 tiles of 3. Each layer's code is tile 0's call and one loop
     (codegen/tile_loop.py) whatever its tile count, and the outputs match onnxruntime."""
-    model = onnx_model(
-        [node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
-         helper.make_node("Flatten", ["c"], ["f"], name="flatten"),
-         node("Gemm", ["f", "g"], ["y"], transB=1)],
-        {"x": [1, 32, 4, 4]}, ["y"],
-        {"w": rand(24, 32, 3, 3, seed=1), "b": rand(24, seed=2), "g": rand(24, 384, seed=3)})
-    case = Case("tiled", model, staging_bytes=12000)
+    case = Case("tiled", many_tiles_model(), staging_bytes=12000)
     _, _, generated = compile_case(case, tmp_path, "tiled")
     assert generated.metadata["weight_tiles"] == 5 + 8
     assert generated.c_source.count("one loop") == 2

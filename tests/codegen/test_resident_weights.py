@@ -210,16 +210,9 @@ def test_a_layer_of_many_resident_tiles_runs_them_in_one_loop(
     """Resident tiles cut by a small staging (a Conv in 5 tiles, a Gemm in 8): each layer is
     tile 0's call and one loop over the resident buffer (codegen/tile_loop.py), no tile is
     read after the load, and the outputs match onnxruntime."""
-    from onnx import helper
+    from tests.codegen.codegen_cases import many_tiles_model
 
-    from tests.codegen.codegen_cases import node, onnx_model, rand
-
-    model = onnx_model(
-        [node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
-         helper.make_node("Flatten", ["c"], ["f"], name="flatten"),
-         node("Gemm", ["f", "g"], ["y"], transB=1)],
-        {"x": [1, 32, 4, 4]}, ["y"],
-        {"w": rand(24, 32, 3, 3, seed=1), "b": rand(24, seed=2), "g": rand(24, 384, seed=3)})
+    model = many_tiles_model()
     onnx.save(model, tmp_path / "tiles.onnx")
     graph = optimize(import_onnx(tmp_path / "tiles.onnx"))
     plan, generated = _planned(graph, "resident", 4 * MIB, staging_bytes=12000)
