@@ -1,4 +1,4 @@
-"""The emitter of a fused group (``FusedGroup``, dnn64build/planner/fusion.py).
+"""The emitter of a fused group (``FusedGroup``, dnn64build/planner/fusion/).
 
 A group is one scheduled step: a static table of regions per tile (or band) and
 a loop that, per tile, runs each member's region kernel
@@ -21,7 +21,9 @@ from dnn64build.codegen.lowering import MACROS, Call, Ctx, Lowered, unsupported
 from dnn64build.codegen.ops_fp32 import _bias, _fused_act
 from dnn64build.codegen.ops_int8 import _channel_params, _q8_out
 from dnn64build.ir.graph import Graph, Node
-from dnn64build.planner.fusion import Group, buffer_names, ineligible, program_of
+from dnn64build.planner.fusion.chains import ineligible
+from dnn64build.planner.fusion.cost import program_of
+from dnn64build.planner.fusion.records import Group, buffer_names
 
 
 @dataclass

@@ -60,7 +60,7 @@ from dnn64build.codegen.staging import DEFAULT_STAGING_CAP
 from dnn64build.ir.graph import Node
 from dnn64build.ir.ops import ACTIVATION_OF_OP
 from dnn64build.planner.dagstream import DagProgram, RowTaps, row_refusal, stage_of
-from dnn64build.planner.fusion import group_io
+from dnn64build.planner.fusion.rewrite import group_io
 
 TILE_BYTES = DEFAULT_STAGING_CAP // 2  # the most weight bytes one firing reads at once
 # The callback a streamed input's rows come from, and the run function's extra arguments.

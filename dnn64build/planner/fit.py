@@ -78,7 +78,7 @@ def check_fit(
     staging_bytes: int, searched: Sequence[str] = (),
 ) -> None:
     """Raise a UserError explaining the overflow when the model cannot fit ``memory``;
-    ``searched`` (one line per option planned, planner/ladder.py) says that ``plan`` is
+    ``searched`` (one line per option planned, planner/fusion/search.py) says that ``plan`` is
     the smallest of them."""
     needed = used_bytes(plan, program_bytes=program_bytes, staging_bytes=staging_bytes)
     if needed <= memory:

@@ -24,18 +24,11 @@ from dnn64build.errors import UserError
 from dnn64build.ir.graph import Graph, Node
 from dnn64build.ir.ops import ACTIVATION_OPS, VIEW_OPS
 from dnn64build.planner.dagplan import PlanError, PlanParams, plan_dag, scheduled_problem
-from dnn64build.planner.fusion import (
-    GROUP_OP,
-    GROUP_WEIGHT_CAP,
-    DagPrograms,
-    Group,
-    apply_groups,
-    choose_groups,
-    fuse_dag,
-    fusion_record,
-    streamed_inputs,
-    streamed_outputs,
-)
+from dnn64build.planner.fusion.chains import GROUP_WEIGHT_CAP
+from dnn64build.planner.fusion.cost import DagPrograms, fusion_record
+from dnn64build.planner.fusion.policy import choose_groups
+from dnn64build.planner.fusion.records import GROUP_OP, Group, streamed_inputs, streamed_outputs
+from dnn64build.planner.fusion.rewrite import apply_groups, fuse_dag
 from dnn64build.planner.problem import lower_bound
 from dnn64build.planner.schedule import Dag, Op, peak_bytes
 
@@ -116,13 +109,13 @@ def plan_graph(
     ``params`` say (default PlanParams(); see plan_dag). Raises UserError when no plan
     fits ``params.capacity``.
 
-    ``fusion`` (none | stream | patch | dag | auto, see planner/fusion.py) fuses chains
+    ``fusion`` (none | stream | patch | dag | auto, see planner/fusion/) fuses chains
     into groups first (``auto``: the cheapest stream groups; the plan stage's ladder,
-    planner/ladder.py, plans the other modes when they do not fit); ``groups`` fixes
+    planner/fusion/search.py, plans the other modes when they do not fit); ``groups`` fixes
     the groups instead of choosing them (tests, benchmarks); ``fusion_weight_cap``
     bounds the weight bytes of one group (one staging half); ``fusion_staging`` is the
     staging size without groups (what ``auto`` weighs a group's staging against);
-    ``input_mode`` (whole | stream | auto, planner/fusion.py): ``stream`` streams the
+    ``input_mode`` (whole | stream | auto, planner/fusion/): ``stream`` streams the
     graph input into the first dag group; ``output_mode`` (likewise) hands the graph
     output out row by row from the last one. The plan then also holds
     ``op_bound_bytes`` (the lower bound of the unfused graph), ``extra_macs`` and ``fusion``

@@ -10,7 +10,6 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 
 from dnn64build.codegen.model import CodeShape, code_shape, shrunk_code_shapes
 from dnn64build.codegen.ops_int8 import quantize_stem_pairs
@@ -32,9 +31,11 @@ from dnn64build.planner.fit import (
     live_at,
     needed_bytes,
 )
-from dnn64build.planner.fusion import GROUP_WEIGHT_CAP, DagPrograms
+from dnn64build.planner.fusion.chains import GROUP_WEIGHT_CAP
+from dnn64build.planner.fusion.cost import DagPrograms
+from dnn64build.planner.fusion.ladder import Option, Settings
+from dnn64build.planner.fusion.search import Found, plan_to_fit
 from dnn64build.planner.graph_plan import plan_graph
-from dnn64build.planner.ladder import Cost, Found, Option, ladder, search
 from dnn64build.planner.problem import align_up
 from dnn64build.planner.program_size import program_estimate
 from dnn64build.planner.report import render_ascii, render_svg
@@ -78,21 +79,16 @@ def _progress_printer(label: str) -> Callable[[str], None]:
 def plan_model(graph: Graph, config: dict,
                progress: Callable[[str], None] | None = None) -> dict:
     """The plan of ``graph`` for the target ``config`` (the rule's attributes: memory,
-    kernels, planner settings, label): the fastest option of the settings' ladder whose
-    plan fits (planner/ladder.py: fusion, streamed input and output, weight staging,
-    QuantizeLinear + stem pairs), its staging grown into the memory it leaves free; a
-    UserError naming the smallest plan's needs when none fits. plan.json's
-    ``fit_search`` says why each faster option was not taken. ``progress``: as
-    fit_search's."""
-    found, options = fit_search(graph, config, progress)
+    kernels, planner settings, label): the plan the planner's search finds (fit_search),
+    its staging grown into the memory it leaves free; a UserError naming the smallest
+    plan's needs when none fits. ``progress``: as fit_search's."""
+    found = fit_search(graph, config, progress)
     if found.plan is None:
         smallest = found.smallest
         check_fit(smallest, memory=config["memory"],
                   program_bytes=smallest["program"]["estimate_bytes"], label=config["label"],
-                  staging_bytes=smallest["staging"]["bytes"], searched=_searched(found))
+                  staging_bytes=smallest["staging"]["bytes"], searched=found.searched_lines())
     plan = found.plan
-    _explain(plan, found, options, config.get("kernels", "cpu"), config["memory"])
-    plan["fit_search"] = [t.record() for t in found.tried]
     if plan["staging"]["chosen"] == "minimum":
         # Growth takes only the memory the chosen plan leaves free, so it still fits.
         staging = grow_staging(graph, plan, config)
@@ -105,81 +101,22 @@ def plan_model(graph: Graph, config: dict,
 
 
 def fit_search(graph: Graph, config: dict, progress: Callable[[str], None] | None = None
-               ) -> tuple[Found, list[Option]]:
-    """The search of plan_model (ladder.search over the options ``config``'s settings
-    allow) and those options. With ``memory`` 0 every option is planned and ``smallest``
-    is the least memory the tool can reach (tools/bench/bench_footprint.py).
-    ``progress(line)`` is told of each option planned: its needs or why it cannot apply."""
+               ) -> Found:
+    """The planner's search for the fastest option whose plan fits (planner/fusion/
+    search.py: fusion, streamed input and output, weight staging, QuantizeLinear + stem
+    pairs) with ``config``'s settings, each option planned by _plan and shrunk by
+    shrink_staging; plan.json's ``fit_search`` says why each faster option was not taken.
+    ``progress``: as plan_to_fit's."""
     kernels = config.get("kernels", "cpu")
     pairs = quantize_stem_pairs(graph, kernels)
-    options = ladder(fusion=config.get("fusion", "auto"),
-                     input_mode=config.get("input", "auto"),
-                     output_mode=config.get("output", "auto"),
-                     rsp_kernels=kernels != "cpu", pairs=bool(pairs),
-                     staging_auto=configured_staging(config) is None)
-    planned: dict[Option, tuple[dict, int] | UserError] = {}
-    programs: DagPrograms = {}  # the dag options share their groups' row programs
-
-    def plan_option(option: Option) -> tuple[dict, int]:
-        if option not in planned:
-            try:
-                planned[option] = _plan_option(option)
-            except UserError as exc:
-                planned[option] = exc
-            if progress is not None:
-                got = planned[option]
-                progress(f"{option.describe()}: " + (f"cannot apply ({got.message})"
-                                                     if isinstance(got, UserError)
-                                                     else f"needs {got[1]} bytes"))
-        result = planned[option]
-        if isinstance(result, UserError):
-            raise result
-        return result
-
-    def _plan_option(option: Option) -> tuple[dict, int]:
-        if option.staging == "shrunk":
-            return shrink_staging(graph, plan_option(replace(option, staging="minimum"))[0],
-                                  config)
-        paired = planned.get(replace(option, pairs=True))
-        if not option.pairs and paired is not None:
-            if isinstance(paired, UserError):
-                raise paired  # the pairs change no fusion choice: the same refusal
-            if not paired[0]["quantize_stem"]["pairs"]:
-                return paired  # every pair was dropped: the same plan
-        plan, staging = _plan(graph, config, option, pairs if option.pairs else (), programs)
-        return plan, _needed(plan, staging)
-
-    return search(options, plan_option, config["memory"], PLAN_COST), options
-
-
-def _searched(found: Found) -> list[str]:
-    """The refusal's lines on the options tried: each one's needs or why it cannot apply
-    (once per reason; a staging that shrinks nothing left out)."""
-    lines: list[str] = []
-    reasons: set[str] = set()
-    for t in found.tried:
-        if t.needs is None and (t.why in reasons or t.option.staging == "shrunk"):
-            continue
-        reasons.add(t.why)
-        lines.append(f"{t.option.describe()}: " + (f"needs {t.needs} bytes"
-                                                   if t.needs is not None else t.why))
-    return lines
-
-
-def _explain(plan: dict, found: Found, options: Sequence[Option], kernels: str,
-             memory: int) -> None:
-    """The notes of the fusion and quantize_stem records on why the chosen option won."""
-    chosen = found.chosen
-    if chosen.fusion == "none" and kernels != "cpu" and any(o.fusion != "none" for o in options):
-        plan["fusion"]["notes"].append(
-            "not fused: the model fits without fused groups, whose Convs would run on "
-            "the CPU (kernels: " + kernels + ")")
-    paired = [t for t in found.tried if t.option.pairs and t.needs is not None
-              and t.needs > memory]
-    if not chosen.pairs and paired:
-        plan["quantize_stem"]["notes"].append(
-            f"not paired: with the float input alive through the stem Conv the model needs "
-            f"{paired[-1].needs} bytes, more than the target's {memory}")
+    settings = Settings(fusion=config.get("fusion", "auto"), input=config.get("input", "auto"),
+                        output=config.get("output", "auto"), kernels=kernels,
+                        pairs=bool(pairs), staging_auto=configured_staging(config) is None)
+    return plan_to_fit(
+        settings, config["memory"],
+        plan=lambda option, programs: _plan(graph, config, option,
+                                            pairs if option.pairs else (), programs),
+        shrink=lambda plan: shrink_staging(graph, plan, config), progress=progress)
 
 
 def _needed(plan: dict, staging: int) -> int:
@@ -191,8 +128,8 @@ def _plan(graph: Graph, config: dict, option: Option, pairs: Sequence[tuple[str,
           programs: DagPrograms) -> tuple[dict, int]:
     """The checked plan of ``graph`` with ``option``'s fusion and streaming and the
     QuantizeLinear + stem ``pairs`` (plan_graph, keeping dag row programs in
-    ``programs``) and its weight staging bytes; the plan also records the code shape and
-    the program-size estimate built on it."""
+    ``programs``) at the minimum weight staging, and its needs; the plan also records the
+    code shape and the program-size estimate built on it."""
     alignment = config.get("alignment", 16)
     configured = configured_staging(config)
     params = PlanParams(
@@ -229,7 +166,7 @@ def _plan(graph: Graph, config: dict, option: Option, pairs: Sequence[tuple[str,
                "the minimum: every weight tile of the default size fits one half",
     }
     _record_program(plan, shape, config)
-    return plan, staging
+    return plan, _needed(plan, staging)
 
 
 def _record_program(plan: dict, shape: CodeShape, config: dict) -> None:
@@ -264,11 +201,6 @@ def _charge_streamed_weights_only(plan: dict) -> None:
     cartridge["bytes_per_inference"] -= every_read - weights["streamed_bytes_per_inference"]
     cartridge["cost_seconds"] = estimated_seconds(cartridge["compute_estimate_seconds"],
                                                   cartridge["bytes_per_inference"])
-
-
-# The search's ranking of fitting plans (planner/ladder.py, planner/cartridge.py).
-PLAN_COST = Cost(seconds=lambda plan: plan["cartridge"]["cost_seconds"],
-                 final=lambda plan: plan["cartridge"]["reread_bytes"] == 0)
 
 
 def weight_mode(config: dict) -> str:

@@ -19,7 +19,7 @@ from dnn64build.ir.verify import verify
 from dnn64build.passes import PASSES, optimize
 from dnn64build.planner.dagplan import PlanParams
 from dnn64build.planner.dagstream import find_segments
-from dnn64build.planner.fusion import Group
+from dnn64build.planner.fusion.records import Group
 from dnn64build.planner.graph_plan import plan_graph
 from dnn64build.quant import quantize_graph
 from tools.zoo.compare import run_onnxruntime, scaled_error

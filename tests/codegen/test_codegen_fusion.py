@@ -21,7 +21,8 @@ from dnn64build.ir.reference import run as run_reference
 from dnn64build.passes import optimize
 from dnn64build.planner.checker import check_plan
 from dnn64build.planner.dagplan import PlanParams
-from dnn64build.planner.fusion import Group, find_chains
+from dnn64build.planner.fusion.chains import find_chains
+from dnn64build.planner.fusion.records import Group
 from dnn64build.planner.graph_plan import plan_graph
 from dnn64build.quant import run_int8
 from tools.host_run import run_on_host

@@ -20,7 +20,7 @@ from dnn64build.errors import UserError
 from dnn64build.ir.graph import Graph
 from dnn64build.planner.checker import check_plan
 from dnn64build.planner.dagplan import PlanParams
-from dnn64build.planner.fusion import input_refusal, output_refusal
+from dnn64build.planner.fusion.policy import input_refusal, output_refusal
 from dnn64build.planner.graph_plan import plan_graph
 from dnn64build.quant import run_int8
 from tools.host_run import run_on_host

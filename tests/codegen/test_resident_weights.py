@@ -84,7 +84,7 @@ def test_resident_plan_counts_every_weight_byte_in_the_fit(tmp_path: Path) -> No
     assert model.arena_bytes == model.metadata["staging_offset"]
     # Just below the least memory a resident plan uses: refused, naming the weights.
     config = {"label": "//t:m", "weights": "resident", "toolchain": "host", "memory": 0}
-    smallest = fit_search(graph, config)[0].smallest
+    smallest = fit_search(graph, config).smallest
     memory = _needs(smallest, smallest["weights"]["resident_bytes"], staging=False) - 16
     with pytest.raises(UserError, match="resident weights"):
         _planned(graph, "resident", memory)

@@ -165,7 +165,7 @@ def test_bigger_staging_fewer_tiles_same_outputs(convs: Graph, tmp_path: Path,
 def test_a_model_too_big_for_the_minimum_shrinks_it_same_outputs(
         convs: Graph, tmp_path: Path, runtime_cache: Path) -> None:
     """Below its minimum staging's needs the plan stage shrinks the staging (smaller tiles,
-    more calls, planner/ladder.py) rather than refuse; the code computes the reference."""
+    more calls, planner/fusion/ladder.py) rather than refuse; the code computes the reference."""
     minimum = plan_model(convs, _config(8 * MIB))["staging"]
     memory = minimum["minimum_needs_bytes"] - 1
     plan = plan_model(convs, _config(memory))

@@ -1,7 +1,7 @@
 """The cartridge-aware time (planner/cartridge.py) against hand-derived values, the
 protocol's cartridge lines, and the plan search's cost: among fitting plans it takes the
 one of least compute + cartridge time, so a plan that re-reads many megabytes loses to a
-later one with less traffic (planner/ladder.py)."""
+later one with less traffic (planner/fusion/search.py)."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from dnn64build.planner.cartridge import (
     compute_seconds,
     estimated_seconds,
 )
-from dnn64build.planner.ladder import Option, search
+from dnn64build.planner.fusion.ladder import Option
+from dnn64build.planner.fusion.search import PLAN_COST, search
 from dnn64build.run_protocol import ProtocolError, Traffic, parse_traffic
-from dnn64build.stages.plan import PLAN_COST
 
 # 1,000 ticks a second; 1,000 ticks in all, 100 of them inside read calls; 5,000 bytes
 # waited for; two 10,000-byte prefetches beside 300 and 50 ticks of compute.

@@ -22,7 +22,8 @@ from dnn64build.ir.reference import run as run_reference
 from dnn64build.passes import optimize
 from dnn64build.planner.checker import check_plan, find_violations
 from dnn64build.planner.dagplan import PlanParams
-from dnn64build.planner.fusion import Group, output_refusal
+from dnn64build.planner.fusion.policy import output_refusal
+from dnn64build.planner.fusion.records import Group
 from dnn64build.planner.graph_plan import plan_graph
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "codegen"))

@@ -9,7 +9,9 @@ from pathlib import Path
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from dnn64build.planner.fusion import Group, apply_groups, find_chains, fuse_dag
+from dnn64build.planner.fusion.chains import find_chains
+from dnn64build.planner.fusion.records import Group
+from dnn64build.planner.fusion.rewrite import apply_groups, fuse_dag
 from dnn64build.planner.graph_plan import dag_from_graph
 from dnn64build.planner.regions import Axis, Member, stream_program
 from dnn64build.planner.schedule import peak_bytes

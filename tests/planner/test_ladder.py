@@ -1,4 +1,4 @@
-"""The plan stage's search for a plan that fits (planner/ladder.py): with the default
+"""The plan stage's search for a plan that fits (planner/fusion/search.py): with the default
 settings it never refuses a memory that a hand-set combination of planner settings meets,
 its outcome is monotonic in the memory, and a refusal names the smallest plan. The
 reference is the hand-set plans themselves (each planned on its own, its needs summed by

@@ -4,7 +4,7 @@ are the compiler's own choices."""
 from __future__ import annotations
 
 from dnn64build.planner.allocate import ALGORITHMS
-from dnn64build.planner.fusion import FUSION_MODES, INPUT_MODES, OUTPUT_MODES
+from dnn64build.planner.fusion.records import FUSION_MODES, INPUT_MODES, OUTPUT_MODES
 from dnn64build.planner.resident import WEIGHT_MODES
 from dnn64build.planner.schedule import SCHEDULERS
 from dnn64build.quant.calibrate import METHODS

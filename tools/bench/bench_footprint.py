@@ -5,7 +5,7 @@ For each model (a zoo architecture at an input resolution, int8 from synthetic
 calibration, ``toolchain: bare``, ``kernels`` as given: ``auto``, the default on bare, links
 the RSP kernels' objects besides the CPU ones) the script runs the plan stage's search with memory 0
 (``stages.plan.fit_search``: every option planned), whose least needs is the smallest
-memory the tool reaches: the search is monotonic in the memory (planner/ladder.py), so
+memory the tool reaches: the search is monotonic in the memory (planner/fusion/ladder.py), so
 this is what a bisection over ``memory:`` finds. It then checks that as a user would:
 ``plan_model`` at that memory plans (the plan passes the independent checker) and one
 byte less is refused. Columns:
@@ -67,7 +67,7 @@ def row(spec: str, kernels: str) -> str:
     graph = load(name, int(size))
     config = {"label": spec, "memory": 0, "kernels": kernels, "toolchain": "bare"}
     start = time.perf_counter()
-    found, _ = fit_search(graph, config)
+    found = fit_search(graph, config)
     seconds = time.perf_counter() - start
     smallest = found.smallest
     needs = min(t.needs for t in found.tried if t.needs is not None)

@@ -7,7 +7,7 @@ operator-level lower bound (whole tensors), the chosen plan's bound and arena,
 the weight staging the plan stage would give it, the number of groups, the
 extra multiply-accumulates as a share of the model's, and whether arena +
 staging + the program estimate (of the graph unfused, in graph order) + stack fit 4 MiB
-(fp32) / 2 MiB (int8); auto is the plan stage's own choice (planner/ladder.py). Every
+(fp32) / 2 MiB (int8); auto is the plan stage's own choice (planner/fusion/search.py). Every
 plan is validated by the independent checker. int8 graphs come from synthetic
 calibration.
 
@@ -29,7 +29,7 @@ from dnn64build.errors import UserError  # noqa: E402
 from dnn64build.planner.checker import check_plan  # noqa: E402
 from dnn64build.planner.dagplan import PlanParams  # noqa: E402
 from dnn64build.planner.fit import LOW_MEMORY_BYTES, STACK_BYTES  # noqa: E402
-from dnn64build.planner.fusion import GROUP_WEIGHT_CAP  # noqa: E402
+from dnn64build.planner.fusion.chains import GROUP_WEIGHT_CAP  # noqa: E402
 from dnn64build.planner.graph_plan import plan_graph  # noqa: E402
 from dnn64build.planner.program_size import program_estimate  # noqa: E402
 from dnn64build.stages.plan import plan_model, staging_estimate  # noqa: E402

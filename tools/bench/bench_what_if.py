@@ -37,7 +37,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from dnn64build.planner.aliasing import find_aliases  # noqa: E402
-from dnn64build.planner.fusion import apply_groups, groups_from_plan  # noqa: E402
+from dnn64build.planner.fusion.records import groups_from_plan  # noqa: E402
+from dnn64build.planner.fusion.rewrite import apply_groups  # noqa: E402
 from dnn64build.planner.graph_plan import dag_from_graph, plan_graph  # noqa: E402
 from dnn64build.planner.problem import align_up  # noqa: E402
 from dnn64build.planner.schedule import lifetimes  # noqa: E402
