@@ -1,0 +1,28 @@
+"""The C emitter (codegen/emit.py) against hand-written text."""
+
+from __future__ import annotations
+
+from dnn64build.codegen.emit import CWriter
+
+
+def test_blocks_indent_four_spaces_a_level_and_blank_lines_stay_empty() -> None:
+    w = CWriter()
+    w.comment("f */ runs")
+    with w.block("void f(void)", "{"):
+        w.line("int32_t k;", "")
+        with w.block("for (k = 0; k < 2; ++k) {"):
+            w.line("if (k)")
+            with w.indented():
+                w.code("g(k);\nh(k);")
+    assert w.source() == ("/* f *_/ runs */\nvoid f(void)\n{\n    int32_t k;\n\n"
+                          "    for (k = 0; k < 2; ++k) {\n        if (k)\n"
+                          "            g(k);\n            h(k);\n    }\n}\n")
+
+
+def test_code_wraps_after_commas_at_the_width_but_comments_never() -> None:
+    w = CWriter(width=20)
+    with w.block("{"):
+        w.code("f(aaaa, bbbb, cccc, dddd);")
+        w.comment("a, b, c, d, e, f, g, h")
+    assert w.source(end="") == ("{\n    f(aaaa, bbbb,\n        cccc, dddd);\n"
+                                "    /* a, b, c, d, e, f, g, h */\n}")
