@@ -7,7 +7,7 @@ come from cfmt; this module arranges them into lines.
 ``CWriter`` keeps lines at an indentation level: ``block`` opens a brace (or any pair of
 lines) around what is written inside it; ``line`` adds text laid out already; ``code``
 adds C statements rendered elsewhere, wrapped to the writer's ``width`` if it has one;
-``comment`` is never wrapped.
+``comment`` is never wrapped; ``define`` writes a macro.
 """
 
 from __future__ import annotations
@@ -45,6 +45,11 @@ class CWriter:
     def comment(self, text: str) -> None:
         """``/* text */`` made safe (cfmt.c_comment), never wrapped."""
         self.line(f"/* {c_comment(text)} */")
+
+    def define(self, name: str, value: object, comment: str = "") -> None:
+        """``#define name value``, with ``  /* comment */`` after it if given."""
+        self.line(f"#define {name} {value}" + (f"  /* {c_comment(comment)} */" if comment
+                                               else ""))
 
     @contextmanager
     def indented(self) -> Iterator[None]:

@@ -26,3 +26,10 @@ def test_code_wraps_after_commas_at_the_width_but_comments_never() -> None:
         w.comment("a, b, c, d, e, f, g, h")
     assert w.source(end="") == ("{\n    f(aaaa, bbbb,\n        cccc, dddd);\n"
                                 "    /* a, b, c, d, e, f, g, h */\n}")
+
+
+def test_a_macro_and_its_comment() -> None:
+    w = CWriter()
+    w.define("M_STREAMED", 1, "rows */ here")
+    w.define("M_BYTES", "12u")
+    assert w.source() == "#define M_STREAMED 1  /* rows *_/ here */\n#define M_BYTES 12u\n"
