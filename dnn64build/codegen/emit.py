@@ -1,18 +1,21 @@
-"""The one way generated C is written: a line writer.
+"""The one way generated C is written: a line writer and file-scope declarations.
 
-Every generator goes through it, so indentation (4 spaces a level), braces, comments and
-wrapped statements look the same everywhere. Literals (numbers, strings, comment text)
-come from cfmt; this module arranges them into lines.
+Every generator goes through them, so indentation (4 spaces a level), braces, comments,
+wrapped statements and tables of numbers look the same everywhere. Literals (numbers,
+strings, comment text) come from cfmt; this module arranges them into lines.
 
 ``CWriter`` keeps lines at an indentation level: ``block`` opens a brace (or any pair of
 lines) around what is written inside it; ``line`` adds text laid out already; ``code``
 adds C statements rendered elsewhere, wrapped to the writer's ``width`` if it has one;
 ``comment`` is never wrapped; ``define`` writes a macro.
+
+``const_decl``, ``array_decl`` and ``table_decl`` write ``static const`` data, a table one
+row a line, so that it reads as what it holds.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 
 from dnn64build.codegen.cfmt import c_comment, wrap
@@ -73,3 +76,37 @@ class CWriter:
     def source(self, end: str = "\n") -> str:
         """The lines written so far, then ``end``."""
         return "\n".join(self._lines) + end
+
+
+def braced(items: Iterable[object]) -> str:
+    """``{a, b, c}``: an initializer of values already in C."""
+    return "{" + ", ".join(str(item) for item in items) + "}"
+
+
+def const_decl(ctype: str, sym: str, init: str, comment: str = "") -> str:
+    """``static const ctype sym = init;`` (``  /* comment */`` after it if given)."""
+    return f"static const {ctype} {sym} = {init};" + (f"  /* {c_comment(comment)} */"
+                                                      if comment else "")
+
+
+def array_decl(ctype: str, sym: str, items: Sequence[str], per_line: int | None = None) -> str:
+    """``static const ctype sym[n] = {...};`` of values already in C, ``per_line`` of them
+    a line (default: all on one)."""
+    step = per_line or max(len(items), 1)
+    rows = [", ".join(items[i:i + step]) for i in range(0, len(items), step)]
+    return f"static const {ctype} {sym}[{len(items)}] = " + "{" + f",\n{INDENT}".join(rows) + "};"
+
+
+def table_decl(ctype: str, sym: str, dims: Sequence[int], rows: Sequence[Sequence[str]],
+               labels: Sequence[str] | None = None) -> str:
+    """A multi-dimensional ``static const`` table, one row (its first index) a line, each
+    row's items already in C; with ``labels``, every row ends in ``, /* label */``."""
+    w = CWriter()
+    with w.block(f"static const {ctype} {sym}{''.join(f'[{d}]' for d in dims)} = {{",
+                 close="};"):
+        if labels is None:
+            w.code(",\n".join(braced(row) for row in rows))
+        else:
+            w.line(*(f"{braced(row)}, /* {c_comment(label)} */"
+                     for row, label in zip(rows, labels, strict=True)))
+    return w.source(end="")

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from dnn64build.codegen.emit import CWriter
+from dnn64build.codegen.emit import (
+    CWriter,
+    array_decl,
+    const_decl,
+    table_decl,
+)
 
 
 def test_blocks_indent_four_spaces_a_level_and_blank_lines_stay_empty() -> None:
@@ -26,6 +31,19 @@ def test_code_wraps_after_commas_at_the_width_but_comments_never() -> None:
         w.comment("a, b, c, d, e, f, g, h")
     assert w.source(end="") == ("{\n    f(aaaa, bbbb,\n        cccc, dddd);\n"
                                 "    /* a, b, c, d, e, f, g, h */\n}")
+
+
+def test_declarations() -> None:
+    assert const_decl("int8_t", "v", "-3") == "static const int8_t v = -3;"
+    assert const_decl("s", "p", "{1, 2}", "a, b") == "static const s p = {1, 2};  /* a, b */"
+    assert array_decl("int32_t", "t", ["1", "2", "3"]) == "static const int32_t t[3] = {1, 2, 3};"
+    assert array_decl("int32_t", "t", ["1", "2", "3"], per_line=2) == (
+        "static const int32_t t[3] = {1, 2,\n    3};")
+    rows = [["1", "2"], ["3", "4"]]
+    assert table_decl("int16_t", "f", [2, 2], rows) == (
+        "static const int16_t f[2][2] = {\n    {1, 2},\n    {3, 4}\n};")
+    assert table_decl("r", "g", [2, 2], rows, ["tile 0", "tile 1"]) == (
+        "static const r g[2][2] = {\n    {1, 2}, /* tile 0 */\n    {3, 4}, /* tile 1 */\n};")
 
 
 def test_a_macro_and_its_comment() -> None:
