@@ -10,13 +10,16 @@ adds C statements rendered elsewhere, wrapped to the writer's ``width`` if it ha
 ``comment`` is never wrapped; ``define`` writes a macro.
 
 ``const_decl``, ``array_decl`` and ``table_decl`` write ``static const`` data, a table one
-row a line, so that it reads as what it holds.
+row a line, so that it reads as what it holds; ``hex_bytes`` a blob's bytes, 16 a line.
+
+``CTemplate`` is a fixed skeleton with ``@{key}`` holes (rules/_library/*.in).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from string import Template
 
 from dnn64build.codegen.cfmt import c_comment, wrap
 
@@ -110,3 +113,21 @@ def table_decl(ctype: str, sym: str, dims: Sequence[int], rows: Sequence[Sequenc
             w.line(*(f"{braced(row)}, /* {c_comment(label)} */"
                      for row, label in zip(rows, labels, strict=True)))
     return w.source(end="")
+
+
+def hex_bytes(data: bytes, per_line: int = 16) -> str:
+    """``data`` as the items of a C byte array, ``per_line`` a line: ``    0x00, 0x01,...``."""
+    return "\n".join(INDENT + " ".join(f"0x{b:02x}," for b in data[i:i + per_line])
+                     for i in range(0, len(data), per_line))
+
+
+class CTemplate(Template):
+    """A fixed skeleton of C (or make) text whose holes are ``@{key}``; any other ``@``
+    (make's ``$@``, ``@echo``) is text."""
+
+    pattern = r"@\{(?P<braced>\w+)\}(?P<escaped>(?!))?(?P<named>(?!))?(?P<invalid>(?!))?"
+
+    def fill(self, values: dict[str, str], **more: str) -> str:
+        """The text with every hole filled from ``values`` and ``more`` (a hole without a
+        value is a KeyError: a bug)."""
+        return self.substitute({**values, **more})

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
+
 from dnn64build.codegen.emit import (
+    CTemplate,
     CWriter,
     array_decl,
     const_decl,
+    hex_bytes,
     table_decl,
 )
 
@@ -46,8 +50,20 @@ def test_declarations() -> None:
         "static const r g[2][2] = {\n    {1, 2}, /* tile 0 */\n    {3, 4}, /* tile 1 */\n};")
 
 
+def test_hex_bytes_are_sixteen_a_line() -> None:
+    assert hex_bytes(bytes(range(18))) == (
+        "    " + " ".join(f"0x{b:02x}," for b in range(16)) + "\n    0x10, 0x11,")
+
+
 def test_a_macro_and_its_comment() -> None:
     w = CWriter()
     w.define("M_STREAMED", 1, "rows */ here")
     w.define("M_BYTES", "12u")
     assert w.source() == "#define M_STREAMED 1  /* rows *_/ here */\n#define M_BYTES 12u\n"
+
+
+def test_templates_fill_only_braced_holes() -> None:
+    template = CTemplate("@{name}.o: $< ; @echo $@ @@{name} ${name} @name")
+    assert template.fill({"name": "lib"}) == "lib.o: $< ; @echo $@ @lib ${name} @name"
+    with pytest.raises(KeyError):
+        template.fill({})
