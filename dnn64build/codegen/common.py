@@ -8,8 +8,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from dnn64build.codegen.cfmt import c_call, c_int, c_ints, c_struct
-from dnn64build.codegen.emit import array_decl, braced, const_decl
+from dnn64build.codegen.cfmt import c_call, c_int, c_ints
+from dnn64build.codegen.emit import array_decl, braced, const_decl, struct_decl
 from dnn64build.codegen.lowering import Ctx, Lowered, statement, unsupported
 from dnn64build.ir.graph import Node
 
@@ -58,7 +58,7 @@ def conv_geom(ctx: Ctx, low: Lowered, x: str, y: str, c_out: int, kernel: list[i
         "stride_w": a["strides"][1], "dil_h": a["dilations"][0], "dil_w": a["dilations"][1],
         "pad_top": a["pads"][0], "pad_left": a["pads"][1], "group": a["group"],
     }
-    low.decls.append(c_struct("dnn64_conv_geom", sym, fields))
+    low.decls.append(struct_decl("dnn64_conv_geom", sym, fields))
     return f"&{sym}"
 
 def pool_geom(ctx: Ctx, low: Lowered, x: str, y: str) -> str:
@@ -74,7 +74,7 @@ def pool_geom(ctx: Ctx, low: Lowered, x: str, y: str) -> str:
         "pad_top": top, "pad_left": left, "pad_bottom": bottom, "pad_right": right,
     }
     sym = ctx.sym("geom")
-    low.decls.append(c_struct("dnn64_pool_geom", sym, fields))
+    low.decls.append(struct_decl("dnn64_pool_geom", sym, fields))
     return f"&{sym}"
 
 def _padded(shape: list[int], rank: int) -> list[int]:

@@ -9,8 +9,9 @@ lines) around what is written inside it; ``line`` adds text laid out already; ``
 adds C statements rendered elsewhere, wrapped to the writer's ``width`` if it has one;
 ``comment`` is never wrapped; ``define`` writes a macro.
 
-``const_decl``, ``array_decl`` and ``table_decl`` write ``static const`` data, a table one
-row a line, so that it reads as what it holds; ``hex_bytes`` a blob's bytes, 16 a line.
+``const_decl``, ``struct_decl``, ``array_decl`` and ``table_decl`` write ``static const``
+data, a table one row a line, so that it reads as what it holds; ``hex_bytes`` a blob's
+bytes, 16 a line.
 
 ``CTemplate`` is a fixed skeleton with ``@{key}`` holes (rules/_library/*.in).
 """
@@ -21,7 +22,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from string import Template
 
-from dnn64build.codegen.cfmt import c_comment, wrap
+from dnn64build.codegen.cfmt import c_comment, c_int, wrap
 
 INDENT = "    "
 
@@ -90,6 +91,23 @@ def const_decl(ctype: str, sym: str, init: str, comment: str = "") -> str:
     """``static const ctype sym = init;`` (``  /* comment */`` after it if given)."""
     return f"static const {ctype} {sym} = {init};" + (f"  /* {c_comment(comment)} */"
                                                       if comment else "")
+
+
+def struct_decl(ctype: str, sym: str, fields: dict[str, int]) -> str:
+    """``static const ctype sym = {.field = value, ...};``, the fields wrapped to lines of
+    at most 92 characters."""
+    items = [f".{name} = {c_int(value)}" for name, value in fields.items()]
+    lines, current = [], ""
+    for item in items:
+        if current and len(current) + len(item) + 2 > 92:
+            lines.append(current + ",")
+            current = ""
+        current = f"{current}, {item}" if current else item
+    lines.append(current)
+    w = CWriter()
+    with w.block(f"static const {ctype} {sym} = {{", close="};"):
+        w.line(*lines)
+    return w.source(end="")
 
 
 def array_decl(ctype: str, sym: str, items: Sequence[str], per_line: int | None = None) -> str:

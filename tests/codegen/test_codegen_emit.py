@@ -10,6 +10,7 @@ from dnn64build.codegen.emit import (
     array_decl,
     const_decl,
     hex_bytes,
+    struct_decl,
     table_decl,
 )
 
@@ -48,6 +49,14 @@ def test_declarations() -> None:
         "static const int16_t f[2][2] = {\n    {1, 2},\n    {3, 4}\n};")
     assert table_decl("r", "g", [2, 2], rows, ["tile 0", "tile 1"]) == (
         "static const r g[2][2] = {\n    {1, 2}, /* tile 0 */\n    {3, 4}, /* tile 1 */\n};")
+
+
+def test_a_struct_wraps_its_fields_before_92_characters() -> None:
+    fields = {f"field_{k:02d}": k for k in range(8)}  # 13 characters an item, 15 with ", "
+    assert struct_decl("geom", "g", fields) == (  # 6 items: 88 characters; 7: 103
+        "static const geom g = {\n"
+        "    .field_00 = 0, .field_01 = 1, .field_02 = 2, .field_03 = 3, .field_04 = 4, "
+        ".field_05 = 5,\n    .field_06 = 6, .field_07 = 7\n};")
 
 
 def test_hex_bytes_are_sixteen_a_line() -> None:
