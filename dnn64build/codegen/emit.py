@@ -143,6 +143,7 @@ class CTemplate(Template):
     """A fixed skeleton of C (or make) text whose holes are ``@{key}``; any other ``@``
     (make's ``$@``, ``@echo``) is text."""
 
+    # string.Template wants all four groups; only ``braced`` can match (``(?!)`` never does)
     pattern = r"@\{(?P<braced>\w+)\}(?P<escaped>(?!))?(?P<named>(?!))?(?P<invalid>(?!))?"
 
     def fill(self, values: dict[str, str], **more: str) -> str:
