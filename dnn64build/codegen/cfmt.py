@@ -62,20 +62,6 @@ def c_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def c_struct(ctype: str, sym: str, fields: dict[str, int]) -> str:
-    """``static const ctype sym = {.field = value, ...};`` wrapped to short lines."""
-    items = [f".{name} = {c_int(value)}" for name, value in fields.items()]
-    lines, current = [], ""
-    for item in items:
-        if current and len(current) + len(item) + 2 > 92:
-            lines.append(current + ",")
-            current = ""
-        current = f"{current}, {item}" if current else item
-    lines.append(current)
-    body = "\n".join("    " + line for line in lines)
-    return f"static const {ctype} {sym} = {{\n{body}\n}};"
-
-
 def wrap(line: str, width: int = 100) -> str:
     """Break a long C statement after commas; continuation lines get 4 more spaces."""
     if len(line) <= width:

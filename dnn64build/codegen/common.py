@@ -8,7 +8,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from dnn64build.codegen.cfmt import c_call, c_ints, c_struct
+from dnn64build.codegen.cfmt import c_call, c_int, c_ints
+from dnn64build.codegen.emit import array_decl, braced, const_decl, struct_decl
 from dnn64build.codegen.lowering import Ctx, Lowered, statement, unsupported
 from dnn64build.ir.graph import Node
 
@@ -57,7 +58,7 @@ def conv_geom(ctx: Ctx, low: Lowered, x: str, y: str, c_out: int, kernel: list[i
         "stride_w": a["strides"][1], "dil_h": a["dilations"][0], "dil_w": a["dilations"][1],
         "pad_top": a["pads"][0], "pad_left": a["pads"][1], "group": a["group"],
     }
-    low.decls.append(c_struct("dnn64_conv_geom", sym, fields))
+    low.decls.append(struct_decl("dnn64_conv_geom", sym, fields))
     return f"&{sym}"
 
 def pool_geom(ctx: Ctx, low: Lowered, x: str, y: str) -> str:
@@ -73,7 +74,7 @@ def pool_geom(ctx: Ctx, low: Lowered, x: str, y: str) -> str:
         "pad_top": top, "pad_left": left, "pad_bottom": bottom, "pad_right": right,
     }
     sym = ctx.sym("geom")
-    low.decls.append(c_struct("dnn64_pool_geom", sym, fields))
+    low.decls.append(struct_decl("dnn64_pool_geom", sym, fields))
     return f"&{sym}"
 
 def _padded(shape: list[int], rank: int) -> list[int]:
@@ -96,15 +97,14 @@ def bcast_decl(ctx: Ctx, low: Lowered, a_shape: list[int], b_shape: list[int],
     require_max_rank(ctx, len(dims))
     pad = [0] * (MAX_DIMS - len(dims))
     sym = ctx.sym("bcast")
-    low.decls.append(
-        f"static const dnn64_bcast {sym} = {{{len(dims)}, {c_ints(dims + pad)}, "
-        f"{c_ints(_strides(a_shape, dims) + pad)}, {c_ints(_strides(b_shape, dims) + pad)}}};")
+    low.decls.append(const_decl("dnn64_bcast", sym, braced([
+        len(dims), c_ints(dims + pad), c_ints(_strides(a_shape, dims) + pad),
+        c_ints(_strides(b_shape, dims) + pad)])))
     return f"&{sym}"
 
 def dims_decl(ctx: Ctx, low: Lowered, base: str, values: list[int]) -> str:
     sym = ctx.sym(base)
-    low.decls.append(f"static const int32_t {sym}[{max(len(values), 1)}] = "
-                     f"{c_ints(values or [0])};")
+    low.decls.append(array_decl("int32_t", sym, [c_int(v) for v in values or [0]]))
     return sym
 
 

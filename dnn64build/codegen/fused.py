@@ -17,6 +17,7 @@ import numpy as np
 
 from dnn64build.codegen.cfmt import c_call, c_int, c_ints
 from dnn64build.codegen.common import conv_geom, conv_rows, pool_geom
+from dnn64build.codegen.emit import CWriter, table_decl
 from dnn64build.codegen.lowering import MACROS, Call, Ctx, Lowered, unsupported
 from dnn64build.codegen.ops_fp32 import _bias, _fused_act
 from dnn64build.codegen.ops_int8 import _channel_params, _q8_out
@@ -34,13 +35,6 @@ class MemberCtx(Ctx):
 
     def sym(self, base: str) -> str:
         return f"n{self.index}m{self.member}_{base}"
-
-
-def _table(ctype: str, sym: str, dims: list[int], rows: list[list[str]]) -> str:
-    """A file-scope table, one tile (band or patch) per line."""
-    lines = [f"static const {ctype} {sym}{''.join(f'[{d}]' for d in dims)} = {{"]
-    lines += [f"    {{{', '.join(row)}}}, /* tile {t} */" for t, row in enumerate(rows)]
-    return "\n".join(lines + ["};"])
 
 
 def group_parts(ctx: Ctx, refusal: Callable[[Graph, Node], str | None], doing: str
@@ -66,17 +60,18 @@ def fused_group(ctx: Ctx) -> Lowered:
     ctx.require_disjoint(members[-1].outputs[0], members[0].inputs[0])
     low.decls.append("/* per tile, each member's input region then output region: {row0, rows,"
                      " col0, cols, offset, row_stride, plane_stride} */")
-    low.decls.append(_table("dnn64_region", regions, [tiles, 2 * len(members)], [
+    labels = [f"tile {t}" for t in range(tiles)]  # a band or a patch
+    low.decls.append(table_decl("dnn64_region", regions, [tiles, 2 * len(members)], [
         [f for step in tile for f in (c_ints(step.x.fields()), c_ints(step.y.fields()))]
-        for tile in program.steps]))
+        for tile in program.steps], labels))
     keeps = ""
     if group.mode == "stream":
         keeps = ctx.sym("keep")
         low.decls.append("/* per band, each row buffer: dnn64_region_keep(old_rows, keep_from,"
                          " keep_rows, new_rows) */")
-        low.decls.append(_table("int32_t", keeps, [tiles, len(members) - 1, 4], [
+        low.decls.append(table_decl("int32_t", keeps, [tiles, len(members) - 1, 4], [
             [c_ints([s.keep.old_rows, s.keep.keep_from, s.keep.keep_rows, s.keep.new_rows])
-             for s in tile if s.keep is not None] for tile in program.steps]))
+             for s in tile if s.keep is not None] for tile in program.steps], labels))
 
     parts: list[np.ndarray] = []
     calls = []  # per member: (first part index, part count, C text given part pointers)
@@ -93,20 +88,21 @@ def fused_group(ctx: Ctx) -> Lowered:
         parts += mine
 
     def render(pointers: list[str]) -> str:
-        lines = ["{", "    int32_t t;", f"    for (t = 0; t < {tiles}; ++t) {{"]
-        for j, (first, count, text) in enumerate(calls):
-            if keeps and j < len(members) - 1:
-                m = members[j]
-                _, c, _, w = ctx.shape(m.outputs[0])
-                size = np.dtype(ctx.dtype(m.outputs[0])).itemsize
-                k = f"{keeps}[t][{j}]"
-                buf = f"ARENA_S8({ctx.arena.offset(buffers[program.buffer_of[j]])}u)"
-                lines.append("        " + c_call(
-                    "dnn64_region_keep", f"(uint8_t *){buf}", c, w * size, f"{k}[0]",
-                    f"{k}[1]", f"{k}[2]", f"{k}[3]"))
-            lines.append("        " + text(pointers[first:first + count]))
-        lines += ["    }", "}"]
-        return "\n".join(lines)
+        w = CWriter()
+        with w.block("{"):
+            w.line("int32_t t;")
+            with w.block(f"for (t = 0; t < {tiles}; ++t) {{"):
+                for j, (first, count, text) in enumerate(calls):
+                    if keeps and j < len(members) - 1:
+                        m = members[j]
+                        _, c, _, width = ctx.shape(m.outputs[0])
+                        size = np.dtype(ctx.dtype(m.outputs[0])).itemsize
+                        k = f"{keeps}[t][{j}]"
+                        buf = f"ARENA_S8({ctx.arena.offset(buffers[program.buffer_of[j]])}u)"
+                        w.code(c_call("dnn64_region_keep", f"(uint8_t *){buf}", c, width * size,
+                                      f"{k}[0]", f"{k}[1]", f"{k}[2]", f"{k}[3]"))
+                    w.code(text(pointers[first:first + count]))
+        return w.source(end="")
 
     low.steps.append(Call(render, tuple(parts), "fused group weights"))
     return low

@@ -35,8 +35,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from dnn64build.codegen.cfmt import c_call, c_float, c_int, c_ints
+from dnn64build.codegen.cfmt import c_call, c_float, c_int
 from dnn64build.codegen.common import conv_geom, conv_rows, pool_geom
+from dnn64build.codegen.emit import CWriter, array_decl, table_decl
 from dnn64build.codegen.firings import code_firings
 from dnn64build.codegen.fused import MemberCtx, group_parts
 from dnn64build.codegen.lowering import (
@@ -92,11 +93,11 @@ def dag_group(ctx: Ctx) -> Lowered:
                           for f in program.firings])
     low.decls.append("/* per template firing: stage, first row, end row, output buffer rows "
                      "held before (lo, hi) and after (lo, hi), then the steps of those six */")
-    low.decls.append(f"static const int16_t {fire}[{len(coded.templates)}][13] = {{\n" +
-                     ",\n".join(f"    {c_ints(r)}" for r in coded.templates) + "\n};")
+    low.decls.append(table_decl("int16_t", fire, [len(coded.templates), 13],
+                                [[c_int(v) for v in r] for r in coded.templates]))
     low.decls.append("/* the firings: {first template, count, times} (dnn64_next_firing) */")
-    low.decls.append(f"static const dnn64_firing_run {runs}[{len(coded.runs)}] = {{\n" +
-                     ",\n".join(f"    {c_ints(r)}" for r in coded.runs) + "\n};")
+    low.decls.append(table_decl("dnn64_firing_run", runs, [len(coded.runs)],
+                                [[c_int(v) for v in r] for r in coded.runs]))
     slot = dict(zip(program.tensors, program.buffer_of, strict=True))
     layout = _Layout(ctx, slot, buffers)
     tiles: list[tuple[np.ndarray, ...]] = []
@@ -123,19 +124,24 @@ def dag_group(ctx: Ctx) -> Lowered:
         keeps.append("")  # it writes no buffer
 
     def render(offsets: Sequence[int], place: TilePlace) -> str:
-        k = max(len(program.buffer_bytes), 1)
-        lines = ["{", f"    int32_t held[{k}][2] = {{{{0, 0}}}};", "    int32_t f[7], c;",
-                 f"    dnn64_firings walk = {{{runs}, {fire}, {len(coded.runs)}, 0, 0, 0}};",
-                 "    dnn64_region xr, yr;", "    dnn64_bcast bc;",
-                 "    (void)c; (void)xr; (void)yr; (void)bc;",
-                 "    while (dnn64_next_firing(&walk, f)) {", "        switch (f[0]) {"]
-        for j, (first, count, text) in enumerate(cases):
-            body = keeps[j] + text(offsets[first:first + count], place)
-            lines += [f"        case {j}: {{"]
-            lines += ["            " + line for line in body.splitlines()]
-            lines += ["            break;", "        }"]
-        lines += ["        default:", "            break;", "        }", "    }", "}"]
-        return "\n".join(lines)
+        w = CWriter()
+        with w.block("{"):
+            w.line(f"int32_t held[{max(len(program.buffer_bytes), 1)}][2] = {{{{0, 0}}}};",
+                   "int32_t f[7], c;",
+                   f"dnn64_firings walk = {{{runs}, {fire}, {len(coded.runs)}, 0, 0, 0}};",
+                   "dnn64_region xr, yr;", "dnn64_bcast bc;",
+                   "(void)c; (void)xr; (void)yr; (void)bc;")
+            with w.block("while (dnn64_next_firing(&walk, f)) {"):
+                w.line("switch (f[0]) {")  # the case labels at the switch's level
+                for j, (first, count, text) in enumerate(cases):
+                    with w.block(f"case {j}: {{"):
+                        w.code(keeps[j] + text(offsets[first:first + count], place))
+                        w.line("break;")
+                w.line("default:")
+                with w.indented():
+                    w.line("break;")
+                w.line("}")
+        return w.source(end="")
 
     low.steps.append(Reread(tuple(tiles), tuple(reads), render, "dag group weights"))
     return low
@@ -186,10 +192,13 @@ def _keep(layout: _Layout, t: str) -> str:
     _, c, _, w = layout.ctx.shape(t)
     size = np.dtype(layout.ctx.dtype(t)).itemsize
     buf = f"ARENA_S8({layout.ctx.arena.offset(layout.buffers[k])}u)"
-    return ("{\n    const int32_t kept = f[5] > f[3] ? f[5] : f[3];\n    " +
-            c_call("dnn64_region_keep", f"(uint8_t *){buf}", c, w * size, "f[4] - f[3]",
-                   "kept - f[3]", "f[4] - kept", "f[6] - f[5]") +
-            f"\n}}\nheld[{k}][0] = f[5];\nheld[{k}][1] = f[6];\n")
+    out = CWriter()
+    with out.block("{"):
+        out.line("const int32_t kept = f[5] > f[3] ? f[5] : f[3];",
+                 c_call("dnn64_region_keep", f"(uint8_t *){buf}", c, w * size, "f[4] - f[3]",
+                        "kept - f[3]", "f[4] - kept", "f[6] - f[5]"))
+    out.line(f"held[{k}][0] = f[5];", f"held[{k}][1] = f[6];")
+    return out.source()
 
 
 def _read(offset: int, parts: tuple[np.ndarray, ...], place: TilePlace) -> str:
@@ -285,17 +294,20 @@ def _resize_stage(ctx: MemberCtx, low: Lowered, node: Node, layout: _Layout) -> 
     first = _table(ctx, low, "first", "int16_t", list(taps.first))
     count = _table(ctx, low, "count", "int16_t", list(taps.count))
     scale = ctx.sym("scale")
-    low.decls.append(f"static const float {scale}[{len(taps.scale)}] = "
-                     f"{{{', '.join(c_float(s) for s in taps.scale)}}};")
+    low.decls.append(array_decl("float", scale, [c_float(s) for s in taps.scale]))
     fn = "dnn64_resize_linear_s8" if ctx.dtype(y) == "int8" else "dnn64_resize_linear_f32"
     call = c_call(fn, 1, f"{count}[r]", w_in, 1, w_out, f"{scale}[r]",
                   c_float(node.attrs["scales"][-1]), "DNN64_COORD_HALF_PIXEL",
                   f"{layout.ptr(x)} + xr.offset + c * xr.plane_stride",
                   f"{layout.ptr(y)} + yr.offset + c * yr.plane_stride")
-    return ("{\n    int32_t r;\n    for (r = f[1]; r < f[2]; ++r) {\n"
-            f"        xr = {layout.region(x, f'{first}[r]', f'{first}[r] + {count}[r]')};\n"
-            f"        yr = {layout.region(y, 'r', 'r + 1')};\n"
-            f"        for (c = 0; c < {channels}; ++c)\n            {call}\n    }}\n}}\n")
+    w = CWriter()
+    with w.block("{"):
+        w.line("int32_t r;")
+        with w.block("for (r = f[1]; r < f[2]; ++r) {"):
+            w.line(f"xr = {layout.region(x, f'{first}[r]', f'{first}[r] + {count}[r]')};",
+                   f"yr = {layout.region(y, 'r', 'r + 1')};")
+            w.code(_per_channel(channels, call))
+    return w.source()
 
 
 def _row_stage(ctx: MemberCtx, low: Lowered, node: Node, layout: _Layout
@@ -317,23 +329,22 @@ def _row_stage(ctx: MemberCtx, low: Lowered, node: Node, layout: _Layout
         return f"{ptr} + r{k}.offset + {c} * r{k}.plane_stride"
 
     out_at = f"{layout.ptr(y)} + yr.offset + c * yr.plane_stride"
-    loop = f"for (c = 0; c < {channels}; ++c)\n    "
     if node.op == "Concat":
         body, begin = "", 0
         for k, t in enumerate(data):
             n = ctx.shape(t)[1]
-            body += (f"for (c = 0; c < {n}; ++c)\n    " + c_call(
+            body += _per_channel(n, c_call(
                 "dnn64_concat_copy", np.dtype(dtype).itemsize, 1, count, count, 0,
-                at(k), f"{layout.ptr(y)} + yr.offset + ({begin} + c) * yr.plane_stride") + "\n")
+                at(k), f"{layout.ptr(y)} + yr.offset + ({begin} + c) * yr.plane_stride"))
             begin += n
         return [], lambda offsets, stage: head + body
     if node.op in ("Add", "Mul"):
-        return _binary_stage(ctx, low, node, layout, head, loop, out_at)
+        return _binary_stage(ctx, low, node, layout, head, out_at)
     if node.op in _CONVERSIONS:
         p = node.attrs["int8"]
         call = c_call(_CONVERSIONS[node.op], at(0), count, c_float(p["scale"]),
                       c_int(p["zero_point"]), out_at)
-        return [], lambda offsets, stage: head + loop + call + "\n"
+        return [], lambda offsets, stage: head + _per_channel(channels, call)
     # a stand-alone activation
     if dtype == "int8":
         table = _table(ctx, low, "lut", "int8_t", node.attrs["int8"]["lut"])
@@ -341,11 +352,11 @@ def _row_stage(ctx: MemberCtx, low: Lowered, node: Node, layout: _Layout
     else:
         act = act_decl(ctx, low, ACTIVATION_OF_OP[node.op], node.attrs)
         call = c_call("dnn64_activation_f32", act, at(0), out_at, count)
-    return [], lambda offsets, stage: head + loop + call + "\n"
+    return [], lambda offsets, stage: head + _per_channel(channels, call)
 
 
 def _binary_stage(ctx: MemberCtx, low: Lowered, node: Node, layout: _Layout, head: str,
-                  loop: str, out_at: str) -> tuple[list[tuple[np.ndarray, ...]], StageText]:
+                  out_at: str) -> tuple[list[tuple[np.ndarray, ...]], StageText]:
     """Add / Mul per channel: an activation operand steps through the plane's rows, a
     per-channel constant (staged) stays on the channel's value."""
     y = node.outputs[0]
@@ -378,5 +389,14 @@ def _binary_stage(ctx: MemberCtx, low: Lowered, node: Node, layout: _Layout, hea
                 args.append(f"{layout.ptr(t)} + r{k}.offset + c * r{k}.plane_stride")
         call = (c_call(fn, "&bc", *args, f"&{params}", out_at) if dtype == "int8"
                 else c_call(fn, params, "&bc", *args, out_at))
-        return out + loop + call + "\n"
+        return out + _per_channel(channels, call)
     return ([parts] if parts else []), text
+
+
+def _per_channel(channels: int, statement: str) -> str:
+    """``statement`` run for every channel c of the ``channels``."""
+    w = CWriter()
+    w.line(f"for (c = 0; c < {channels}; ++c)")
+    with w.indented():
+        w.code(statement)
+    return w.source()

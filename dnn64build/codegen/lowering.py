@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dnn64build.codegen.arena import ArenaMap, align_up
+from dnn64build.codegen.cfmt import c_call
 from dnn64build.errors import UserError
 from dnn64build.ir.graph import Graph, Node
 
@@ -76,7 +77,8 @@ class TilePlace:
         """The C statement that brings the tile in: nothing for a resident tile."""
         if self.resident(offset):
             return ""
-        return f"dnn64_asset_read({self.stage}, weights.offset + {offset}u, {nbytes}u);\n"
+        return c_call("dnn64_asset_read", self.stage, f"weights.offset + {offset}u",
+                      f"{nbytes}u") + "\n"
 
     def base(self, offset: int) -> str:
         """The C expression of the tile's first byte (a const uint8_t * or uint8_t *)."""

@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 
 from dnn64build.codegen.arena import ArenaMap, PlanMismatch, align_up
-from dnn64build.codegen.cfmt import c_comment, c_float, c_string, is_identifier, wrap
+from dnn64build.codegen.cfmt import c_call, c_float, c_string, is_identifier
+from dnn64build.codegen.emit import CWriter
 from dnn64build.codegen.fused import fused_group
 from dnn64build.codegen.fused_dag import (
     INPUT_ROWS,
@@ -409,56 +410,50 @@ def _metadata(graph: Graph, arena: ArenaMap, symbol: str, half: int,
 def _header(graph: Graph, symbol: str, meta: dict[str, Any]) -> str:
     up = symbol.upper()
     guard = f"DNN64_MODEL_{up}_H"
-    lines = [
-        f"/* {symbol}.h - model {c_comment(graph.name)}. {GENERATED} */",
-        f"#ifndef {guard}",
-        f"#define {guard}",
-        "",
-        "#include <stdint.h>",
-        "",
-        "/* Bytes of the arena <symbol>_run needs: the planned activations, then the",
-        " * weight staging area (two halves) at STAGING_OFFSET. 16-byte aligned. */",
-        f"#define {up}_ARENA_BYTES {meta['arena_bytes']}u",
-        f"#define {up}_PLAN_ARENA_BYTES {meta['plan_arena_bytes']}u",
-        f"#define {up}_STAGING_OFFSET {meta['staging_offset']}u",
-        f"#define {up}_STAGING_BYTES {meta['staging_bytes']}u",
-        f"#define {up}_WEIGHTS_ASSET {c_string(meta['weights_asset'])}",
-        f"#define {up}_WEIGHT_BYTES {meta['weight_bytes']}u",
-        "/* Bytes of the weights kept resident: a static buffer of the model's own (.bss),",
-        " * loaded from the cartridge once, by <symbol>_load_weights or the first run. */",
-        f"#define {up}_RESIDENT_BYTES {meta['resident_bytes']}u",
-        f"#define {up}_NUM_INPUTS {len(meta['inputs'])}",
-        f"#define {up}_NUM_OUTPUTS {len(meta['outputs'])}",
-    ]
+    w = CWriter()
+    w.comment(f"{symbol}.h - model {graph.name}. {GENERATED}")
+    w.line(f"#ifndef {guard}", f"#define {guard}", "", "#include <stdint.h>", "",
+           "/* Bytes of the arena <symbol>_run needs: the planned activations, then the",
+           " * weight staging area (two halves) at STAGING_OFFSET. 16-byte aligned. */")
+    w.define(f"{up}_ARENA_BYTES", f"{meta['arena_bytes']}u")
+    w.define(f"{up}_PLAN_ARENA_BYTES", f"{meta['plan_arena_bytes']}u")
+    w.define(f"{up}_STAGING_OFFSET", f"{meta['staging_offset']}u")
+    w.define(f"{up}_STAGING_BYTES", f"{meta['staging_bytes']}u")
+    w.define(f"{up}_WEIGHTS_ASSET", c_string(meta["weights_asset"]))
+    w.define(f"{up}_WEIGHT_BYTES", f"{meta['weight_bytes']}u")
+    w.line("/* Bytes of the weights kept resident: a static buffer of the model's own (.bss),",
+           " * loaded from the cartridge once, by <symbol>_load_weights or the first run. */")
+    w.define(f"{up}_RESIDENT_BYTES", f"{meta['resident_bytes']}u")
+    w.define(f"{up}_NUM_INPUTS", len(meta["inputs"]))
+    w.define(f"{up}_NUM_OUTPUTS", len(meta["outputs"]))
     for kind, entries in (("IN", meta["inputs"]), ("OUT", meta["outputs"])):
         for k, entry in enumerate(entries):
-            lines += [f"/* {kind.lower()}put {k}: {c_comment(entry['name'])} "
-                      f"{entry['dtype']}{entry['shape']} */"]
-            how = "come from read_rows" if kind == "IN" else "go to write_rows"
-            lines += ([f"#define {up}_{kind}{k}_STREAMED 1  /* rows {how} */"]
-                      if entry.get("streamed") else
-                      [f"#define {up}_{kind}{k}_OFFSET {entry['offset']}u"])
-            lines.append(f"#define {up}_{kind}{k}_BYTES {entry['bytes']}u")
+            name = f"{up}_{kind}{k}"
+            w.comment(f"{kind.lower()}put {k}: {entry['name']} {entry['dtype']}{entry['shape']}")
+            if entry.get("streamed"):
+                how = "come from read_rows" if kind == "IN" else "go to write_rows"
+                w.define(f"{name}_STREAMED", 1, f"rows {how}")
+            else:
+                w.define(f"{name}_OFFSET", f"{entry['offset']}u")
+            w.define(f"{name}_BYTES", f"{entry['bytes']}u")
             if "scale" in entry:  # int8 at the boundary: real = (q - ZERO_POINT) * SCALE
-                lines += [f"#define {up}_{kind}{k}_SCALE {c_float(entry['scale'])}",
-                          f"#define {up}_{kind}{k}_ZERO_POINT ({entry['zero_point']})"]
-    lines += ["", *LOAD_WEIGHTS_DOC.splitlines(), f"void {symbol}_load_weights(void);"]
+                w.define(f"{name}_SCALE", c_float(entry["scale"]))
+                w.define(f"{name}_ZERO_POINT", f"({entry['zero_point']})")
+    w.line("")
+    w.code(LOAD_WEIGHTS_DOC)
+    w.line(f"void {symbol}_load_weights(void);", "")
     streams, emits = (any(e.get("streamed") for e in meta[k]) for k in ("inputs", "outputs"))
     if streams or emits:
-        lines += ["", *(INPUT_ROWS_DOC.splitlines() if streams else []),
-                  *(OUTPUT_ROWS_DOC.splitlines() if emits else []), "",
-                  *STREAMED_RUN_DOC.splitlines(),
-                  f"void {symbol}_run({run_params(streams, emits)});"]
+        if streams:
+            w.code(INPUT_ROWS_DOC)
+        if emits:
+            w.code(OUTPUT_ROWS_DOC)
+        w.line("")
+        w.code(STREAMED_RUN_DOC)
     else:
-        lines += [
-            "",
-            "/* Run one inference. arena: ARENA_BYTES writable bytes, 16-byte aligned,",
-            " * inputs stored at their IN<k>_OFFSET; outputs are left at OUT<k>_OFFSET.",
-            " * Reads the streamed weights with dnn64_asset_read. */",
-            f"void {symbol}_run(uint8_t *arena);",
-        ]
-    lines += ["", f"#endif /* {guard} */", ""]
-    return "\n".join(lines)
+        w.code(RUN_DOC)
+    w.line(f"void {symbol}_run({run_params(streams, emits)});", "", f"#endif /* {guard} */")
+    return w.source()
 
 
 def run_params(streams: bool, emits: bool) -> str:
@@ -500,6 +495,11 @@ typedef void (*{OUTPUT_ROWS})(void *write_user, uint32_t output, uint32_t row0,
 #endif
 """
 
+RUN_DOC = """\
+/* Run one inference. arena: ARENA_BYTES writable bytes, 16-byte aligned,
+ * inputs stored at their IN<k>_OFFSET; outputs are left at OUT<k>_OFFSET.
+ * Reads the streamed weights with dnn64_asset_read. */"""
+
 STREAMED_RUN_DOC = """\
 /* Run one inference. arena: ARENA_BYTES writable bytes, 16-byte aligned; the inputs
  * marked STREAMED come row by row from read_rows (given `user`), the others are
@@ -511,105 +511,101 @@ STREAMED_RUN_DOC = """\
 def _c_source(graph: Graph, symbol: str, lowered: list[tuple[Node, Lowered]],
               calls: list[tuple[Node, list[Call | Reread]]], tiles: list[Tile], half: int,
               layout: BlobLayout) -> str:
-    up = symbol.upper()
-    out = [
-        f"/* {symbol}.c - model {c_comment(graph.name)}. {GENERATED} */",
-        f'#include "{symbol}.h"',
-        "",
-        "#include <stddef.h>",
-        "",
-        '#include "dnn64_kernels.h"',
-        '#include "dnn64_platform.h"',
-        '#include "dnn64_rsp.h"',
-        "",
-        "/* An activation at a planned arena offset. */",
-        "#define ARENA_F32(offset) ((float *)(arena + (offset)))",
-        "#define ARENA_S8(offset) ((int8_t *)(arena + (offset)))",
-        "#define ARENA_I32(offset) ((int32_t *)(arena + (offset)))",
-        "",
-    ]
+    w = CWriter(width=100)
+    w.comment(f"{symbol}.c - model {graph.name}. {GENERATED}")
+    w.line(f'#include "{symbol}.h"', "", "#include <stddef.h>", "", '#include "dnn64_kernels.h"',
+           '#include "dnn64_platform.h"', '#include "dnn64_rsp.h"', "")
+    w.comment("An activation at a planned arena offset.")
+    w.line("#define ARENA_F32(offset) ((float *)(arena + (offset)))",
+           "#define ARENA_S8(offset) ((int8_t *)(arena + (offset)))",
+           "#define ARENA_I32(offset) ((int32_t *)(arena + (offset)))", "")
     for node, low in lowered:
         if low.decls:
-            out.append(f"/* {c_comment(node.name)} ({node.op}) */")
-            out += low.decls
-    out += _load_weights(symbol, layout.resident_bytes)
+            w.comment(f"{node.name} ({node.op})")
+            w.line(*low.decls)
+    _load_weights(w, symbol, layout.resident_bytes)
     streams, emits = (any(node.op == GROUP_OP and node.attrs["fusion"].get(key)
                           for node, _ in lowered) for key in ("streams", "emits"))
-    out += ["", f"void {symbol}_run({run_params(streams, emits)})", "{"]
+    w.line("")
+    with w.block(f"void {symbol}_run({run_params(streams, emits)})", "{"):
+        _run_body(w, graph, symbol, lowered, calls, tiles, half, layout)
+    return w.source()
+
+
+def _run_body(w: CWriter, graph: Graph, symbol: str, lowered: list[tuple[Node, Lowered]],
+              calls: list[tuple[Node, list[Call | Reread]]], tiles: list[Tile], half: int,
+              layout: BlobLayout) -> None:
+    """The statements of ``<symbol>_run``: the weights' checks, then every node's calls with
+    the tile reads between them."""
+    up = symbol.upper()
     offsets = layout.offsets
     # The static tiles read from the cartridge, each into half k % 2 (k: its place here).
     streamed = [t for t in range(len(tiles)) if not layout.resident(t)]
     if layout.resident_bytes:
-        out += [f"    const uint8_t *const resident = {symbol}_resident;", "",
-                f"    if (!{symbol}_resident_loaded)", f"        {symbol}_load_weights();"]
+        w.line(f"const uint8_t *const resident = {symbol}_resident;", "",
+               f"if (!{symbol}_resident_loaded)")
+        with w.indented():
+            w.line(f"{symbol}_load_weights();")
     if not all(map(layout.resident, layout.order)):  # some tile streams
-        out += [
-            wrap(f"    uint8_t *const stage[2] = {{arena + {up}_STAGING_OFFSET, "
-                 f"arena + {up}_STAGING_OFFSET + {half}u}};"),
-            f"    const dnn64_asset weights = dnn64_asset_get({up}_WEIGHTS_ASSET);",
-            "",
-            f"    if (weights.size != {up}_WEIGHT_BYTES)",
-            f'        dnn64_fail("{symbol}: weights asset has the wrong size");',
-        ]
+        w.code(f"uint8_t *const stage[2] = {{arena + {up}_STAGING_OFFSET, "
+               f"arena + {up}_STAGING_OFFSET + {half}u}};")
+        w.line(f"const dnn64_asset weights = dnn64_asset_get({up}_WEIGHTS_ASSET);", "")
+        _check_weights(w, symbol)
     elif not layout.resident_bytes:
-        out.append("    (void)arena; /* keeps -Wunused quiet for a model without nodes */")
+        w.line("(void)arena; /* keeps -Wunused quiet for a model without nodes */")
 
-    def read(k: int, call: str) -> list[str]:
+    def read(k: int, fn: str) -> None:
         t = streamed[k]
-        what = "tile" if call == "dnn64_asset_read" else "prefetch tile"
-        return [f"    /* {what} {t}: {c_comment(tiles[t].label)} */",
-                f"    {call}(stage[{k % 2}], weights.offset + {offsets[t]}u, "
-                f"{tiles[t].nbytes}u);"]
+        what = "tile" if fn == "dnn64_asset_read" else "prefetch tile"
+        w.comment(f"{what} {t}: {tiles[t].label}")
+        w.line(c_call(fn, f"stage[{k % 2}]", f"weights.offset + {offsets[t]}u",
+                      f"{tiles[t].nbytes}u"))
 
     if streamed:
-        out += read(0, "dnn64_asset_read")
+        read(0, "dnn64_asset_read")
     t = k = 0  # the next static tile, the next streamed one
     next_reread = len(tiles)
     for index, ((node, low), (_, node_calls)) in enumerate(zip(lowered, calls, strict=True)):
-        ins = ", ".join(c_comment(i) for i in node.inputs if i and not graph.is_constant(i))
-        outs = ", ".join(c_comment(o) for o in node.outputs if o)
+        ins = ", ".join(i for i in node.inputs if i and not graph.is_constant(i))
+        outs = ", ".join(o for o in node.outputs if o)
         unit = " (on the RSP)" if low.on_rsp else ""
-        name = c_comment(node.name)
-        out += ["", f'    /* [{index}] {node.op}{unit} "{name}": {ins} -> {outs} */',
-                f"    dnn64_cart_step({index}u);"]
+        w.line("")
+        w.comment(f'[{index}] {node.op}{unit} "{node.name}": {ins} -> {outs}')
+        w.line(f"dnn64_cart_step({index}u);")
         if low.note:
-            out.append(f"    /* {low.note} */")
-        loop: list[str] | None = None
+            w.comment(low.note)
+        looped = False  # the current layer's tiles 1.. run in a loop written already
         for i, call in enumerate(node_calls):
-            if loop is not None:  # tiles 1.. of a layer whose loop is out
-                if call.tile_of is None or call.tile_of[1] == 0:
-                    out += loop
-                    loop = None
-                else:
-                    t, k = t + 1, k + (not layout.resident(t))
-                    continue
+            if looped and call.tile_of is not None and call.tile_of[1] != 0:
+                t, k = t + 1, k + (not layout.resident(t))
+                continue
+            looped = False
             if isinstance(call, Reread):
                 # The next streamed tile may already sit in stage[k % 2]: use the other half.
                 first, next_reread = next_reread, next_reread + len(call.tiles)
                 place = TilePlace(f"stage[{(k + 1) % 2}]", layout.resident_bytes)
-                text = call.render(offsets[first:next_reread], place)
-                out += [wrap("    " + line) for line in text.splitlines()]
+                w.code(call.render(offsets[first:next_reread], place))
                 continue
             pointers: list[str] = []
             prefetching = False
             if call.parts:
                 if layout.resident(t):
                     base = f"(resident + {offsets[t]}u)"
-                    out.append(f"    /* resident tile {t}: {c_comment(tiles[t].label)} */")
+                    w.comment(f"resident tile {t}: {tiles[t].label}")
                 else:
                     base = f"stage[{k % 2}]"
                     # The next streamed tile comes into the other half while this one is used.
                     prefetching = k + 1 < len(streamed)
                     if prefetching:
-                        out += read(k + 1, "dnn64_asset_read_start")
+                        read(k + 1, "dnn64_asset_read_start")
                     k += 1
                 for offset, part in zip(tiles[t].part_offsets(), call.parts, strict=True):
                     ctype = CTYPES[str(part.dtype)]
                     pointers.append(f"(const {ctype} *)({base} + {offset}u)")
                 t += 1
-            out += [wrap("    " + line) for line in call.render(pointers).splitlines()]
+            w.code(call.render(pointers))
             if prefetching:
-                out.append("    dnn64_asset_read_wait();")
+                w.line("dnn64_asset_read_wait();")
             if call.tile_of is not None and call.tile_of[1] == 0:
                 step = call.tile_of[0]  # expand gives a layer's tiles one after another
                 layer = [c for c in node_calls[i:]
@@ -621,29 +617,32 @@ def _c_source(graph: Graph, symbol: str, lowered: list[tuple[Node, Lowered]],
                     k0 = None if kept == {True} else k - 1
                     after = None if k0 is None or k0 + len(layer) >= len(streamed) else \
                         streamed[k0 + len(layer)]
-                    loop = tile_loop(layer, tiles, offsets, first, k0, after)
-                    loop = None if loop is None else [wrap(line) for line in loop]
-        if loop is not None:
-            out += loop
-    out += ["}", ""]
-    return "\n".join(out)
+                    looped = tile_loop(w, layer, tiles, offsets, first, k0, after)
 
 
-def _load_weights(symbol: str, resident_bytes: int) -> list[str]:
+def _check_weights(w: CWriter, symbol: str) -> None:
+    """Fail unless the weights asset (``weights``) has the blob's size."""
+    w.line(f"if (weights.size != {symbol.upper()}_WEIGHT_BYTES)")
+    with w.indented():
+        w.line(c_call("dnn64_fail", c_string(f"{symbol}: weights asset has the wrong size")))
+
+
+def _load_weights(w: CWriter, symbol: str, resident_bytes: int) -> None:
     """The resident weights' buffer and ``<symbol>_load_weights`` (model.h documents it)."""
     up = symbol.upper()
-    if not resident_bytes:
-        return ["", f"void {symbol}_load_weights(void)", "{",
-                "    /* no weights are resident: every inference streams them */", "}"]
-    return [
-        "", "/* The resident weights: the blob's first RESIDENT_BYTES, loaded once. */",
-        f"static uint8_t DNN64_ALIGNED({symbol}_resident[{up}_RESIDENT_BYTES]);",
-        f"static int {symbol}_resident_loaded;",
-        "", f"void {symbol}_load_weights(void)", "{", "    dnn64_asset weights;", "",
-        f"    if ({symbol}_resident_loaded)", "        return;",
-        f"    weights = dnn64_asset_get({up}_WEIGHTS_ASSET);",
-        f"    if (weights.size != {up}_WEIGHT_BYTES)",
-        f'        dnn64_fail("{symbol}: weights asset has the wrong size");',
-        f"    dnn64_asset_read({symbol}_resident, weights.offset, {up}_RESIDENT_BYTES);",
-        f"    {symbol}_resident_loaded = 1;", "}",
-    ]
+    w.line("")
+    if resident_bytes:
+        w.comment("The resident weights: the blob's first RESIDENT_BYTES, loaded once.")
+        w.line(f"static uint8_t DNN64_ALIGNED({symbol}_resident[{up}_RESIDENT_BYTES]);",
+               f"static int {symbol}_resident_loaded;", "")
+    with w.block(f"void {symbol}_load_weights(void)", "{"):
+        if not resident_bytes:
+            w.comment("no weights are resident: every inference streams them")
+        else:
+            w.line("dnn64_asset weights;", "", f"if ({symbol}_resident_loaded)")
+            with w.indented():
+                w.line("return;")
+            w.line(f"weights = dnn64_asset_get({up}_WEIGHTS_ASSET);")
+            _check_weights(w, symbol)
+            w.line(f"dnn64_asset_read({symbol}_resident, weights.offset, {up}_RESIDENT_BYTES);",
+                   f"{symbol}_resident_loaded = 1;")

@@ -27,6 +27,7 @@ from dnn64build.codegen.common import (
     softmax_call,
     staged,
 )
+from dnn64build.codegen.emit import braced, const_decl
 from dnn64build.codegen.lowering import Call, Ctx, Lowered, Tiled, statement, unsupported
 from dnn64build.codegen.ops_movement import (
     cast,
@@ -84,8 +85,8 @@ def act_decl(ctx: Ctx, low: Lowered, name: str | None, params: dict) -> str:
         raise unsupported(ctx.node, f"fused activation {name!r}")
     kind, alpha, beta = _ACT[name](params)
     sym = ctx.sym("act")
-    low.decls.append(f"static const dnn64_act_f32 {sym} = "
-                     f"{{{kind}, {c_float(alpha)}, {c_float(beta)}}};")
+    low.decls.append(const_decl("dnn64_act_f32", sym, braced([kind, c_float(alpha),
+                                                               c_float(beta)])))
     return f"&{sym}"
 
 
@@ -265,8 +266,8 @@ def batch_norm(ctx: Ctx) -> Lowered:
     bc = bcast_decl(ctx, low, shape, channel, shape)
     xp, yp = ctx.ptr(x), ctx.ptr(y)
     low.steps.append(Call(
-        lambda p: (f"dnn64_binary_f32(DNN64_BINARY_MUL, {bc}, {xp}, {p[0]}, {yp});\n"
-                   f"dnn64_binary_f32(DNN64_BINARY_ADD, {bc}, {yp}, {p[1]}, {yp});"),
+        lambda p: (c_call("dnn64_binary_f32", "DNN64_BINARY_MUL", bc, xp, p[0], yp) + "\n" +
+                   c_call("dnn64_binary_f32", "DNN64_BINARY_ADD", bc, yp, p[1], yp)),
         (np.ascontiguousarray(mul), np.ascontiguousarray(add))))
     return low
 

@@ -12,13 +12,14 @@ from collections.abc import Sequence
 import numpy as np
 
 from dnn64build.codegen import common  # its call builders, as common.pool_call etc.
-from dnn64build.codegen.cfmt import c_call, c_comment, c_float, c_int, c_struct
+from dnn64build.codegen.cfmt import c_call, c_comment, c_float, c_int
 from dnn64build.codegen.common import (
     Emitter,
     binary_operands,
     check_inplace,
     node_inputs,
 )
+from dnn64build.codegen.emit import array_decl, braced, const_decl, struct_decl
 from dnn64build.codegen.lowering import Call, Ctx, Lowered, Tiled, statement, unsupported
 from dnn64build.codegen.ops_movement import (
     COORD_MODES,
@@ -62,10 +63,7 @@ def _table(ctx: Ctx, low: Lowered, base: str, ctype: str, values: list[int],
     line: the program-size estimate counts declaration lines (DECL_LINE_BYTES each), so
     a large table written that way is counted at its size."""
     sym = ctx.sym(base)
-    step = per_line or max(len(values), 1)
-    rows = [", ".join(c_int(v) for v in values[i:i + step]) for i in range(0, len(values), step)]
-    body = "{" + ",\n    ".join(rows) + "}"
-    low.decls.append(f"static const {ctype} {sym}[{len(values)}] = {body};")
+    low.decls.append(array_decl(ctype, sym, [c_int(v) for v in values], per_line))
     return sym
 
 
@@ -75,8 +73,8 @@ def _q8_out(ctx: Ctx, low: Lowered, p: dict) -> str:
     if p.get("lut") is not None:
         lut = _table(ctx, low, "lut", "int8_t", p["lut"])
     sym = ctx.sym("q")
-    low.decls.append(f"static const dnn64_q8_out {sym} = {{{c_int(p['out_zero_point'])}, "
-                     f"{c_int(p['act_min'])}, {c_int(p['act_max'])}, {lut}}};")
+    low.decls.append(const_decl("dnn64_q8_out", sym, braced([
+        c_int(p["out_zero_point"]), c_int(p["act_min"]), c_int(p["act_max"]), lut])))
     return f"&{sym}"
 
 
@@ -225,7 +223,7 @@ def _gemm(ctx: Ctx, a: str, bt: np.ndarray, bias_name: str) -> Lowered:
         return low
     if low.on_rsp:
         geom = ctx.sym("geom")
-        low.decls.append(c_struct("dnn64_conv_geom", geom, {
+        low.decls.append(struct_decl("dnn64_conv_geom", geom, {
             "n": m, "c_in": k, "h_in": 1, "w_in": 1, "c_out": n, "h_out": 1, "w_out": 1,
             "k_h": 1, "k_w": 1, "stride_h": 1, "stride_w": 1, "dil_h": 1, "dil_w": 1,
             "pad_top": 0, "pad_left": 0, "group": 1}))
@@ -305,8 +303,7 @@ def eltwise_params(ctx: Ctx, low: Lowered, node: Node) -> str:
             ctx, low, "add_tables", "int32_t", tables.tolist(), per_line=DECL_LINE_BYTES // 4))
         fields = (*fields, "tables")
     sym = ctx.sym("params")
-    low.decls.append(f"static const {struct} {sym} = {{{', '.join(values)}}};"
-                     f"  /* {', '.join(fields)} */")
+    low.decls.append(const_decl(struct, sym, braced(values), ", ".join(fields)))
     return sym
 
 
@@ -414,8 +411,7 @@ def pad(ctx: Ctx) -> Lowered:
     value = "NULL"
     if node.attrs["mode"] == "constant":
         sym = ctx.sym("value")
-        low.decls.append(f"static const int8_t {sym} = "
-                         f"{c_int(p.get('pad_value', 0))};")
+        low.decls.append(const_decl("int8_t", sym, c_int(p.get("pad_value", 0))))
         value = f"&{sym}"
     rank = len(ctx.shape(x))
     return pad_call(ctx, x, y, node.attrs["pads"][:rank], ctx.shape(y),

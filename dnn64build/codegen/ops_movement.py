@@ -16,6 +16,7 @@ from dnn64build.codegen.common import (
     require_max_rank,
     staged,
 )
+from dnn64build.codegen.emit import const_decl
 from dnn64build.codegen.lowering import ELEM_SIZES, Call, Ctx, Lowered, statement, unsupported
 
 
@@ -188,7 +189,7 @@ def pad(ctx: Ctx) -> Lowered:
         if ctx.dtype(y) != "float32":
             raise unsupported(node, "a non-zero pad value on a non-float tensor")
         sym = ctx.sym("value")
-        low.decls.append(f"static const float {sym} = {c_float(node.attrs['value'])};")
+        low.decls.append(const_decl("float", sym, c_float(node.attrs["value"])))
         value = f"&{sym}"
     return pad_call(ctx, x, y, node.attrs["pads"][:rank], ctx.shape(y), PAD_MODES[mode],
                      value, low)
@@ -275,11 +276,11 @@ def resize(ctx: Ctx) -> Lowered:
     ctx.require_disjoint(y, x)
     geometry = resize_geometry(ctx, x, y)
     if a["mode"] == "nearest":
-        text = (f"dnn64_resize_nearest({elem_size(ctx, y)}, {geometry}, "
-                f"{_NEAREST[a['nearest_mode']]}, {ctx.ptr(x)}, {ctx.ptr(y)});")
+        text = c_call("dnn64_resize_nearest", elem_size(ctx, y), geometry,
+                      _NEAREST[a["nearest_mode"]], ctx.ptr(x), ctx.ptr(y))
     else:
         require_float(ctx, x, y)
-        text = f"dnn64_resize_linear_f32({geometry}, {ctx.ptr(x)}, {ctx.ptr(y)});"
+        text = c_call("dnn64_resize_linear_f32", geometry, ctx.ptr(x), ctx.ptr(y))
     return Lowered(steps=[statement(text)])
 
 

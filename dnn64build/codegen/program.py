@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from dnn64build.codegen.cfmt import c_comment, c_string, is_identifier
+from dnn64build.codegen.cfmt import c_call, c_string, is_identifier
+from dnn64build.codegen.emit import CWriter
 from dnn64build.codegen.lowering import CTYPES, ELEM_SIZES
 from dnn64build.codegen.model import GENERATED
 
@@ -142,71 +143,86 @@ def generate_main(models: Sequence[ModelEntry], *, runs: int = 1, poison: bool =
     if len(set(symbols)) != len(symbols) or not all(is_identifier(s) for s in symbols):
         raise ValueError(f"model symbols must be distinct C identifiers: {symbols}")
     arena_bytes = max(max(m[2] for m in models), 16)
-    out = [f"/* main.c - runs {', '.join(symbols)}. {GENERATED} */",
-           '#include "dnn64_platform.h"', ""]
-    out += [f'#include "{header}"' for _, header, _, _ in models]
+    w = CWriter()
+    w.comment(f"main.c - runs {', '.join(symbols)}. {GENERATED}")
+    w.line('#include "dnn64_platform.h"', "")
+    w.line(*(f'#include "{header}"' for _, header, _, _ in models))
     streams = any(e.get("streamed") for m in models for e in m[3]["inputs"])
     emits = any(e.get("streamed") for m in models for e in m[3]["outputs"])
-    out += ["", "/* One arena for every model: the largest one's size. */",
-            f"static uint8_t DNN64_ALIGNED(arena[{arena_bytes}u]);", "", _LOAD_INPUT,
-            *([_LOAD_WHOLE] if any(not e.get("streamed") for m in models
-                                   for e in m[3]["inputs"]) else []),
-            *([_READ_ROWS] if streams else []), *([_WRITE_ROWS] if emits else []),
-            *([_POISON] if poison else []), _PRINT_TICKS,
-            "int main(void)", "{", "    uint64_t start, end;", "    uint32_t s, samples;",
-            *(["    input_rows_source sources[8];"] if streams else []),
-            *(["    output_rows_sink sinks[8];"] if emits else []), "",
-            "    dnn64_platform_init();",
-            '    dnn64_print_u64("TICKRATE", dnn64_ticks_per_second());']
-    for symbol, _, needed, meta in models:
-        if meta["symbol"] != symbol or needed > arena_bytes:
-            raise ValueError(f"model {symbol}: metadata or arena size does not match")
-        inputs = meta["inputs"]
-        out += ["", f"    /* model {symbol} ({c_comment(meta['graph'])}): every input sample */",
-                (f"    samples = sample_count({c_string(inputs[0]['asset'])}, "
-                 f"{inputs[0]['bytes']}u);" if inputs else "    samples = 1;")]
-        out += [f"    if (sample_count({c_string(e['asset'])}, {e['bytes']}u) != samples)\n"
-                f"        dnn64_fail({c_string(f'{symbol}: inputs hold different sample counts')});"
-                for e in inputs[1:]]
-        for run in range(runs):
-            out += [f"    for (s = 0; s < samples; s++) {{  /* run {run} */"]
+    w.line("")
+    w.comment("One arena for every model: the largest one's size.")
+    w.line(f"static uint8_t DNN64_ALIGNED(arena[{arena_bytes}u]);", "")
+    whole = any(not e.get("streamed") for m in models for e in m[3]["inputs"])
+    for snippet, used in ((_LOAD_INPUT, True), (_LOAD_WHOLE, whole), (_READ_ROWS, streams),
+                          (_WRITE_ROWS, emits), (_POISON, poison), (_PRINT_TICKS, True)):
+        if used:
+            w.code(snippet)
+            w.line("")
+    with w.block("int main(void)", "{"):
+        w.line("uint64_t start, end;", "uint32_t s, samples;")
+        if streams:
+            w.line("input_rows_source sources[8];")
+        if emits:
+            w.line("output_rows_sink sinks[8];")
+        w.line("", "dnn64_platform_init();",
+               'dnn64_print_u64("TICKRATE", dnn64_ticks_per_second());')
+        for symbol, _, needed, meta in models:
+            if meta["symbol"] != symbol or needed > arena_bytes:
+                raise ValueError(f"model {symbol}: metadata or arena size does not match")
+            _run_model(w, symbol, meta, runs, poison)
+        w.line("", "dnn64_done();", "return 0;")
+    return w.source()
+
+
+def _run_model(w: CWriter, symbol: str, meta: dict[str, Any], runs: int, poison: bool) -> None:
+    """The statements of main() running model ``symbol`` ``runs`` times on every sample."""
+    inputs = meta["inputs"]
+    w.line("")
+    w.comment(f"model {symbol} ({meta['graph']}): every input sample")
+    w.line(f"samples = sample_count({c_string(inputs[0]['asset'])}, {inputs[0]['bytes']}u);"
+           if inputs else "samples = 1;")
+    for e in inputs[1:]:
+        w.line(f"if (sample_count({c_string(e['asset'])}, {e['bytes']}u) != samples)")
+        with w.indented():
+            w.line(c_call("dnn64_fail", c_string(f"{symbol}: inputs hold different sample "
+                                                 "counts")))
+    rows = ", read_input_rows, sources" if any(e.get("streamed") for e in inputs) else ""
+    if any(e.get("streamed") for e in meta["outputs"]):
+        rows += ", print_output_rows, sinks"
+    for run in range(runs):
+        with w.block(f"for (s = 0; s < samples; s++) {{  /* run {run} */"):
             if poison:
-                out.append(f"        poison_arena(0x{POISON_BYTES[run % 2]:02X}u);")
+                w.line(f"poison_arena(0x{POISON_BYTES[run % 2]:02X}u);")
             for k, entry in enumerate(inputs):
-                out.append(_stream_source(k, entry) if entry.get("streamed") else
-                           f"        load_input({c_string(entry['asset'])}, "
-                           f"{entry['offset']}u, {entry['bytes']}u, s);")
-            rows = ", read_input_rows, sources" if any(e.get("streamed") for e in inputs) else ""
-            if any(e.get("streamed") for e in meta["outputs"]):
-                rows += ", print_output_rows, sinks"
-                out += [_output_sink(symbol, k, e) for k, e in enumerate(meta["outputs"])
-                        if e.get("streamed")]
-            out += ["        dnn64_cart_reset();", "        start = dnn64_ticks();",
-                    f"        {symbol}_run(arena{rows});", "        end = dnn64_ticks();",
-                    "        dnn64_cart_finish();"]
-            out += ["    " + _print_output(symbol, k, entry)
-                    for k, entry in enumerate(meta["outputs"]) if not entry.get("streamed")]
-            out += [f"        print_ticks({c_string(symbol)}, start, end);",
-                    f"        dnn64_cart_print({c_string(symbol)});", "    }"]
-    out += ["", "    dnn64_done();", "    return 0;", "}", ""]
-    return "\n".join(out)
+                if entry.get("streamed"):
+                    _stream_source(w, k, entry)
+                else:
+                    w.line(c_call("load_input", c_string(entry["asset"]), f"{entry['offset']}u",
+                                  f"{entry['bytes']}u", "s"))
+            for k, entry in enumerate(meta["outputs"]):
+                if entry.get("streamed"):
+                    _output_sink(w, symbol, k, entry)
+            w.line("dnn64_cart_reset();", "start = dnn64_ticks();", f"{symbol}_run(arena{rows});",
+                   "end = dnn64_ticks();", "dnn64_cart_finish();")
+            w.line(*(_print_output(symbol, k, entry) for k, entry in enumerate(meta["outputs"])
+                     if not entry.get("streamed")))
+            w.line(c_call("print_ticks", c_string(symbol), "start", "end"),
+                   c_call("dnn64_cart_print", c_string(symbol)))
 
 
-def _stream_source(k: int, entry: dict[str, Any]) -> str:
+def _stream_source(w: CWriter, k: int, entry: dict[str, Any]) -> None:
     """Statements pointing sources[k] at sample s of the input's asset."""
     if k >= 8:
         raise ValueError(f"input {entry['name']!r}: at most 8 inputs may be streamed")
     _, channels, height, width = entry["shape"]
     row_bytes = width * ELEM_SIZES[entry["dtype"]]
-    return (f"        sources[{k}].offset = dnn64_asset_get({c_string(entry['asset'])}).offset;\n"
-            f"        sources[{k}].size = {entry['bytes']}u;\n"
-            f"        sources[{k}].sample = s;\n"
-            f"        sources[{k}].height = {height}u;\n"
-            f"        sources[{k}].row_bytes = {row_bytes}u;\n"
-            f"        sources[{k}].channels = {channels}u;")
+    w.line(f"sources[{k}].offset = dnn64_asset_get({c_string(entry['asset'])}).offset;",
+           f"sources[{k}].size = {entry['bytes']}u;", f"sources[{k}].sample = s;",
+           f"sources[{k}].height = {height}u;", f"sources[{k}].row_bytes = {row_bytes}u;",
+           f"sources[{k}].channels = {channels}u;")
 
 
-def _output_sink(symbol: str, k: int, entry: dict[str, Any]) -> str:
+def _output_sink(w: CWriter, symbol: str, k: int, entry: dict[str, Any]) -> None:
     """Statements pointing sinks[k] at OUTN lines of output k (rows printed as they come)."""
     if k >= 8:
         raise ValueError(f"output {entry['name']!r}: at most 8 outputs may be streamed")
@@ -214,11 +230,10 @@ def _output_sink(symbol: str, k: int, entry: dict[str, Any]) -> str:
         raise ValueError(f"model {symbol}: output {entry['name']!r} has dtype "
                          f"{entry['dtype']}, which the line protocol cannot print")
     _, channels, height, width = entry["shape"]
-    return (f"        sinks[{k}].prefix = {c_string(f'OUTN {symbol} {k}')};\n"
-            f"        sinks[{k}].height = {height}u;\n"
-            f"        sinks[{k}].width = {width}u;\n"
-            f"        sinks[{k}].channels = {channels}u;\n"
-            f"        sinks[{k}].size = {ELEM_SIZES[entry['dtype']]}u;")
+    w.line(f"sinks[{k}].prefix = {c_string(f'OUTN {symbol} {k}')};",
+           f"sinks[{k}].height = {height}u;", f"sinks[{k}].width = {width}u;",
+           f"sinks[{k}].channels = {channels}u;",
+           f"sinks[{k}].size = {ELEM_SIZES[entry['dtype']]}u;")
 
 
 def _print_output(symbol: str, k: int, entry: dict[str, Any]) -> str:
@@ -226,5 +241,6 @@ def _print_output(symbol: str, k: int, entry: dict[str, Any]) -> str:
     if dtype not in _PRINTERS:
         raise ValueError(f"model {symbol}: output {entry['name']!r} has dtype {dtype}, "
                          "which the line protocol cannot print")
-    return (f"    {_PRINTERS[dtype]}({c_string(f'OUT {symbol} {k}')}, (const {CTYPES[dtype]} *)"
-            f"(arena + {entry['offset']}u), {entry['bytes'] // ELEM_SIZES[dtype]}u);")
+    return c_call(_PRINTERS[dtype], c_string(f"OUT {symbol} {k}"),
+                  f"(const {CTYPES[dtype]} *)(arena + {entry['offset']}u)",
+                  f"{entry['bytes'] // ELEM_SIZES[dtype]}u")

@@ -18,18 +18,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from dnn64build.codegen.arena import ARENA_ALIGN
+from dnn64build.codegen.cfmt import c_call
+from dnn64build.codegen.emit import CWriter
 from dnn64build.codegen.lowering import CTYPES, Call
 from dnn64build.codegen.staging import Tile
 
 MIN_TILES = 3  # a loop pays from three tiles on (tile 0 stays a plain call)
 
 
-def tile_loop(calls: Sequence[Call], tiles: Sequence[Tile], offsets: Sequence[int], t0: int,
-              k0: int | None, after: int | None) -> list[str] | None:
-    """C lines running ``calls[1:]`` (tiles 1.. of one layer, whose tile 0 is tile ``t0``
-    of the model's ``tiles`` at blob ``offsets``) as one loop; None when the tiles are
-    not uniform (then they stay plain calls). ``k0``: tile t0's place among the streamed
-    tiles (its staging half is k0 % 2), None when the layer's tiles are resident;
+def tile_loop(w: CWriter, calls: Sequence[Call], tiles: Sequence[Tile], offsets: Sequence[int],
+              t0: int, k0: int | None, after: int | None) -> bool:
+    """Write ``calls[1:]`` (tiles 1.. of one layer, whose tile 0 is tile ``t0`` of the
+    model's ``tiles`` at blob ``offsets``) as one loop; False, writing nothing, when the
+    tiles are not uniform (then they stay plain calls). ``k0``: tile t0's place among the
+    streamed tiles (its staging half is k0 % 2), None when the layer's tiles are resident;
     ``after``: the streamed tile to start reading after the layer's last, if any."""
     step, _ = calls[0].tile_of
     count = calls[0].parts[0].shape[0]
@@ -37,7 +39,7 @@ def tile_loop(calls: Sequence[Call], tiles: Sequence[Tile], offsets: Sequence[in
     if any(tiles[t0 + k].nbytes != size or offsets[t0 + k] != offsets[t0 + 1] + (k - 1) * size
            for k in range(1, len(calls) - 1)) or offsets[t0 + len(calls) - 1] != offsets[
                t0 + 1] + (len(calls) - 2) * size:
-        return None
+        return False
     k_end, last = len(calls), tiles[t0 + len(calls) - 1]
     half = (f"(resident + {offsets[t0 + 1]}u + (uint32_t)(k - 1) * {size}u)" if k0 is None
             else f"stage[(k + {k0 % 2}) & 1]")
@@ -47,23 +49,30 @@ def tile_loop(calls: Sequence[Call], tiles: Sequence[Tile], offsets: Sequence[in
         row = array.nbytes // max(array.shape[0], 1)
         padded = f"(((uint32_t)n * {row}u + {ARENA_ALIGN - 1}u) & ~{ARENA_ALIGN - 1}u)"
         at = padded if at == "0u" else f"{at} + {padded}"
-    lines = [f"    /* tiles {t0 + 1}..{t0 + k_end - 1}: {count} channels a tile, one loop */",
-             "    {", "        int32_t k;", f"        for (k = 1; k < {k_end}; ++k) {{",
-             f"            const int32_t n = k + 1 < {k_end} ? {count} : "
-             f"{last.parts[0].shape[0]};"]
-    if k0 is not None:
-        next_half = f"stage[(k + {k0 % 2 + 1}) & 1]"
-        lines += [f"            if (k + 1 < {k_end})",
-                  f"                dnn64_asset_read_start({next_half}, weights.offset + "
-                  f"{offsets[t0 + 1]}u + (uint32_t)k * {size}u, "
-                  f"k + 2 < {k_end} ? {size}u : {last.nbytes}u);"]
-        if after is not None:
-            lines += ["            else", f"                dnn64_asset_read_start({next_half}, "
-                      f"weights.offset + {offsets[after]}u, {tiles[after].nbytes}u);"]
-    body = step.render(f"k * {count}", "n", pointers)
-    lines += ["            " + line for line in body.splitlines()]
-    wait = "dnn64_asset_read_wait();"
-    if k0 is not None:
-        lines += [f"            {wait}" if after is not None else
-                  f"            if (k + 1 < {k_end})\n                {wait}"]
-    return lines + ["        }", "    }"]
+    w.comment(f"tiles {t0 + 1}..{t0 + k_end - 1}: {count} channels a tile, one loop")
+    with w.block("{"):
+        w.code("int32_t k;")
+        with w.block(f"for (k = 1; k < {k_end}; ++k) {{"):
+            w.code(f"const int32_t n = k + 1 < {k_end} ? {count} : {last.parts[0].shape[0]};")
+            wait = "dnn64_asset_read_wait();"
+            if k0 is not None:
+                next_half = f"stage[(k + {k0 % 2 + 1}) & 1]"
+                w.code(f"if (k + 1 < {k_end})")
+                with w.indented():
+                    w.code(c_call("dnn64_asset_read_start", next_half,
+                                  f"weights.offset + {offsets[t0 + 1]}u + (uint32_t)k * {size}u",
+                                  f"k + 2 < {k_end} ? {size}u : {last.nbytes}u"))
+                if after is not None:
+                    w.code("else")
+                    with w.indented():
+                        w.code(c_call("dnn64_asset_read_start", next_half,
+                                      f"weights.offset + {offsets[after]}u",
+                                      f"{tiles[after].nbytes}u"))
+            w.code(step.render(f"k * {count}", "n", pointers))
+            if k0 is not None and after is not None:
+                w.code(wait)
+            elif k0 is not None:
+                w.code(f"if (k + 1 < {k_end})")
+                with w.indented():
+                    w.code(wait)
+    return True

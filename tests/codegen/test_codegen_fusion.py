@@ -5,6 +5,7 @@ executor (int8); every plan passes the independent checker."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -214,3 +215,17 @@ def test_chains_are_cut_where_the_weights_pass_the_cap(tmp_path: Path) -> None:
     assert all(g["weight_bytes"] <= 2 * one for g in plan["fusion"]["groups"])
     with pytest.raises(UserError, match="exceed"):
         plan_graph(graph, PlanParams(timings=False), fusion="stream", fusion_weight_cap=one - 16)
+
+
+def test_member_names_cannot_end_the_fused_groups_comment(tmp_path: Path) -> None:
+    """The group's note names its members inside a C comment: an ONNX name holding "*/"
+    must stay inside it (no code of the name's outside the comments)."""
+    model = _stem()
+    model.graph.node[0].name = "conv */ int injected; /*"
+    onnx.save(model, tmp_path / "m.onnx")
+    graph = optimize(import_onnx(tmp_path / "m.onnx"))
+    plan = plan_graph(graph, PlanParams(timings=False), fusion="stream")
+    assert plan["fusion"]["groups"]
+    source = generate_model(graph, plan, symbol="m").c_source
+    assert "int injected;" in source
+    assert "injected" not in re.sub(r"/\*.*?\*/", "", source, flags=re.S)
