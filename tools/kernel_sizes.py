@@ -3,13 +3,13 @@
 Compiles every kernel source (kernels/*.c, linked from the libdnn64.a archive, so a
 program links only the objects it references) and the bare platform layer (always
 linked) with the bare toolchain's own flags, and writes
-dnn64build/planner/kernel_sizes.json:
+dnn64build/codegen/kernel_sizes.json:
 
 - ``platform_bytes``: the platform objects' allocated bytes (.text, .rodata, .data, .bss);
 - ``kernels``: per kernel object its bytes, the functions it defines and the kernel
   objects it calls into (what the linker pulls from the archive with it).
 
-Rerun it when the kernels or the cross compiler change; tests/planner/test_program_size.py
+Rerun it when the kernels or the cross compiler change; tests/codegen/test_program_size.py
 fails when the table is below the objects the toolchain builds now.
 
     python tools/kernel_sizes.py
@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from dnn64build.planner.program_size import KERNEL_SIZES_PATH  # noqa: E402
+from dnn64build.codegen.program_size import KERNEL_SIZES_PATH  # noqa: E402
 from dnn64build.toolchains.bare import BareToolchain  # noqa: E402
 from dnn64build.toolchains.base import KERNELS_DIR, run  # noqa: E402
 from dnn64build.toolchains.elf import program_size  # noqa: E402

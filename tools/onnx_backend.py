@@ -25,8 +25,7 @@ import onnx
 from onnx import numpy_helper
 
 from dnn64build.array_files import fitting
-from dnn64build.codegen import generate_model
-from dnn64build.codegen.model import GeneratedModel
+from dnn64build.codegen.model import GeneratedModel, generate_model
 from dnn64build.errors import UserError
 from dnn64build.frontend import import_onnx
 from dnn64build.ir.graph import Graph

@@ -19,8 +19,8 @@ from dnn64build.codegen.cfmt import c_call, c_int, c_ints
 from dnn64build.codegen.common import conv_geom, conv_rows, pool_geom
 from dnn64build.codegen.emit import CWriter, table_decl
 from dnn64build.codegen.lowering import MACROS, Call, Ctx, Lowered, unsupported
-from dnn64build.codegen.ops_fp32 import _bias, _fused_act
-from dnn64build.codegen.ops_int8 import _channel_params, _q8_out
+from dnn64build.codegen.ops_fp32 import bias_vector, fused_act
+from dnn64build.codegen.ops_int8 import channel_params, q8_out
 from dnn64build.ir.graph import Graph, Node
 from dnn64build.planner.fusion.chains import ineligible
 from dnn64build.planner.fusion.cost import program_of
@@ -125,8 +125,8 @@ def _member(ctx: MemberCtx, low: Lowered, node: Node, dtype: str, xr: str, x: st
             rows, kernel = conv_rows(node, np.asarray(ctx.const(w), dtype=np.int8))
             c_out = rows.shape[0]
             geom = conv_geom(ctx, low, xt, yt, c_out, kernel)
-            q = _q8_out(ctx, low, p)
-            mine = [rows, *_channel_params(ctx, b, p, c_out)]
+            q = q8_out(ctx, low, p)
+            mine = [rows, *channel_params(ctx, b, p, c_out)]
 
             def text(s):
                 return c_call("dnn64_conv_region_s8", geom, xr, x, c_int(p["x_zero_point"]),
@@ -134,9 +134,9 @@ def _member(ctx: MemberCtx, low: Lowered, node: Node, dtype: str, xr: str, x: st
         else:
             rows, kernel = conv_rows(node, np.asarray(ctx.const(w), dtype=np.float32))
             c_out = rows.shape[0]
-            bias = _bias(ctx, b, c_out)
+            bias = bias_vector(ctx, b, c_out)
             geom = conv_geom(ctx, low, xt, yt, c_out, kernel)
-            act = _fused_act(ctx, low)
+            act = fused_act(ctx, low)
             mine = [rows] if bias is None else [rows, bias]
 
             def text(s):

@@ -49,13 +49,13 @@ from dnn64build.codegen.lowering import (
     TilePlace,
     part_bytes,
 )
-from dnn64build.codegen.ops_fp32 import _bias, _fused_act, act_decl
+from dnn64build.codegen.ops_fp32 import act_decl, bias_vector, fused_act
 from dnn64build.codegen.ops_int8 import (
-    _ELTWISE,
-    _channel_params,
-    _q8_out,
-    _table,
+    ELTWISE,
+    channel_params,
+    const_table,
     eltwise_params,
+    q8_out,
 )
 from dnn64build.codegen.staging import DEFAULT_STAGING_CAP
 from dnn64build.ir.graph import Node
@@ -238,11 +238,11 @@ def _stage(ctx: MemberCtx, low: Lowered, node: Node, layout: _Layout
         b = node.inputs[2] if len(node.inputs) > 2 else ""
         if int8:
             p = node.attrs["int8"]
-            q = _q8_out(ctx, low, p)
-            arrays = (rows, *_channel_params(ctx, b, p, c_out))
+            q = q8_out(ctx, low, p)
+            arrays = (rows, *channel_params(ctx, b, p, c_out))
         else:
-            act = _fused_act(ctx, low)
-            bias = _bias(ctx, b, c_out)
+            act = fused_act(ctx, low)
+            bias = bias_vector(ctx, b, c_out)
             arrays = (rows,) if bias is None else (rows, bias)
         spans = _channel_tiles(arrays)
         tiles = [tuple(np.ascontiguousarray(a[s:s + n]) for a in arrays) for s, n in spans]
@@ -291,8 +291,8 @@ def _resize_stage(ctx: MemberCtx, low: Lowered, node: Node, layout: _Layout) -> 
     assert isinstance(taps, RowTaps)
     _, channels, _, w_in = ctx.shape(x)
     w_out = ctx.shape(y)[3]
-    first = _table(ctx, low, "first", "int16_t", list(taps.first))
-    count = _table(ctx, low, "count", "int16_t", list(taps.count))
+    first = const_table(ctx, low, "first", "int16_t", list(taps.first))
+    count = const_table(ctx, low, "count", "int16_t", list(taps.count))
     scale = ctx.sym("scale")
     low.decls.append(array_decl("float", scale, [c_float(s) for s in taps.scale]))
     fn = "dnn64_resize_linear_s8" if ctx.dtype(y) == "int8" else "dnn64_resize_linear_f32"
@@ -347,7 +347,7 @@ def _row_stage(ctx: MemberCtx, low: Lowered, node: Node, layout: _Layout
         return [], lambda offsets, stage: head + _per_channel(channels, call)
     # a stand-alone activation
     if dtype == "int8":
-        table = _table(ctx, low, "lut", "int8_t", node.attrs["int8"]["lut"])
+        table = const_table(ctx, low, "lut", "int8_t", node.attrs["int8"]["lut"])
         call = c_call("dnn64_lut_s8", table, at(0), out_at, count)
     else:
         act = act_decl(ctx, low, ACTIVATION_OF_OP[node.op], node.attrs)
@@ -369,7 +369,7 @@ def _binary_stage(ctx: MemberCtx, low: Lowered, node: Node, layout: _Layout, hea
         for t in consts)
     data = [t for t in node.inputs if t and not ctx.is_const(t)]
     if dtype == "int8":
-        fn = _ELTWISE[node.op][0]
+        fn = ELTWISE[node.op][0]
         params = eltwise_params(ctx, low, node)
     else:
         fn = "dnn64_binary_f32"

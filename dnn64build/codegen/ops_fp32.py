@@ -90,7 +90,8 @@ def act_decl(ctx: Ctx, low: Lowered, name: str | None, params: dict) -> str:
     return f"&{sym}"
 
 
-def _fused_act(ctx: Ctx, low: Lowered) -> str:
+def fused_act(ctx: Ctx, low: Lowered) -> str:
+    """The node's fused activation declared (act_decl): its pointer, "NULL" for none."""
     attrs = ctx.node.attrs
     return act_decl(ctx, low, attrs.get("activation"), attrs.get("activation_params", {}))
 
@@ -100,7 +101,9 @@ def _require_4d(ctx: Ctx, name: str) -> None:
 
 # --- convolution, Gemm, MatMul ---
 
-def _bias(ctx: Ctx, name: str, channels: int) -> np.ndarray | None:
+def bias_vector(ctx: Ctx, name: str, channels: int) -> np.ndarray | None:
+    """The constant fp32 bias ``name`` of ``channels`` values, staged with the weights;
+    None without one."""
     if not name:
         return None
     if not ctx.is_const(name):
@@ -128,8 +131,8 @@ def conv(ctx: Ctx) -> Lowered:
     ctx.require_disjoint(y, x)
     low = Lowered()
     rows, geom = conv_weight(ctx, low, np.float32)
-    bias = _bias(ctx, b, rows.shape[0])
-    act = _fused_act(ctx, low)
+    bias = bias_vector(ctx, b, rows.shape[0])
+    act = fused_act(ctx, low)
     fn = "dnn64_conv_transpose_f32" if node.op == "ConvTranspose" else "dnn64_conv_f32"
     xp, yp = ctx.ptr(x), ctx.ptr(y)
     low.steps.append(_weight_tiles(rows, bias, lambda begin, count, wp, bp: c_call(
@@ -176,7 +179,7 @@ def gemm(ctx: Ctx) -> Lowered:
         if attrs["beta"] != 1.0:
             bias = bias * np.float32(attrs["beta"])
     low = Lowered()
-    _gemm_call(ctx, low, a, y, m, k, bt, bias, _fused_act(ctx, low))
+    _gemm_call(ctx, low, a, y, m, k, bt, bias, fused_act(ctx, low))
     return low
 
 

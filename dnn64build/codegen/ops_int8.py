@@ -34,6 +34,7 @@ from dnn64build.codegen.ops_movement import (
     tile,
     transpose,
 )
+from dnn64build.codegen.program_size import DECL_LINE_BYTES
 from dnn64build.codegen.routing import (
     channel_mul_on_rsp,
     conv_kernel,
@@ -43,9 +44,8 @@ from dnn64build.codegen.routing import (
     stem_on_rsp,
     sums_on_rsp,
 )
-from dnn64build.ir.graph import Graph, Node
+from dnn64build.ir.graph import Node
 from dnn64build.ir.ops import ACTIVATION_OPS, SCALAR_OPERAND_ACTIVATIONS, VIEW_OPS
-from dnn64build.planner.program_size import DECL_LINE_BYTES
 from dnn64build.quant import intmath
 from dnn64build.quant.int8_ops import add_params_of
 
@@ -57,7 +57,7 @@ def _require_int8(ctx: Ctx, *names: str) -> None:
                                         f"{ctx.dtype(name)}")
 
 
-def _table(ctx: Ctx, low: Lowered, base: str, ctype: str, values: list[int],
+def const_table(ctx: Ctx, low: Lowered, base: str, ctype: str, values: list[int],
            per_line: int | None = None) -> str:
     """Declares a constant array in ``low``; returns its symbol. ``per_line`` values a
     line: the program-size estimate counts declaration lines (DECL_LINE_BYTES each), so
@@ -67,18 +67,18 @@ def _table(ctx: Ctx, low: Lowered, base: str, ctype: str, values: list[int],
     return sym
 
 
-def _q8_out(ctx: Ctx, low: Lowered, p: dict) -> str:
+def q8_out(ctx: Ctx, low: Lowered, p: dict) -> str:
     """The dnn64_q8_out of an int8 Conv/Gemm/MatMul; returns its address."""
     lut = "NULL"
     if p.get("lut") is not None:
-        lut = _table(ctx, low, "lut", "int8_t", p["lut"])
+        lut = const_table(ctx, low, "lut", "int8_t", p["lut"])
     sym = ctx.sym("q")
     low.decls.append(const_decl("dnn64_q8_out", sym, braced([
         c_int(p["out_zero_point"]), c_int(p["act_min"]), c_int(p["act_max"]), lut])))
     return f"&{sym}"
 
 
-def _channel_params(ctx: Ctx, bias_name: str, p: dict, channels: int) -> tuple[np.ndarray, ...]:
+def channel_params(ctx: Ctx, bias_name: str, p: dict, channels: int) -> tuple[np.ndarray, ...]:
     """bias, multiplier and shift per output channel (int32), staged with the weights."""
     if not bias_name or not ctx.is_const(bias_name):
         raise unsupported(ctx.node, "an int8 layer without a constant int32 bias")
@@ -123,36 +123,9 @@ def gemv_dma_step(k: int, n: int, arrays: tuple[np.ndarray, ...], ap: str, zp: s
     return Tiled(gemv_blocks(*arrays), call)
 
 
-def quantize_stem_pairs(graph: Graph, kernels: str) -> list[tuple[str, str]]:
-    """(QuantizeLinear, Conv) node names that codegen can run as one
-    dnn64_rsp_conv_quantized_s8 call (the CPU quantizing the float input rows while the RSP
-    computes the stem): a QuantizeLinear of a float tensor whose int8 output only the
-    Conv reads, a Conv that runs through stem_s8.rsp (stem_on_rsp). The planner keeps the
-    float input alive through the Conv for each pair it records (plan.json
-    ``quantize_stem``), which codegen then emits; the one place the choice is made."""
-    readers: dict[str, list[Node]] = {}
-    for node in graph.nodes:
-        for name in set(node.inputs):
-            readers.setdefault(name, []).append(node)
-    pairs = []
-    for node in graph.nodes:
-        if node.op != "QuantizeLinear" or "int8" not in node.attrs:
-            continue
-        x, y = node.inputs[0], node.outputs[0]
-        users = readers.get(y, [])
-        if (len(users) != 1 or y in graph.outputs or graph.is_constant(x)
-                or graph.tensors[x].dtype != "float32" or users[0].inputs[0] != y
-                or "int8" not in users[0].attrs):
-            continue
-        # No arena yet: the kernel choice reads shapes, attributes and weights only.
-        if stem_on_rsp(Ctx(graph, None, users[0], 0, kernels)):  # type: ignore[arg-type]
-            pairs.append((node.name, users[0].name))
-    return pairs
-
-
 def conv(ctx: Ctx) -> Lowered:
     """An int8 Conv; with the QuantizeLinear of its input paired to it (ctx.pair, see
-    quantize_stem_pairs) the first tile's call quantizes the float input too."""
+    routing.quantize_stem_pairs) the first tile's call quantizes the float input too."""
     node = ctx.node
     x, w, b = node_inputs(node, 3)
     y = node.outputs[0]
@@ -170,9 +143,9 @@ def conv(ctx: Ctx) -> Lowered:
     if fn == "dnn64_rsp_pwconv_padded_s8":  # zero taps up to the padded row
         rows = np.pad(rows, ((0, 0), (0, pwconv_row_taps(rows.shape[1]) - rows.shape[1])))
     low.on_rsp = fn.startswith("dnn64_rsp_")
-    q = _q8_out(ctx, low, p)
+    q = q8_out(ctx, low, p)
     xp, yp, zp = ctx.ptr(x), ctx.ptr(y), c_int(p["x_zero_point"])
-    arrays = (rows, *_channel_params(ctx, b, p, c_out))
+    arrays = (rows, *channel_params(ctx, b, p, c_out))
     if fn == "dnn64_rsp_pwconv_s8" and ctx.numel(x) == rows.shape[1] and gemv_dma_on_rsp(
             ctx, rows.shape[1]):
         # one position, one image (a squeeze-excite's): a Gemm of one row
@@ -210,9 +183,9 @@ def _gemm(ctx: Ctx, a: str, bt: np.ndarray, bias_name: str) -> Lowered:
     n, k = bt.shape
     m = ctx.numel(a) // k
     low = Lowered(on_rsp=gemm_on_rsp(ctx, k))
-    q = _q8_out(ctx, low, p)
+    q = q8_out(ctx, low, p)
     ap, yp, zp = ctx.ptr(a), ctx.ptr(y), c_int(p["x_zero_point"])
-    arrays = (np.ascontiguousarray(bt, dtype=np.int8), *_channel_params(ctx, bias_name, p, n))
+    arrays = (np.ascontiguousarray(bt, dtype=np.int8), *channel_params(ctx, bias_name, p, n))
     if m == 1 and gemv_dma_on_rsp(ctx, k):
         low.on_rsp = True
         low.steps.append(gemv_dma_step(k, n, arrays, ap, zp, q, yp))
@@ -267,7 +240,7 @@ def matmul(ctx: Ctx) -> Lowered:
     ctx.require_disjoint(y, a, b)
     p = node.attrs["int8"]
     low = Lowered()
-    q = _q8_out(ctx, low, p)
+    q = q8_out(ctx, low, p)
     low.steps.append(statement(c_call(
         "dnn64_matmul_s8", batch, m, k, n, ctx.ptr(a), strides[0], c_int(p["a_zero_point"]),
         ctx.ptr(b), strides[1], c_int(p["b_zero_point"]), c_int(p["multiplier"]),
@@ -282,7 +255,8 @@ _MUL_FIELDS = ("a_zero_point", "b_zero_point", "out_zero_point", "multiplier", "
                "act_min", "act_max")
 _MINMAX_FIELDS = ("a_zero_point", "b_zero_point", "out_zero_point", "a_multiplier", "a_shift",
                   "b_multiplier", "b_shift")
-_ELTWISE = {"Add": ("dnn64_add_s8", "dnn64_add_s8_params", _ADD_FIELDS),
+# Each int8 element-wise op's kernel, its parameter struct and the struct's fields.
+ELTWISE = {"Add": ("dnn64_add_s8", "dnn64_add_s8_params", _ADD_FIELDS),
             "Sub": ("dnn64_sub_s8", "dnn64_add_s8_params", _ADD_FIELDS),
             "Mul": ("dnn64_mul_s8", "dnn64_mul_s8_params", _MUL_FIELDS),
             "Div": ("dnn64_div_s8", "dnn64_mul_s8_params", _MUL_FIELDS),
@@ -294,12 +268,12 @@ def eltwise_params(ctx: Ctx, low: Lowered, node: Node) -> str:
     """Declares an int8 element-wise node's parameter struct in ``low``; returns its
     symbol. An Add's or Sub's carries the tables its kernel folds the output stage into
     (intmath.add_tables), built here instead of by 512 requantisations on the console."""
-    _, struct, fields = _ELTWISE[node.op]
+    _, struct, fields = ELTWISE[node.op]
     p = node.attrs["int8"]
     values = [c_int(p[f]) for f in fields]
     if fields is _ADD_FIELDS:
         tables = intmath.add_tables(add_params_of(p), subtract=node.op == "Sub")
-        values.append("NULL" if tables is None else _table(
+        values.append("NULL" if tables is None else const_table(
             ctx, low, "add_tables", "int32_t", tables.tolist(), per_line=DECL_LINE_BYTES // 4))
         fields = (*fields, "tables")
     sym = ctx.sym("params")
@@ -309,7 +283,7 @@ def eltwise_params(ctx: Ctx, low: Lowered, node: Node) -> str:
 
 def binary(ctx: Ctx) -> Lowered:
     _require_int8(ctx, *ctx.node.inputs[:2], ctx.node.outputs[0])
-    fn = _ELTWISE[ctx.node.op][0]
+    fn = ELTWISE[ctx.node.op][0]
     low = Lowered()
     bc, parts, pointers = binary_operands(ctx, low, np.int8)
     params = eltwise_params(ctx, low, ctx.node)
@@ -339,7 +313,7 @@ def lut(ctx: Ctx) -> Lowered:
     x, y, p = _io(ctx)
     check_inplace(ctx, y, x)
     low = Lowered()
-    table = _table(ctx, low, "lut", "int8_t", p["lut"])
+    table = const_table(ctx, low, "lut", "int8_t", p["lut"])
     low.steps.append(statement(c_call("dnn64_lut_s8", table, ctx.ptr(x), ctx.ptr(y),
                                       ctx.numel(y))))
     return low
@@ -398,7 +372,7 @@ def reduce_max(ctx: Ctx) -> Lowered:
 def softmax(ctx: Ctx) -> Lowered:
     _, _, p = _io(ctx)
     low = Lowered()
-    table = _table(ctx, low, "exp_table", "int32_t", p["exp_table"])
+    table = const_table(ctx, low, "exp_table", "int32_t", p["exp_table"])
     return common.softmax_call(ctx, low, "s8", table, *_requant(p))
 
 
@@ -444,7 +418,7 @@ def _convert(ctx: Ctx, fn: str, int8_tensor: str) -> Lowered:
 
 
 def quantize(ctx: Ctx) -> Lowered:
-    if ctx.pair is not None:  # quantize_stem_pairs: the Conv's call quantizes
+    if ctx.pair is not None:  # routing.quantize_stem_pairs: the Conv's call quantizes
         _require_int8(ctx, ctx.node.outputs[0])
         return Lowered(note=f'quantized inside node "{c_comment(ctx.pair.name)}": '
                             "dnn64_rsp_conv_quantized_s8, band by band")
@@ -468,7 +442,7 @@ INT8_EMITTERS: dict[str, Emitter] = {
     "ConvTranspose": conv,
     "Gemm": gemm,
     "MatMul": matmul,
-    **dict.fromkeys(_ELTWISE, binary),
+    **dict.fromkeys(ELTWISE, binary),
     **dict.fromkeys((*ACTIVATION_OPS, *SCALAR_OPERAND_ACTIVATIONS), lut),
     "MaxPool": pool,
     "AveragePool": pool,

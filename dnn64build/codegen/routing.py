@@ -1,5 +1,7 @@
 """Where int8 nodes run: the RSP fit rules (the shapes, reductions and output stages each
-RSP kernel takes) and the `kernels:` policy (cpu, rsp, auto) over them.
+RSP kernel takes) and the `kernels:` policy (cpu, rsp, auto) over them; and which
+QuantizeLinear runs inside its stem Conv's RSP call (quantize_stem_pairs, which the plan
+stage asks before it plans).
 
 Every limit here has a C twin in kernels/dnn64_rsp*.h and kernels/dnn64_rsp_*.c (named at
 each rule), which decides what the kernel can do; tests/codegen/test_routing_parity.py
@@ -12,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from dnn64build.codegen.lowering import Ctx
+from dnn64build.ir.graph import Graph, Node
 
 # dnn64_rsp.h: the RSP conv sums K = c_in/group * k_h * k_w products exactly up to
 # DNN64_RSP_K_MAX; a longer reduction runs on the CPU.
@@ -195,3 +198,30 @@ def sums_on_rsp(ctx: Ctx, n: int) -> bool:
     over trailing axes): unless `kernels: cpu`, measured faster on MobileNetV3-Small's
     pools (docs/benchmarks.md)."""
     return ctx.kernels != "cpu" and 1 <= n <= RSP_SUMS_PLANE_MAX
+
+
+def quantize_stem_pairs(graph: Graph, kernels: str) -> list[tuple[str, str]]:
+    """(QuantizeLinear, Conv) node names that codegen can run as one
+    dnn64_rsp_conv_quantized_s8 call (the CPU quantizing the float input rows while the RSP
+    computes the stem): a QuantizeLinear of a float tensor whose int8 output only the
+    Conv reads, a Conv that runs through stem_s8.rsp (stem_on_rsp). The planner keeps the
+    float input alive through the Conv for each pair it records (plan.json
+    ``quantize_stem``), which codegen then emits; the one place the choice is made."""
+    readers: dict[str, list[Node]] = {}
+    for node in graph.nodes:
+        for name in set(node.inputs):
+            readers.setdefault(name, []).append(node)
+    pairs = []
+    for node in graph.nodes:
+        if node.op != "QuantizeLinear" or "int8" not in node.attrs:
+            continue
+        x, y = node.inputs[0], node.outputs[0]
+        users = readers.get(y, [])
+        if (len(users) != 1 or y in graph.outputs or graph.is_constant(x)
+                or graph.tensors[x].dtype != "float32" or users[0].inputs[0] != y
+                or "int8" not in users[0].attrs):
+            continue
+        # No arena yet: the kernel choice reads shapes, attributes and weights only.
+        if stem_on_rsp(Ctx(graph, None, users[0], 0, kernels)):  # type: ignore[arg-type]
+            pairs.append((node.name, users[0].name))
+    return pairs

@@ -26,7 +26,7 @@ from dnn64build.errors import UserError, short_repr
 from dnn64build.graph.actions import Action, BuildGraph, CommandAction
 from dnn64build.graph.context import ActionContext, config_bytes, group_name
 from dnn64build.graph.ninja_escape import NinjaWriter, unwritable
-from dnn64build.graph.runner import package_ninja
+from dnn64build.graph.ninja_package import package_ninja
 from dnn64build.rules_api import Target
 from dnn64build.stages.registry import STAGES
 from dnn64build.workspace.labels import Label

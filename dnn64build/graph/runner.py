@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
 from dnn64build.errors import UserError
+from dnn64build.graph.ninja_package import package_ninja
 from dnn64build.graph.progress import NinjaProgress
 from dnn64build.workspace.root import OUTPUT_BASE, TARGET_INDEX, find_root, output_base_problem
 
@@ -37,16 +38,6 @@ def ninja_binary(recorded: str | None = None) -> str:
     if found := package_ninja():
         return found
     raise UserError("ninja not found", hint="install it with: pip install ninja")
-
-
-def package_ninja() -> str | None:
-    """The ninja executable of the ``ninja`` Python package, if it is installed."""
-    try:
-        import ninja
-    except ImportError:
-        return None
-    candidate = Path(ninja.BIN_DIR) / "ninja"
-    return str(candidate) if candidate.exists() else None
 
 
 @contextmanager

@@ -25,14 +25,11 @@ from dnn64build.toolchains import (
     toolchain_variables,
 )
 from dnn64build.toolchains.bare import KSEG0
-from dnn64build.toolchains.base import KERNELS_DIR, PLATFORM_DIR
+from dnn64build.toolchains.base import KERNELS_DIR, TOOL_HEADERS
 from dnn64build.toolchains.identity import identity_text
 
 # The word ninja's progress lines show for each kind of toolchain command.
 MNEMONICS = {"compile": "Compile", "archive": "Archive", "link": "Link", "objcopy": "Objcopy"}
-TOOL_HEADERS = tuple(
-    str(p) for p in sorted([*KERNELS_DIR.glob("*.h"), *PLATFORM_DIR.glob("*.h")])
-)
 
 
 def kernel_sources() -> list[str]:

@@ -16,7 +16,7 @@ from dnn64build.errors import UserError
 from dnn64build.toolchains.elf import ProgramSize
 
 # RDRAM the program needs besides the arena: the low 1 KiB (exception vectors), the
-# program (before linking, the estimate of dnn64build.planner.program_size; the pack
+# program (before linking, the estimate of dnn64build.codegen.program_size; the pack
 # stage checks again with the linked sizes) and the stack.
 LOW_MEMORY_BYTES = 0x400
 STACK_BYTES = 64 * 1024  # as n64.ld's default __dnn64_stack_size

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from dnn64build import TOOL_ROOT
+from dnn64build.toolchains.base import TOOL_HEADERS
 from dnn64build.toolchains.identity import portable_identity
 
 KEY_VERSION = 2  # 2: stage keys cover the files a stage's inputs name
@@ -40,7 +41,6 @@ def portable_path(path: str) -> str:
 def prepare() -> None:
     """Do once, before the worker forks, what every key would otherwise redo in its child:
     hash the tool's stage sources and look up the library versions."""
-    from dnn64build.graph.toolchain_actions import TOOL_HEADERS
     from dnn64build.stages.registry import STAGES
     from dnn64build.stages.sources import stage_sources
 

@@ -22,7 +22,7 @@ SOURCE_SUFFIXES = {".py", ".c", ".h", ".S", ".ld", ".yaml", ".json"}  # what a t
 
 def code_files(modules: Iterable[str], packages: Mapping[str, Path]) -> set[Path]:
     """``imported_files``, and the data files in the folders of those modules (such as
-    planner/kernel_sizes.json, which planner/program_size.py reads)."""
+    codegen/kernel_sizes.json, which codegen/program_size.py reads)."""
     files = imported_files(modules, packages)
     return files | {p for folder in {f.parent for f in files} for p in folder.iterdir()
                     if p.suffix in SOURCE_SUFFIXES - {".py"} and p.is_file()}

@@ -11,8 +11,8 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 
-from dnn64build.codegen.model import CodeShape, code_shape, shrunk_code_shapes
-from dnn64build.codegen.ops_int8 import quantize_stem_pairs
+from dnn64build.codegen.routing import quantize_stem_pairs
+from dnn64build.codegen.shape import CodeShape, code_shape, shrunk_code_shapes
 from dnn64build.codegen.staging import DEFAULT_STAGING_CAP
 from dnn64build.errors import UserError
 from dnn64build.ir import Graph, load_graph
@@ -37,7 +37,6 @@ from dnn64build.planner.fusion.ladder import Option, Settings
 from dnn64build.planner.fusion.search import Found, plan_to_fit
 from dnn64build.planner.graph_plan import plan_graph
 from dnn64build.planner.problem import align_up
-from dnn64build.planner.program_size import program_estimate
 from dnn64build.planner.report import render_ascii, render_svg
 from dnn64build.planner.resident import (
     DEFAULT_WEIGHT_MODE,
@@ -174,7 +173,7 @@ def _record_program(plan: dict, shape: CodeShape, config: dict) -> None:
     ``weights: resident`` (the fit search counts them), none yet otherwise
     (place_weights decides ``auto`` in the memory the final plan leaves)."""
     plan["program"] = {
-        "estimate_bytes": program_estimate(shape), "calls": shape.calls,
+        "estimate_bytes": shape.program_bytes, "calls": shape.calls,
         "staged_calls": shape.staged_calls, "decl_lines": shape.decl_lines,
         "functions": sorted(shape.functions),
     }
@@ -266,7 +265,7 @@ def grow_staging(graph: Graph, plan: dict, config: dict) -> int:
     if grown == base:
         record["why"] = "the minimum: a larger staging would not cut any RSP layer's tiles"
         return base
-    if needed_bytes(plan, program_bytes=program_estimate(shape), staging_bytes=grown) > \
+    if needed_bytes(plan, program_bytes=shape.program_bytes, staging_bytes=grown) > \
             config["memory"] - STAGING_RESERVE_BYTES:  # the grown code's own estimate
         record["why"] = "the minimum: the grown program would not leave the reserve"
         return base
@@ -289,7 +288,7 @@ def shrink_staging(graph: Graph, plan: dict, config: dict) -> tuple[dict, int]:
                                 kernels=config.get("kernels", "cpu"))
 
     def needs(shape: CodeShape) -> int:
-        return needed_bytes(plan, program_bytes=program_estimate(shape),
+        return needed_bytes(plan, program_bytes=shape.program_bytes,
                             staging_bytes=shape.staging_bytes)
 
     best = min(shapes, key=needs, default=None)

@@ -16,6 +16,10 @@ from dnn64build.errors import UserError
 
 KERNELS_DIR = DATA_ROOT / "kernels"  # the portable kernels (dnn64_kernels.h)
 PLATFORM_DIR = KERNELS_DIR / "platform"
+# The tool's headers: every compile may include them (part of each command's key).
+TOOL_HEADERS = tuple(
+    str(p) for p in sorted([*KERNELS_DIR.glob("*.h"), *PLATFORM_DIR.glob("*.h")])
+)
 # Platform-free parts of the platform layer, built for every toolchain.
 COMMON_SOURCES = (PLATFORM_DIR / "dnn64_format.c", PLATFORM_DIR / "dnn64_assets.c",
                   PLATFORM_DIR / "dnn64_cart.c")

@@ -20,7 +20,7 @@ import pytest
 from setuptools import find_packages
 
 from dnn64build import TOOL_ROOT
-from dnn64build.graph.runner import package_ninja
+from dnn64build.graph.ninja_package import package_ninja
 from tests.build.conftest import MODEL, ROOT_MANIFEST, Workspace, tiny_mlp
 
 # What building the wheel reads from the checkout (pyproject.toml maps the data directories

@@ -138,6 +138,21 @@ def test_editing_a_module_only_codegen_imports_reruns_codegen(ws_a: Workspace) -
     assert "Codegen" in ran and "Import" not in ran
 
 
+def test_editing_codegen_the_plan_stage_does_not_import_reruns_codegen_only(
+    ws_a: Workspace,
+) -> None:
+    """The plan stage asks codegen for the code's shape (codegen/shape.py) but not for the C
+    it writes (codegen/model.py): an edit there is no reason to plan again (issue 27)."""
+    ws_a.run("query", "//models:a")  # writes the graph
+    outputs = [v.partition("=")[2] for argv in _stage_commands(ws_a)
+               if argv[1] in ("plan", "codegen")
+               for f, v in zip(argv, argv[1:], strict=False) if f == "--out"]
+    assert {"Plan", "Codegen"} <= _ninja(ws_a, outputs)
+    with _touched(PACKAGE_DIR / "codegen" / "model.py"):
+        ran = _ninja(ws_a, outputs)
+    assert "Codegen" in ran and "Plan" not in ran
+
+
 def _step_key(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> str:
     (argv,) = [a for a in _stage_commands(ws) if a[1] == "step"]
     monkeypatch.chdir(ws.root / "dnn64-out")

@@ -12,7 +12,7 @@ import onnx
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
 
-from dnn64build.codegen import GeneratedModel, generate_model
+from dnn64build.codegen.model import GeneratedModel, generate_model
 from dnn64build.frontend import import_onnx
 from dnn64build.ir.graph import Graph
 from dnn64build.ir.verify import verify

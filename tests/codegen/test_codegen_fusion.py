@@ -15,7 +15,7 @@ from codegen_cases import TOLERANCE, model_graph, node, onnx_model, rand
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from dnn64build.codegen import generate_model
+from dnn64build.codegen.model import generate_model
 from dnn64build.errors import UserError
 from dnn64build.frontend import import_onnx
 from dnn64build.ir.reference import run as run_reference

@@ -15,7 +15,7 @@ import pytest
 from codegen_cases import TOLERANCE, dags, model_graph, rand, widest_dag_groups
 from hypothesis import HealthCheck, assume, given, settings
 
-from dnn64build.codegen import GeneratedModel, generate_model
+from dnn64build.codegen.model import GeneratedModel, generate_model
 from dnn64build.errors import UserError
 from dnn64build.ir.graph import Graph
 from dnn64build.planner.checker import check_plan

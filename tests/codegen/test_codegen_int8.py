@@ -12,7 +12,7 @@ import pytest
 from codegen_cases import node, onnx_model, rand
 from onnx import helper
 
-from dnn64build.codegen import generate_model
+from dnn64build.codegen.model import generate_model
 from dnn64build.frontend import import_onnx
 from dnn64build.passes import optimize
 from dnn64build.planner.dagplan import PlanParams

@@ -19,7 +19,8 @@ from codegen_cases import (
 )
 from onnx import helper
 
-from dnn64build.codegen import generate_main, generate_model
+from dnn64build.codegen.model import generate_model
+from dnn64build.codegen.program import generate_main
 from dnn64build.errors import UserError
 from tools.host_run import run_on_host
 from tools.zoo.compare import run_onnxruntime, scaled_error

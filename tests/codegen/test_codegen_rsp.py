@@ -13,8 +13,8 @@ from codegen_cases import onnx_model, rand
 from onnx import helper
 from test_codegen_int8 import _conv_block
 
-from dnn64build.codegen import generate_model
 from dnn64build.codegen.lowering import KERNEL_CHOICES
+from dnn64build.codegen.model import generate_model
 from dnn64build.frontend import import_onnx
 from dnn64build.passes import optimize
 from dnn64build.planner.dagplan import PlanParams

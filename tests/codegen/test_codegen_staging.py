@@ -8,8 +8,9 @@ import warnings
 import numpy as np
 from codegen_cases import Case, compile_case, errors_vs_onnxruntime, many_tiles_model
 
-from dnn64build.codegen import generate_main, generate_model
 from dnn64build.codegen.lowering import Call, Tiled
+from dnn64build.codegen.model import generate_model
+from dnn64build.codegen.program import generate_main
 from dnn64build.codegen.staging import DEFAULT_STAGING_CAP, Tile, half_bytes, tile_counts
 from dnn64build.planner.dagplan import PlanParams
 from dnn64build.planner.graph_plan import plan_graph

@@ -17,7 +17,7 @@ import pytest
 from codegen_cases import onnx_model, rand
 from onnx import helper
 
-from dnn64build.codegen import generate_model
+from dnn64build.codegen.model import generate_model
 from dnn64build.frontend import import_onnx
 from dnn64build.ir.graph import Graph
 from dnn64build.passes import optimize

@@ -13,7 +13,7 @@ import numpy as np
 import onnx
 import pytest
 
-from dnn64build.codegen import GeneratedModel, generate_model
+from dnn64build.codegen.model import GeneratedModel, generate_model
 from dnn64build.errors import UserError
 from dnn64build.frontend import import_onnx
 from dnn64build.ir.graph import Graph

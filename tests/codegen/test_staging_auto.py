@@ -6,6 +6,7 @@ smaller tiles compute the same outputs."""
 
 from __future__ import annotations
 
+import copy
 import warnings
 from pathlib import Path
 
@@ -15,8 +16,9 @@ import pytest
 from codegen_cases import onnx_model, rand
 from onnx import helper
 
-from dnn64build.codegen import generate_model
+from dnn64build.codegen import shape
 from dnn64build.codegen.lowering import Tiled
+from dnn64build.codegen.model import generate_model
 from dnn64build.codegen.staging import grown_half, tile_counts
 from dnn64build.frontend import import_onnx
 from dnn64build.ir.graph import Graph
@@ -100,6 +102,28 @@ def test_a_model_that_barely_fits_keeps_the_minimum(convs: Graph) -> None:
     assert plan["staging"]["bytes"] == roomy["minimum_bytes"]
     assert plan["staging"]["chosen"] == "minimum"
     assert _needs(plan) <= barely
+
+
+@pytest.mark.parametrize("chosen", ["grown", "shrunk"])
+def test_a_plan_is_lowered_once(convs: Graph, chosen: str,
+                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plan stage asks for the code shape of one plan at its minimum staging, then
+    grown or shrunk: the graph is lowered once for all (it was twice or more, issue 27),
+    and again for a plan whose offsets differ."""
+    memory = 8 * MIB if chosen == "grown" else \
+        plan_model(convs, _config(8 * MIB))["staging"]["minimum_needs_bytes"] - 1
+    graph = copy.copy(convs)  # a graph no other test has lowered
+    lowered: list[dict] = []
+    real = shape.lower_plan
+    monkeypatch.setattr(shape, "lower_plan", lambda *args: lowered.append(args[1]) or real(*args))
+    plan = plan_model(graph, _config(memory))
+    assert plan["staging"]["chosen"] == chosen and len(lowered) == 1
+    moved = copy.deepcopy(lowered[0])  # every buffer 16 bytes up
+    moved["arena_bytes"] += 16
+    for buffer in moved["buffers"]:
+        buffer["offset"] += 16
+    shape.code_shape(graph, moved, configured=None, where="//t:convs", kernels="rsp")
+    assert len(lowered) == 2
 
 
 def test_an_explicit_size_is_respected(convs: Graph) -> None:

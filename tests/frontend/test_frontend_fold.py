@@ -8,7 +8,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
-from dnn64build.codegen import generate_model
+from dnn64build.codegen.model import generate_model
 from dnn64build.frontend import import_onnx
 from dnn64build.passes import optimize
 from dnn64build.planner.dagplan import PlanParams

@@ -7,7 +7,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from dnn64build.codegen import generate_model
+from dnn64build.codegen.model import generate_model
 from dnn64build.errors import UserError
 from dnn64build.frontend import import_onnx
 from dnn64build.planner.dagplan import PlanParams

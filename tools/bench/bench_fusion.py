@@ -24,14 +24,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from dnn64build.codegen.fused_dag import TILE_BYTES  # noqa: E402
-from dnn64build.codegen.model import code_shape  # noqa: E402
+from dnn64build.codegen.shape import code_shape  # noqa: E402
 from dnn64build.errors import UserError  # noqa: E402
 from dnn64build.planner.checker import check_plan  # noqa: E402
 from dnn64build.planner.dagplan import PlanParams  # noqa: E402
 from dnn64build.planner.fit import LOW_MEMORY_BYTES, STACK_BYTES  # noqa: E402
 from dnn64build.planner.fusion.chains import GROUP_WEIGHT_CAP  # noqa: E402
 from dnn64build.planner.graph_plan import plan_graph  # noqa: E402
-from dnn64build.planner.program_size import program_estimate  # noqa: E402
 from dnn64build.stages.plan import plan_model, staging_estimate  # noqa: E402
 from tools.bench.bench_planner_zoo import int8, load  # noqa: E402
 from tools.zoo import NAMES  # noqa: E402
@@ -47,7 +46,7 @@ MEMORY = {"fp32": 4 * 1024 * 1024, "int8": 2 * 1024 * 1024}
 def program_guess(graph, label: str) -> int:
     """The program-size estimate of the graph unfused, in graph order."""
     plan = plan_graph(graph, PlanParams(algorithm="greedy_by_size", scheduler="graph"))
-    return program_estimate(code_shape(graph, plan, configured=None, where=label))
+    return code_shape(graph, plan, configured=None, where=label).program_bytes
 
 
 def rows(label: str, graph, memory: int) -> list[str]:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import onnx
 
-from dnn64build.codegen import generate_model
+from dnn64build.codegen.model import generate_model
 from dnn64build.frontend import import_onnx
 from dnn64build.passes import optimize
 from dnn64build.planner.graph_plan import plan_graph

@@ -6,7 +6,7 @@ inputs; mode ``int8rsp`` sets ``kernels: rsp``), runs the real CLI,
 ``dnn64build build //:<rom>``, and reads:
 
 - the estimate: ``program.estimate_bytes`` of the model's plan.json (what the plan stage
-  checked against the memory; dnn64build.planner.program_size) and the code shape
+  checked against the memory; dnn64build.codegen.program_size) and the code shape
   it came from (kernel calls, of them calls reading a weight tile, parameter lines);
 - the real program: the linked ELF's allocated sections (.text, .rodata, .data, .bss)
   without the static arena, as the pack stage's post-link check counts them;

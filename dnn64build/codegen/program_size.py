@@ -6,8 +6,8 @@ only the kernel objects the model's code calls and what those call in turn. So:
     estimate = PROGRAM_MARGIN * (platform + referenced kernel objects + fixed + model code)
 
 - platform and kernel objects: kernel_sizes.json, measured by tools/kernel_sizes.py with
-  the bare toolchain (tests/planner/test_program_size.py fails when it is stale);
-- model code, from the shape of the generated C (dnn64build.codegen.model.code_shape):
+  the bare toolchain (tests/codegen/test_program_size.py fails when it is stale);
+- model code, from the shape of the generated C (codegen/shape.py):
   bytes per kernel call, per call that reads a weight tile (the ROM read and wait around
   it) and per line of parameter structs, plus a fixed part, fitted on the zoo by
   tools/bench/bench_program_size.py --calibrate and rounded up;
@@ -23,10 +23,7 @@ import json
 from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from dnn64build.codegen.model import CodeShape
+from typing import Any
 
 KERNEL_SIZES_PATH = Path(__file__).with_name("kernel_sizes.json")
 # Fitted on the zoo (42.4 B/call, 27.5 B/staged call, 50.6 B/line, 1,936 B), rounded up.
@@ -57,11 +54,13 @@ def kernel_objects(functions: Iterable[str]) -> set[str]:
     return linked
 
 
-def program_estimate(shape: CodeShape) -> int:
-    """Bytes the linked bare program of a model of ``shape`` takes besides the arena
-    (code, data, other .bss)."""
+def program_estimate(functions: Iterable[str], calls: int, staged_calls: int,
+                     decl_lines: int) -> int:
+    """Bytes the linked bare program takes besides the arena (code, data, other .bss) when
+    the model's code names ``functions`` and holds ``calls`` kernel calls (``staged_calls``
+    of them reading a weight tile) and ``decl_lines`` lines of declarations
+    (CodeShape.program_bytes)."""
     table = kernel_table()
-    kernels = sum(table["kernels"][name]["bytes"] for name in kernel_objects(shape.functions))
-    model = (CALL_BYTES * shape.calls + STAGED_CALL_BYTES * shape.staged_calls
-             + DECL_LINE_BYTES * shape.decl_lines)
+    kernels = sum(table["kernels"][name]["bytes"] for name in kernel_objects(functions))
+    model = CALL_BYTES * calls + STAGED_CALL_BYTES * staged_calls + DECL_LINE_BYTES * decl_lines
     return int(PROGRAM_MARGIN * (table["platform_bytes"] + kernels + FIXED_BYTES + model))

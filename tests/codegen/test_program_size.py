@@ -1,4 +1,4 @@
-"""The plan stage's program-size estimate (dnn64build.planner.program_size): its kernel table
+"""The plan stage's program-size estimate (dnn64build.codegen.program_size): its kernel table
 holds what the bare toolchain builds now, and on real builds the estimate is at least the
 linked program (what the pack stage's post-link check reads from the ELF) and within a
 stated factor of it."""
@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
+from dnn64build.codegen.program_size import kernel_table
 from dnn64build.errors import UserError
-from dnn64build.planner.program_size import kernel_table
 from dnn64build.toolchains import BareToolchain
 from tests.tool_required import missing_tool
 
