@@ -34,7 +34,10 @@ tested against brute force):
   other branch would have to place it there too;
 - ``decomposition``: when no unplaced buffer spans the boundary between two
   sections, the two sides are independent sub-problems, solved one after the
-  other (a failure in the second no longer re-enumerates the first);
+  other (a failure in the second no longer re-enumerates the first), each
+  ranked by the preorder's keys anew with its busiest-section key (T) taken
+  from the bytes still unplaced (as MiniMalloc does: the sections that
+  remain crowded go first; on its set this is what finds E and H);
 - ``unplaced_floor``: the unplaced buffers of a section all go at or above the
   lowest of their floors: prune when they cannot fit above it;
 - ``stacked_twins``: two buffers with the same conflicts (each other aside),
@@ -245,11 +248,16 @@ class _Search:
         self.zobrist = [rng.getrandbits(128) | 1 for _ in range(n)]
         self.top_key = [rng.getrandbits(128) | 1 for _ in range(n)]
         self.where_key = [rng.getrandbits(128) | 1 for _ in range(4)]
+        # a decomposition's piece is keyed by the buffers it started with
+        # (they decide its ranking)
+        self.piece_keys = [rng.getrandbits(128) | 1 for _ in range(n)]
+        self.piece_key = 0
         self.memos: dict[tuple[str, int | None], set[int]] = {}
         self.memo: set[int] = set()
         self.window_verdicts: dict[tuple[int, int, int], bool] = {}  # emptied by each probe
-        self.rank = [0] * n
-        self.orders: dict[tuple[str, int | None], list[int]] = {}
+        self.rank = [0] * n  # the listing's rank (a piece's own, within a piece)
+        self.order_rank = [0] * n  # the preorder's rank (stacked twins compare it)
+        self.orders: dict[tuple[str, int | None], tuple[list[int], list[float]]] = {}
         self.use_preorder(PREORDERS[0])
         self.nodes = 0  # this search's own nodes (restart rounds count these)
         self.relaxed_nodes = 0  # the nodes of tight windows' relaxations
@@ -287,18 +295,19 @@ class _Search:
         ``shuffle`` (a seed), every buffer's keys are scaled by a random factor
         within 2**±0.5 first, so that near-ties fall differently. Each order
         is computed once (restart rounds come back to the plain ones)."""
-        order = self.orders.get((letters, shuffle))
-        if order is None:
+        cached = self.orders.get((letters, shuffle))
+        if cached is None:
             keys = [self.keys[c] for c in letters]
             scale = [1.0] * len(self.rank)
             if shuffle is not None:
                 rng = random.Random(shuffle)
                 scale = [2 ** rng.uniform(-0.5, 0.5) for _ in scale]
-            order = self.orders[letters, shuffle] = sorted(
-                range(len(self.rank)), key=lambda i: [-k[i] * scale[i] for k in keys] + [i])
-        self.order = order
+            cached = self.orders[letters, shuffle] = sorted(
+                range(len(self.rank)), key=lambda i: [-k[i] * scale[i] for k in keys] + [i]), scale
+        self.order, self.scale = cached
+        self.letters = letters
         for r, i in enumerate(self.order):
-            self.rank[i] = r
+            self.rank[i] = self.order_rank[i] = r
         self.twin = self._twins() if self.params.symmetric_buffers else [None] * len(self.rank)
 
     def _twins(self) -> list[int | None]:
@@ -448,11 +457,39 @@ class _Search:
             if self.offset[i] is None:
                 pieces[bisect.bisect_right(starts, self.first[i])].append(i)
         depth = len(self.history)
-        for piece in pieces:
-            if piece and not self._search(piece, *self._span(piece), capacity, 0, -1):
-                self.rollback(depth)
-                return False
-        return True
+        outer, ranks = self.piece_key, [self.rank[i] for i in part]
+        try:
+            for piece in pieces:
+                if not piece:
+                    continue
+                self._rank_piece(piece)
+                if not self._search(piece, *self._span(piece), capacity, 0, -1):
+                    self.rollback(depth)
+                    return False
+            return True
+        finally:  # the enclosing search goes on with its own ranks
+            self.piece_key = outer
+            for i, r in zip(part, ranks, strict=True):
+                self.rank[i] = r
+
+    def _rank_piece(self, piece: list[int]) -> None:
+        """Rank a piece's buffers (all unplaced) by the preorder's letters, T now
+        the most bytes still unplaced in any of a buffer's sections (the
+        preorder's shuffle scaling them alike), ties by the preorder. A piece
+        keeps its ranks while it is searched (the canonical listing needs them
+        fixed); only its buffers' are read meanwhile, and a piece's subtree
+        depends on the buffers it started with, which key its nodes' states."""
+        remaining, first, last, scale = self.remaining, self.first, self.last, self.scale
+        keys = [self.keys[c] if c != "T" else None for c in self.letters]
+
+        def key(i: int) -> list[float | int]:
+            busiest = max(remaining[first[i]:last[i]])
+            return [-(busiest if k is None else k[i]) * scale[i] for k in keys] + [
+                self.order_rank[i]]
+
+        for r, i in enumerate(sorted(piece, key=key)):
+            self.rank[i] = r
+        self.piece_key = sum(map(self.piece_keys.__getitem__, piece))
 
     def _span(self, piece: list[int]) -> tuple[int, int]:
         """The range of sections the buffers of ``piece`` live in."""
@@ -479,6 +516,7 @@ class _Search:
         canonical listing after (``last_at``, ``last_rank``)."""
         params = self.params
         offset, floor, footprint, rank = self.offset, self.floor, self.footprint, self.rank
+        order_rank = self.order_rank
         todo = [i for i in part if offset[i] is None]
         if not todo:
             return True
@@ -525,7 +563,7 @@ class _Search:
                 continue
             if stacked:
                 below = twin_tops[twin_class[i]].get(at)
-                if below is not None and rank[below] > rank[i]:
+                if below is not None and order_rank[below] > order_rank[i]:
                     continue
             children.append((at, rank[i], i))
         children.sort()
@@ -606,7 +644,7 @@ class _Search:
         keys search identical subtrees."""
         top_key, where = self.top_key, self.where_key
         key = (self.state_key + where[0] * lo + where[1] * hi + where[2] * last_at
-               + where[3] * (last_rank + 1))
+               + where[3] * (last_rank + 1) + self.piece_key)
         if self.params.stacked_twins:
             placed = self.stacked_placed
             for top, j in placed[bisect.bisect_left(placed, (last_at, -1)):]:
@@ -671,7 +709,7 @@ class _CompiledSearch(_Search):
         bufs = problem.buffers
         column = ctypes.c_int64 * len(bufs)
         # The random keys in the order the Python search draws them.
-        keys = [*self.zobrist, *self.top_key, *self.where_key]
+        keys = [*self.zobrist, *self.top_key, *self.where_key, *self.piece_keys]
         self._keys = ctypes.create_string_buffer(
             b"".join(k.to_bytes(16, "little") for k in keys), 16 * len(keys))
         seconds = -1.0 if deadline is None else max(deadline - time.perf_counter(), 0.0)
@@ -703,7 +741,9 @@ class _CompiledSearch(_Search):
     def solve(self, part: list[int], capacity: int) -> bool:
         """One round: ``part`` is the whole preorder."""
         lib, core = self.lib, self._core
-        if (lib.exact_set_order(core, (ctypes.c_int * len(part))(*part))
+        if (lib.exact_set_order(core, (ctypes.c_int * len(part))(*part),
+                                (ctypes.c_double * len(part))(*self.scale),
+                                self.letters.encode())
                 or lib.exact_use_memo(core, self._memo_id)):
             raise MemoryError("the exact search's compiled core")
         lib.exact_reset(core)
