@@ -148,6 +148,9 @@ class ExactParams:
     work_budget: int = WORK_BUDGET
     node_budget: int | None = None  # an extra cap on nodes, if set
     deadline_s: float | None = None  # opt-in: seconds from the start of the search
+    # With a capacity: stop at the first plan within it (the decision problem,
+    # as MiniMalloc poses it) instead of minimising the arena under it.
+    first_fit: bool = False
 
 
 class ExactOutcome(enum.Enum):
@@ -155,6 +158,7 @@ class ExactOutcome(enum.Enum):
     BUDGET_EXHAUSTED = "budget_exhausted"
     DEADLINE_EXCEEDED = "deadline_exceeded"
     INFEASIBLE = "infeasible"
+    FITS = "fits"  # first_fit: a plan within the capacity, not minimised
 
 
 @dataclass(frozen=True)
@@ -835,8 +839,10 @@ def solve_exact(
     # proves optimality), then bisect between the bound and the best plan.
     probe = top if capacity is not None and best is None else lower
     bound_probed = probe == lower
+    # first_fit: a plan within the capacity ends the search (the incumbent's too)
+    searching = not (params.first_fit and capacity is not None and best is not None)
     with _deep_recursion(len(sized)):
-        while lower <= top:
+        while searching and lower <= top:
             try:
                 found = search.probe(probe)
             except _Stop as stop:
@@ -846,6 +852,8 @@ def solve_exact(
                 offsets = {b.id: search.offset[k] for k, b in enumerate(sized.buffers)}
                 best = offsets | empty
                 top = arena_bytes(problem, best) - unit
+                if params.first_fit and capacity is not None:
+                    break
             else:
                 lower = probe + unit
             if bound_probed:
@@ -854,5 +862,7 @@ def solve_exact(
                 probe, bound_probed = lower, True
     if best is None and outcome is ExactOutcome.OPTIMAL:
         outcome = ExactOutcome.INFEASIBLE
+    elif best is not None and outcome is ExactOutcome.OPTIMAL and lower <= top:
+        outcome = ExactOutcome.FITS  # first_fit stopped before the bound was reached
     arena = arena_bytes(problem, best) if best is not None else None
     return ExactResult(outcome, best, arena, search.nodes + search.relaxed_nodes, lower)

@@ -10,6 +10,7 @@ independent checker. Prints a markdown table and a summary.
     python tools/bench/bench_exact_hard.py [--sizes 100 300 500] [--seeds 2] [--timeout 60]
         [--families random models] [--drops 0.3 0.5] [--csv NAME.CAPACITY.csv ...]
         [--without SWITCH ...] [--work-budget UNITS] [--python]
+        [--minimalloc DIR] [--first-fit] [--minimalloc-solver BIN]
 
 ``--csv`` adds problem files named ``<name>.<capacity>.csv`` (the naming of
 tools/hard_problems.py and of MiniMalloc's benchmarks/challenging set), solved
@@ -19,6 +20,12 @@ not known: the heuristics' column is then relative to the capacity.
 ``--work-budget`` bounds the search's work (default: unlimited; auto's default
 is ``exact.WORK_BUDGET``), to see how long a budget takes to run out.
 ``--python`` runs the Python search instead of the compiled core (native_core.py).
+``--minimalloc DIR`` (default ``$MINIMALLOC_DIR``) adds the challenging set of a
+google/minimalloc checkout (DIR/benchmarks/challenging/*.1048576.csv, not part of this
+repository); ``--first-fit`` stops each search at its first plan within the capacity
+(the decision problem those benchmarks pose; on the planted family, whose capacity is
+the bound, it changes nothing); ``--minimalloc-solver BIN`` also times MiniMalloc's own
+solver (a build of that checkout's ``minimalloc`` binary) on each CSV problem.
 """
 
 from __future__ import annotations
@@ -26,7 +33,9 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -69,6 +78,17 @@ def valid(problem: Problem, offsets: dict[str, int]) -> bool:
     return check_intervals(rows) is None
 
 
+def minimalloc_seconds(solver: Path, csv: Path, capacity: int, timeout: float) -> str:
+    """MiniMalloc's solver on one problem: its wall time, or how it failed."""
+    with tempfile.TemporaryDirectory() as tmp:
+        start = time.perf_counter()
+        proc = subprocess.run([str(solver), f"--capacity={capacity}", f"--input={csv}",
+                               f"--output={tmp}/out.csv", f"--timeout={timeout:g}s"],
+                              capture_output=True, text=True)
+        seconds = time.perf_counter() - start
+    return f"{seconds:.2f}" if proc.returncode == 0 else f"failed ({seconds:.0f} s)"
+
+
 def row(planted: Planted, timeout: float, params: ExactParams) -> tuple[str, float, str]:
     problem, optimum = planted.problem, planted.optimum
     start = time.perf_counter()
@@ -78,7 +98,7 @@ def row(planted: Planted, timeout: float, params: ExactParams) -> tuple[str, flo
     outcome = result.outcome
     if result.offsets is not None and not valid(problem, result.offsets):
         outcome += " INVALID"
-    elif result.offsets is not None and outcome != "optimal":
+    elif result.offsets is not None and outcome not in ("optimal", "fits"):
         outcome += " (a plan fits)"
     cells = [planted.name, str(len(problem)), str(optimum), f"{seconds:.2f}", str(nodes),
              f"{nodes / max(seconds, 1e-6):,.0f}", outcome]
@@ -108,15 +128,25 @@ def main() -> None:
                         help="the exact search's work budget in units (default: unlimited)")
     parser.add_argument("--python", action="store_true",
                         help="run the Python search, not the compiled core")
+    parser.add_argument("--minimalloc", type=Path, default=os.environ.get("MINIMALLOC_DIR"),
+                        help="a google/minimalloc checkout: add its challenging set")
+    parser.add_argument("--first-fit", action="store_true",
+                        help="stop at the first plan within the capacity (decision problem)")
+    parser.add_argument("--minimalloc-solver", type=Path,
+                        help="MiniMalloc's solver binary, timed on each CSV problem")
     args = parser.parse_args()
     if args.python:
         os.environ[ENGINE_ENV] = "python"
-    params = ExactParams(work_budget=args.work_budget,
+    if args.minimalloc:
+        args.csv += sorted((args.minimalloc / "benchmarks" / "challenging").glob("*.1048576.csv"))
+    params = ExactParams(work_budget=args.work_budget, first_fit=args.first_fit,
                          **{switch: False for switch in args.without})
     traces = model_traces() if "models" in args.families else []
     header = ["instance", "buffers", "optimum (capacity) bytes", "exact s", "nodes", "nodes/s",
               "outcome",
               *(f"{h} over optimum" for h in HEURISTICS)]
+    if args.minimalloc_solver:
+        header.append("MiniMalloc s")
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     times, outcomes = [], []
@@ -131,7 +161,7 @@ def main() -> None:
             for seed in range(args.seeds):
                 planted = make(seed, size)
                 line, seconds, outcome = row(planted, args.timeout, params)
-                print(line, flush=True)
+                print(line + (" - |" if args.minimalloc_solver else ""), flush=True)
                 times.append(seconds)
                 outcomes.append(outcome)
     for path in args.csv:
@@ -139,10 +169,14 @@ def main() -> None:
         problem = read_problem_csv(path)
         line, seconds, outcome = row(Planted(name, problem, {}, int(capacity)), args.timeout,
                                      params)
+        if args.minimalloc_solver:
+            theirs = minimalloc_seconds(args.minimalloc_solver, path, int(capacity),
+                                        args.timeout)
+            line += f" {theirs} |"
         print(line, flush=True)
         times.append(seconds)
         outcomes.append(outcome)
-    proven = sum(o in ("optimal", "infeasible") for o in outcomes)
+    proven = sum(o in ("optimal", "infeasible", "fits") for o in outcomes)
     print(f"\n{proven}/{len(outcomes)} proven; median {statistics.median(times):.2f} s, "
           f"max {max(times):.2f} s (exact, {args.timeout:.0f} s limit each)")
 
