@@ -98,7 +98,8 @@ def _cmd_plan_buffers(args: argparse.Namespace) -> int:
     from dnn64build.commands.plan import plan_buffers_command
 
     return plan_buffers_command(args.problem, args.algorithm, args.capacity, args.output,
-                                budget=args.budget, timeout=args.timeout)
+                                budget=args.budget, timeout=args.timeout,
+                                first_fit=args.first_fit)
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -165,6 +166,9 @@ def parser() -> argparse.ArgumentParser:
                     "default 6000000, under a second); the result depends only on it")
     pb.add_argument("--timeout", type=float, default=60.0, help="seconds before the exact "
                     "search stops with the best plan found (default 60)")
+    pb.add_argument("--first-fit", action="store_true", help="with --capacity: stop the "
+                    "exact search at the first plan that fits instead of minimising the arena "
+                    "(the decision problem, as MiniMalloc's benchmarks pose it)")
     pb.set_defaults(func=_cmd_plan_buffers)
 
     for name, helptext, func in (

@@ -28,7 +28,7 @@ def plan_command(target: str, *, as_json: bool) -> int:
 
 def plan_buffers_command(
     problem: Path, algorithm: str, capacity: int | None, output: Path | None, *,
-    budget: int | None = None, timeout: float | None = None,
+    budget: int | None = None, timeout: float | None = None, first_fit: bool = False,
 ) -> int:
     from dnn64build.planner.csvio import plan_buffers_csv
 
@@ -38,9 +38,12 @@ def plan_buffers_command(
         raise UserError(f"--budget {budget} must be positive")
     if timeout is not None and timeout <= 0:
         raise UserError(f"--timeout {timeout} must be positive")
+    if first_fit and (capacity is None or algorithm not in ("exact", "auto")):
+        raise UserError("--first-fit needs --capacity and --algorithm exact or auto",
+                        hint="it stops the exact search at the first plan within the capacity")
     out = output or problem.with_suffix(".out.csv")
     result = plan_buffers_csv(problem, out, algorithm, capacity, work_budget=budget,
-                              deadline_s=timeout)
+                              deadline_s=timeout, first_fit=first_fit)
     print(result.summary())
     print(f"wrote {out}")
     print(result.search_report(), file=sys.stderr)

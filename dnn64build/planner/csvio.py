@@ -9,7 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from dnn64build.atomic_write import write_text_if_changed
@@ -38,6 +38,7 @@ class CsvPlanResult:
             "optimal": "proven optimal",
             "budget_exhausted": "stopped short of a proof: work budget spent (raise --budget)",
             "deadline_exceeded": "stopped short of a proof: --timeout reached",
+            "fits": "within --capacity; --first-fit: not minimised",
         }.get(self.outcome, self.outcome)
         return (f"{self.algorithm}: {nodes} search nodes, lower bound {self.lower_bound_bytes} "
                 f"bytes, arena {self.arena_bytes} bytes, {self.outcome} ({note}), "
@@ -123,12 +124,14 @@ def plan_buffers_csv(
     *,
     work_budget: int | None = None,
     deadline_s: float | None = None,
+    first_fit: bool = False,
 ) -> CsvPlanResult:
     """Plan a problem CSV and (if ``out_path``) write it with offsets, atomically.
 
     The exact search (``exact``, ``auto``) stops at its work budget
     (``work_budget`` units, default ``WORK_BUDGET``), so the output depends only
     on the input; ``deadline_s`` (opt-in) also stops it after that many seconds.
+    ``first_fit`` (with a capacity): stop at the first plan within it.
 
     Raises UserError for a bad file, an unknown algorithm, or a capacity that
     the chosen algorithm cannot meet (nothing is written then).
@@ -155,7 +158,9 @@ def plan_buffers_csv(
             where=str(in_path),
             hint=f"raise the capacity to at least {peak.bytes}",
         )
-    params = ExactParams() if work_budget is None else ExactParams(work_budget=work_budget)
+    params = ExactParams(first_fit=first_fit)
+    if work_budget is not None:
+        params = replace(params, work_budget=work_budget)
     allocation = allocate(problem, algorithm, capacity=capacity, exact_params=params,
                           deadline_s=deadline_s)
     if allocation.offsets is None:

@@ -34,7 +34,10 @@ tested against brute force):
   other branch would have to place it there too;
 - ``decomposition``: when no unplaced buffer spans the boundary between two
   sections, the two sides are independent sub-problems, solved one after the
-  other (a failure in the second no longer re-enumerates the first);
+  other (a failure in the second no longer re-enumerates the first), each
+  ranked by the preorder's keys anew with its busiest-section key (T) taken
+  from the bytes still unplaced (as MiniMalloc does: the sections that
+  remain crowded go first; on its set this is what finds E and H);
 - ``unplaced_floor``: the unplaced buffers of a section all go at or above the
   lowest of their floors: prune when they cannot fit above it;
 - ``stacked_twins``: two buffers with the same conflicts (each other aside),
@@ -145,6 +148,9 @@ class ExactParams:
     work_budget: int = WORK_BUDGET
     node_budget: int | None = None  # an extra cap on nodes, if set
     deadline_s: float | None = None  # opt-in: seconds from the start of the search
+    # With a capacity: stop at the first plan within it (the decision problem,
+    # as MiniMalloc poses it) instead of minimising the arena under it.
+    first_fit: bool = False
 
 
 class ExactOutcome(enum.Enum):
@@ -152,6 +158,7 @@ class ExactOutcome(enum.Enum):
     BUDGET_EXHAUSTED = "budget_exhausted"
     DEADLINE_EXCEEDED = "deadline_exceeded"
     INFEASIBLE = "infeasible"
+    FITS = "fits"  # first_fit: a plan within the capacity, not minimised
 
 
 @dataclass(frozen=True)
@@ -245,11 +252,16 @@ class _Search:
         self.zobrist = [rng.getrandbits(128) | 1 for _ in range(n)]
         self.top_key = [rng.getrandbits(128) | 1 for _ in range(n)]
         self.where_key = [rng.getrandbits(128) | 1 for _ in range(4)]
+        # a decomposition's piece is keyed by the buffers it started with
+        # (they decide its ranking)
+        self.piece_keys = [rng.getrandbits(128) | 1 for _ in range(n)]
+        self.piece_key = 0
         self.memos: dict[tuple[str, int | None], set[int]] = {}
         self.memo: set[int] = set()
         self.window_verdicts: dict[tuple[int, int, int], bool] = {}  # emptied by each probe
-        self.rank = [0] * n
-        self.orders: dict[tuple[str, int | None], list[int]] = {}
+        self.rank = [0] * n  # the listing's rank (a piece's own, within a piece)
+        self.order_rank = [0] * n  # the preorder's rank (stacked twins compare it)
+        self.orders: dict[tuple[str, int | None], tuple[list[int], list[float]]] = {}
         self.use_preorder(PREORDERS[0])
         self.nodes = 0  # this search's own nodes (restart rounds count these)
         self.relaxed_nodes = 0  # the nodes of tight windows' relaxations
@@ -287,18 +299,19 @@ class _Search:
         ``shuffle`` (a seed), every buffer's keys are scaled by a random factor
         within 2**±0.5 first, so that near-ties fall differently. Each order
         is computed once (restart rounds come back to the plain ones)."""
-        order = self.orders.get((letters, shuffle))
-        if order is None:
+        cached = self.orders.get((letters, shuffle))
+        if cached is None:
             keys = [self.keys[c] for c in letters]
             scale = [1.0] * len(self.rank)
             if shuffle is not None:
                 rng = random.Random(shuffle)
                 scale = [2 ** rng.uniform(-0.5, 0.5) for _ in scale]
-            order = self.orders[letters, shuffle] = sorted(
-                range(len(self.rank)), key=lambda i: [-k[i] * scale[i] for k in keys] + [i])
-        self.order = order
+            cached = self.orders[letters, shuffle] = sorted(
+                range(len(self.rank)), key=lambda i: [-k[i] * scale[i] for k in keys] + [i]), scale
+        self.order, self.scale = cached
+        self.letters = letters
         for r, i in enumerate(self.order):
-            self.rank[i] = r
+            self.rank[i] = self.order_rank[i] = r
         self.twin = self._twins() if self.params.symmetric_buffers else [None] * len(self.rank)
 
     def _twins(self) -> list[int | None]:
@@ -448,11 +461,39 @@ class _Search:
             if self.offset[i] is None:
                 pieces[bisect.bisect_right(starts, self.first[i])].append(i)
         depth = len(self.history)
-        for piece in pieces:
-            if piece and not self._search(piece, *self._span(piece), capacity, 0, -1):
-                self.rollback(depth)
-                return False
-        return True
+        outer, ranks = self.piece_key, [self.rank[i] for i in part]
+        try:
+            for piece in pieces:
+                if not piece:
+                    continue
+                self._rank_piece(piece)
+                if not self._search(piece, *self._span(piece), capacity, 0, -1):
+                    self.rollback(depth)
+                    return False
+            return True
+        finally:  # the enclosing search goes on with its own ranks
+            self.piece_key = outer
+            for i, r in zip(part, ranks, strict=True):
+                self.rank[i] = r
+
+    def _rank_piece(self, piece: list[int]) -> None:
+        """Rank a piece's buffers (all unplaced) by the preorder's letters, T now
+        the most bytes still unplaced in any of a buffer's sections (the
+        preorder's shuffle scaling them alike), ties by the preorder. A piece
+        keeps its ranks while it is searched (the canonical listing needs them
+        fixed); only its buffers' are read meanwhile, and a piece's subtree
+        depends on the buffers it started with, which key its nodes' states."""
+        remaining, first, last, scale = self.remaining, self.first, self.last, self.scale
+        keys = [self.keys[c] if c != "T" else None for c in self.letters]
+
+        def key(i: int) -> list[float | int]:
+            busiest = max(remaining[first[i]:last[i]])
+            return [-(busiest if k is None else k[i]) * scale[i] for k in keys] + [
+                self.order_rank[i]]
+
+        for r, i in enumerate(sorted(piece, key=key)):
+            self.rank[i] = r
+        self.piece_key = sum(map(self.piece_keys.__getitem__, piece))
 
     def _span(self, piece: list[int]) -> tuple[int, int]:
         """The range of sections the buffers of ``piece`` live in."""
@@ -479,6 +520,7 @@ class _Search:
         canonical listing after (``last_at``, ``last_rank``)."""
         params = self.params
         offset, floor, footprint, rank = self.offset, self.floor, self.footprint, self.rank
+        order_rank = self.order_rank
         todo = [i for i in part if offset[i] is None]
         if not todo:
             return True
@@ -525,7 +567,7 @@ class _Search:
                 continue
             if stacked:
                 below = twin_tops[twin_class[i]].get(at)
-                if below is not None and rank[below] > rank[i]:
+                if below is not None and order_rank[below] > order_rank[i]:
                     continue
             children.append((at, rank[i], i))
         children.sort()
@@ -606,7 +648,7 @@ class _Search:
         keys search identical subtrees."""
         top_key, where = self.top_key, self.where_key
         key = (self.state_key + where[0] * lo + where[1] * hi + where[2] * last_at
-               + where[3] * (last_rank + 1))
+               + where[3] * (last_rank + 1) + self.piece_key)
         if self.params.stacked_twins:
             placed = self.stacked_placed
             for top, j in placed[bisect.bisect_left(placed, (last_at, -1)):]:
@@ -671,7 +713,7 @@ class _CompiledSearch(_Search):
         bufs = problem.buffers
         column = ctypes.c_int64 * len(bufs)
         # The random keys in the order the Python search draws them.
-        keys = [*self.zobrist, *self.top_key, *self.where_key]
+        keys = [*self.zobrist, *self.top_key, *self.where_key, *self.piece_keys]
         self._keys = ctypes.create_string_buffer(
             b"".join(k.to_bytes(16, "little") for k in keys), 16 * len(keys))
         seconds = -1.0 if deadline is None else max(deadline - time.perf_counter(), 0.0)
@@ -703,7 +745,9 @@ class _CompiledSearch(_Search):
     def solve(self, part: list[int], capacity: int) -> bool:
         """One round: ``part`` is the whole preorder."""
         lib, core = self.lib, self._core
-        if (lib.exact_set_order(core, (ctypes.c_int * len(part))(*part))
+        if (lib.exact_set_order(core, (ctypes.c_int * len(part))(*part),
+                                (ctypes.c_double * len(part))(*self.scale),
+                                self.letters.encode())
                 or lib.exact_use_memo(core, self._memo_id)):
             raise MemoryError("the exact search's compiled core")
         lib.exact_reset(core)
@@ -795,8 +839,10 @@ def solve_exact(
     # proves optimality), then bisect between the bound and the best plan.
     probe = top if capacity is not None and best is None else lower
     bound_probed = probe == lower
+    # first_fit: a plan within the capacity ends the search (the incumbent's too)
+    searching = not (params.first_fit and capacity is not None and best is not None)
     with _deep_recursion(len(sized)):
-        while lower <= top:
+        while searching and lower <= top:
             try:
                 found = search.probe(probe)
             except _Stop as stop:
@@ -806,6 +852,8 @@ def solve_exact(
                 offsets = {b.id: search.offset[k] for k, b in enumerate(sized.buffers)}
                 best = offsets | empty
                 top = arena_bytes(problem, best) - unit
+                if params.first_fit and capacity is not None:
+                    break
             else:
                 lower = probe + unit
             if bound_probed:
@@ -814,5 +862,7 @@ def solve_exact(
                 probe, bound_probed = lower, True
     if best is None and outcome is ExactOutcome.OPTIMAL:
         outcome = ExactOutcome.INFEASIBLE
+    elif best is not None and outcome is ExactOutcome.OPTIMAL and lower <= top:
+        outcome = ExactOutcome.FITS  # first_fit stopped before the bound was reached
     arena = arena_bytes(problem, best) if best is not None else None
     return ExactResult(outcome, best, arena, search.nodes + search.relaxed_nodes, lower)

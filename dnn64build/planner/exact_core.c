@@ -96,8 +96,13 @@ struct Search {
     i64 *total;
     int *twin_class, *class_at, *class_memb; /* the members of each class */
     char *stacked;
-    const u128 *zobrist, *top_key, *where;
-    int *order, *rank, *twin;  /* twin: -1 for none */
+    const u128 *zobrist, *top_key, *where, *piece_keys;
+    int *order, *rank, *twin;  /* twin: -1 for none; rank: the listing's (a piece's own) */
+    int *order_rank;           /* the preorder's rank (stacked twins compare it) */
+    char letters[4];           /* the preorder's keys (exact._Search.letters) */
+    double *scale;             /* and its shuffle's factors */
+    i64 *width, *area;         /* the W and A keys */
+    u128 piece_key;            /* the piece being searched (exact._Search.piece_key) */
     /* state */
     i64 *offset, *floor, *tops, *remaining; /* offset -1: unplaced */
     int *unplaced_count, *cuts;
@@ -189,7 +194,7 @@ static void search_free(Search *s);
 
 /* The search over buffers [lower, upper) x footprint, placed at or above
    start_floor; rand holds 3 n + 4 random keys (exact._Search's zobrist,
-   top_key and where_key draw them in this order). */
+   top_key, where_key and piece_keys draw them in this order). */
 static Search *search_new(int n, const i64 *lower, const i64 *upper, const i64 *footprint,
                           const i64 *alignment, const i64 *start_floor, const u128 *rand,
                           const char *sw, i64 max_units, i64 max_nodes, double deadline) {
@@ -204,6 +209,7 @@ static Search *search_new(int n, const i64 *lower, const i64 *upper, const i64 *
     s->zobrist = rand;
     s->top_key = rand + n;
     s->where = rand + 2 * n;
+    s->piece_keys = rand + 2 * n + 4;
     s->footprint = alloc(n, sizeof(i64), &failed);
     s->alignment = alloc(n, sizeof(i64), &failed);
     s->start_floor = alloc(n, sizeof(i64), &failed);
@@ -307,6 +313,10 @@ static Search *search_new(int n, const i64 *lower, const i64 *upper, const i64 *
     s->order = alloc(n, sizeof(int), &failed);
     s->rank = alloc(n, sizeof(int), &failed);
     s->twin = alloc(n, sizeof(int), &failed);
+    s->order_rank = alloc(n, sizeof(int), &failed);
+    s->scale = alloc(n, sizeof(double), &failed);
+    s->width = alloc(n, sizeof(i64), &failed);
+    s->area = alloc(n, sizeof(i64), &failed);
     s->offset = alloc(n, sizeof(i64), &failed);
     s->floor = alloc(n, sizeof(i64), &failed);
     s->tops = alloc(n, sizeof(i64), &failed);
@@ -323,6 +333,10 @@ static Search *search_new(int n, const i64 *lower, const i64 *upper, const i64 *
     s->scratch_floor = alloc(2 * (size_t)n, sizeof(i64), &failed);
     s->scratch_size = alloc(2 * (size_t)n, sizeof(i64), &failed);
     if (failed) { search_free(s); return NULL; }
+    for (int i = 0; i < n; i++) {
+        s->width[i] = upper[i] - lower[i];
+        s->area[i] = s->width[i] * footprint[i];
+    }
     s->counters[C_WINDOWS] = 1;
     s->counters[C_ROUND_END] = INT64_MAX;
     s->next_clock = 1;
@@ -334,7 +348,7 @@ static void search_free(Search *s) {
     void *arrays[] = {s->footprint, s->alignment, s->start_floor, s->lower, s->upper, s->first,
                       s->last, s->conf_at, s->conf, s->memb_at, s->memb, s->mpos_at, s->mpos, s->total,
                       s->twin_class, s->class_at, s->class_memb, s->stacked, s->order, s->rank,
-                      s->twin, s->offset, s->floor, s->tops, s->remaining, s->unplaced_count,
+                      s->twin, s->order_rank, s->scale, s->width, s->area, s->offset, s->floor, s->tops, s->remaining, s->unplaced_count,
                       s->cuts, s->hist_i, s->hist_raised_at, s->hist_key, s->raised, s->olds,
                       s->stacked_top, s->stacked_i, s->scratch_floor, s->scratch_size,
                       s->verdicts};
@@ -362,6 +376,7 @@ static void reset(Search *s) {
     for (int i = 0; i < n; i++)
         for (int k = s->first[i]; k < s->last[i] - 1; k++) s->cuts[k]++;
     s->depth = 0;
+    s->piece_key = 0;
     s->raised_top = 0;
     s->hist_raised_at[0] = 0;
     s->stacked_count = 0;
@@ -377,15 +392,18 @@ static int twin_cmp(const void *pa, const void *pb) {
     return s->rank[a] - s->rank[b];
 }
 
-/* The rank from the order and, with symmetric_buffers, each buffer's identical
-   buffer just before it in rank (exact._Search._twins). */
-static int set_order(Search *s, const int *order) {
+/* The rank from the order (of the preorder ``letters``, shuffled by ``scale``)
+   and, with symmetric_buffers, each buffer's identical buffer just before it
+   in rank (exact._Search.use_preorder, _twins). */
+static int set_order(Search *s, const int *order, const double *scale, const char *letters) {
     int n = s->n;
     for (int r = 0; r < n; r++) {
         s->order[r] = order[r];
-        s->rank[order[r]] = r;
+        s->rank[order[r]] = s->order_rank[order[r]] = r;
         s->twin[r] = -1;
+        s->scale[r] = scale ? scale[r] : 1.0;
     }
+    strncpy(s->letters, letters, sizeof s->letters - 1);
     if (!s->sw[SYMMETRIC]) return 0;
     int *byk = malloc((size_t)n * sizeof *byk);
     if (!byk) return -1;
@@ -430,7 +448,7 @@ static int use_twa(Search *s) {
     }
     twa_keys = keys;
     qsort(order, (size_t)n, sizeof *order, twa_cmp);
-    int rc = set_order(s, order);
+    int rc = set_order(s, order, NULL, "TWA");
     free(keys);
     free(order);
     return rc;
@@ -543,7 +561,7 @@ static int tick(Search *s, i64 units) {
 static u128 state(const Search *s, int lo, int hi, i64 last_at, int last_rank) {
     const u128 *w = s->where;
     u128 key = s->state_key + w[0] * (u128)lo + w[1] * (u128)hi + w[2] * (u128)last_at
-               + w[3] * (u128)(i64)(last_rank + 1);
+               + w[3] * (u128)(i64)(last_rank + 1) + s->piece_key;
     if (s->sw[STACKED_TWINS]) {
         int q = 0;
         while (q < s->stacked_count && s->stacked_top[q] < last_at) q++;
@@ -789,6 +807,45 @@ static void span(const Search *s, const int *piece, int count, int *lo, int *hi)
     }
 }
 
+/* exact._Search._rank_piece: its buffers' sort keys (the preorder's letters,
+   T from the bytes still unplaced, each times the buffer's scale; then the
+   preorder's rank) */
+static const Search *piece_search;
+static const double *piece_keys_of; /* 3 per buffer */
+
+static int piece_cmp(const void *pa, const void *pb) {
+    int a = *(const int *)pa, b = *(const int *)pb;
+    const double *ka = piece_keys_of + 3 * a, *kb = piece_keys_of + 3 * b;
+    for (int k = 0; k < 3; k++)
+        if (ka[k] != kb[k]) return ka[k] > kb[k] ? -1 : 1;
+    return piece_search->order_rank[a] - piece_search->order_rank[b];
+}
+
+static int rank_piece(Search *s, int *piece, int m, double *keys) {
+    int nletters = (int)strlen(s->letters);
+    for (int q = 0; q < m; q++) {
+        int i = piece[q];
+        i64 busiest = INT64_MIN;
+        for (int k = s->first[i]; k < s->last[i]; k++)
+            busiest = s->remaining[k] > busiest ? s->remaining[k] : busiest;
+        for (int c = 0; c < 3; c++) {
+            char l = c < nletters ? s->letters[c] : 0;
+            i64 v = l == 'T' ? busiest : l == 'W' ? s->width[i] : l == 'A' ? s->area[i] : 0;
+            keys[3 * i + c] = (double)v * s->scale[i];
+        }
+    }
+    piece_search = s;
+    piece_keys_of = keys;
+    qsort(piece, (size_t)m, sizeof *piece, piece_cmp);
+    u128 key = 0;
+    for (int q = 0; q < m; q++) {
+        s->rank[piece[q]] = q;
+        key += s->piece_keys[piece[q]];
+    }
+    s->piece_key = key;
+    return 0;
+}
+
 /* exact._Search._solve_pieces */
 static int solve_pieces(Search *s, const int *part, int plen, int lo, int hi, i64 capacity) {
     int *starts = malloc((size_t)(hi - lo + 1) * sizeof *starts);
@@ -812,19 +869,29 @@ static int solve_pieces(Search *s, const int *part, int plen, int lo, int hi, i6
         pieces[count++] = i;
     }
     int depth = s->depth, rc = 1;
+    u128 outer = s->piece_key;
     int *piece = malloc((size_t)(count ? count : 1) * sizeof *piece);
-    if (!piece) rc = -1;
+    int *ranks = malloc((size_t)plen * sizeof *ranks);
+    double *keys = malloc(3 * (size_t)s->n * sizeof *keys);
+    if (!piece || !ranks || !keys) rc = -1;
+    for (int q = 0; q < plen && ranks; q++) ranks[q] = s->rank[part[q]];
     for (int x = 0; x <= nstarts && rc == 1; x++) {
         int m = 0;
         for (int q = 0; q < count; q++)
             if (piece_of[q] == x) piece[m++] = pieces[q];
         if (!m) continue;
+        rank_piece(s, piece, m, keys);
         int plo, phi;
         span(s, piece, m, &plo, &phi);
         rc = search(s, piece, m, plo, phi, capacity, 0, -1);
         if (rc == 0) rollback(s, depth);
     }
+    /* the enclosing search goes on with its own ranks */
+    s->piece_key = outer;
+    for (int q = 0; q < plen && ranks; q++) s->rank[part[q]] = ranks[q];
     free(piece);
+    free(ranks);
+    free(keys);
     free(starts);
     free(pieces);
     free(piece_of);
@@ -902,7 +969,7 @@ static int search(Search *s, const int *part, int plen, int lo, int hi, i64 capa
                 int j = s->class_memb[m];
                 if (s->offset[j] >= 0 && s->offset[j] + s->footprint[j] == at) below = j;
             }
-            if (below >= 0 && s->rank[below] > s->rank[i]) continue;
+            if (below >= 0 && s->order_rank[below] > s->order_rank[i]) continue;
         }
         children[nchildren++] = (Child){at, s->rank[i], i};
     }
@@ -948,7 +1015,9 @@ void exact_free(Search *s) { search_free(s); }
 
 i64 *exact_counters(Search *s) { return s->counters; }
 
-int exact_set_order(Search *s, const int *order) { return set_order(s, order); }
+int exact_set_order(Search *s, const int *order, const double *scale, const char *letters) {
+    return set_order(s, order, scale, letters);
+}
 
 void exact_reset(Search *s) { reset(s); }
 

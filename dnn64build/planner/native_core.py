@@ -34,7 +34,7 @@ SIGNATURES = {  # name: (result, argument types)
                        ctypes.c_double]),
     "exact_free": (None, [_p]),
     "exact_counters": (ctypes.POINTER(_i64), [_p]),
-    "exact_set_order": (ctypes.c_int, [_p, _p]),
+    "exact_set_order": (ctypes.c_int, [_p, _p, _p, ctypes.c_char_p]),
     "exact_reset": (None, [_p]),
     "exact_forget": (None, [_p]),
     "exact_use_memo": (ctypes.c_int, [_p, ctypes.c_int]),

@@ -93,6 +93,29 @@ def test_plan_buffers_budget_and_search_report_on_stderr(workspace: Workspace) -
     assert "Traceback" not in proc.stderr
 
 
+def test_plan_buffers_first_fit_stops_at_a_plan_within_the_capacity(
+        workspace: Workspace) -> None:
+    # The problem above: best_fit's plan takes 160 bytes, the optimum 144.
+    problem = workspace.root / "hard.csv"
+    spans = [(0, 3, 3), (3, 6, 1), (1, 2, 3), (2, 4, 1), (2, 5, 1), (1, 5, 3), (2, 4, 1), (4, 6, 4)]
+    problem.write_text("id,lower,upper,size\n" + "".join(
+        f"b{i},{lo},{up},{16 * units}\n" for i, (lo, up, units) in enumerate(spans)))
+    out = workspace.root / "fit.csv"
+    proc = workspace.run("plan-buffers", str(problem), "--algorithm", "exact", "--capacity",
+                         "192", "--first-fit", "-o", str(out))
+    assert "arena 160 bytes, fits (within --capacity" in proc.stderr  # not minimised to 144
+    with open(out) as f:
+        rows = [(r["id"], int(r["lower"]), int(r["upper"]), int(r["size"]),
+                 int(r["alignment"]), int(r["offset"])) for r in csv.DictReader(f)]
+    assert check_intervals(rows) is None and max(r[5] + r[3] for r in rows) <= 192
+    # At the bound, the first plan found is a proof.
+    proc = workspace.run("plan-buffers", str(problem), "--algorithm", "exact", "--capacity",
+                         "144", "--first-fit", "-o", str(out))
+    assert "arena 144 bytes, optimal (proven optimal)" in proc.stderr
+    proc = workspace.run("plan-buffers", str(problem), "--first-fit", check=False)
+    assert proc.returncode == 1 and "--first-fit needs --capacity" in proc.stderr
+
+
 def _cnn_workspace(workspace: Workspace, fusion: str, model: str = "small_cnn") -> Workspace:
     import onnx
 

@@ -106,6 +106,26 @@ def test_failure_memo_key_is_kept_in_step_with_the_state(monkeypatch):
     assert len(checked) > 100 and max(checked) > 20
 
 
+def test_a_piece_is_ranked_by_the_bytes_still_unplaced():
+    # Sections (maximal cliques): t=0 {p, y, c}, t=1 {y, d, z}, t=2 {z, e}. With p and
+    # z placed, no unplaced buffer crosses t=1|2: the piece {y, c, d} is left, with
+    # y + c = 32 bytes unplaced at t=0 and y + d = 64 at t=1. By those (T), then
+    # lifetime (W): y (64, 2 steps), d (64), c (32); the static totals (132 at t=0, 80
+    # at t=1) ranked c before d.
+    names = ("p", "y", "c", "d", "z", "e")
+    problem = Problem.of(Buffer(name, lo, up, size) for name, (lo, up, size) in zip(
+        names, [(0, 1, 100), (0, 2, 16), (0, 1, 16), (1, 2, 48), (1, 3, 16), (2, 3, 16)],
+        strict=True))
+    p, y, c, d, z, _ = range(len(names))
+    search = exact._Search(problem, ExactParams(), None)
+    search.use_preorder("TWA")
+    assert search.rank[c] < search.rank[d]
+    search.place(p, 0)
+    assert search.place(z, 0)  # a decomposition point
+    search._rank_piece([y, c, d])
+    assert sorted((y, c, d), key=search.rank.__getitem__) == [y, d, c]
+
+
 # Found by a random search for an instance where greedy_by_size, greedy_by_conflicts,
 # best_fit and hill_climb all miss the optimum; the optimum is checked by brute force.
 HARD = Problem.of(
