@@ -185,7 +185,7 @@ void dnn64_fail(const char *message);
 
 /* ---- the RSP (bare only) ------------------------------------------------ */
 /* Only a platform with an RSP defines these (bare). The RSP kernels
- * (kernels/dnn64_rsp_conv.c) reference them weakly: elsewhere (host, libdragon
+ * (kernels/dnn64_rsp_*.c) reference them weakly: elsewhere (host, libdragon
  * for now) the references are null and the kernels run their CPU twins. */
 
 /** Size of the RSP's data memory (DMEM): a job and its result must fit. */
