@@ -23,6 +23,7 @@
 #pragma weak dnn64_rsp_write_beside
 #pragma weak dnn64_rsp_write_rows_beside
 #pragma weak dnn64_rsp_read_beside
+#pragma weak dnn64_rsp_flush
 
 #define RECORDS_BYTES 16384
 /* CPU cycles a job costs besides the RSP's (start and wait; the SP DMA of the job's
@@ -44,7 +45,7 @@
 
 static uint8_t DNN64_ALIGNED(records[RECORDS_BYTES]); /* per row group: P rows, then S */
 static int8_t DNN64_ALIGNED(wpad[WPAD_BYTES]);
-static uint8_t DNN64_ALIGNED(header_images[2][HEADER_BYTES]);
+static uint16_t DNN64_ALIGNED(header_images[2][HEADER_BYTES / 2]); /* big-endian words */
 
 /* Slot 0 of a job of at most `rows_wanted` rows (B at B_AT, then the slot's A, P, S, Y;
  * slot 1 follows it, slot_shape), or rows 0 if none fits. */
@@ -157,66 +158,94 @@ typedef struct {
     int8_t *y; /* the batch's first channel's outputs */
 } batch_jobs;
 
-static int32_t job_kgroups(const batch_jobs *b, int32_t step)
+/* Job j of a batch: its row group, its step (one B), that step's k job and first
+ * column (counted along as j grows: no divisions a job). */
+typedef struct {
+    int32_t j, grp, step, kj, s0;
+} job_at;
+
+static job_at next_job(const batch_jobs *b, job_at at)
 {
-    const int32_t left = (b->k - (step % b->k_jobs) * b->kc + LANES - 1) / LANES;
+    ++at.j;
+    if (++at.grp == b->groups) {
+        at.grp = 0;
+        ++at.step;
+        if (++at.kj == b->k_jobs) {
+            at.kj = 0;
+            at.s0 += b->cols;
+        }
+    }
+    return at;
+}
+
+static int32_t job_kgroups(const batch_jobs *b, int32_t kj)
+{
+    const int32_t left = (b->k - kj * b->kc + LANES - 1) / LANES;
     return left < b->slot[0].kgroups ? left : b->slot[0].kgroups;
 }
 
-static int32_t job_rows(const batch_jobs *b, int32_t j)
+static int32_t job_rows(const batch_jobs *b, int32_t grp)
 {
-    const int32_t left = b->batch - (j % b->groups) * b->rows;
+    const int32_t left = b->batch - grp * b->rows;
     return left < b->rows ? left : b->rows;
 }
 
-/* Job j's header, weights, P and S (the RSP may be running the job of the other slot). */
-static void load_job(const batch_jobs *b, int32_t j)
+/* The job's header, its slot's (header_images, written once a batch) with the words a
+ * job changes: rows, k groups, flags and B's block stride (words 0, 2, 3, 6; big-endian, as the
+ * CPU's own). */
+static void put_job_header(const batch_jobs *b, job_at at, int32_t rows, int32_t kgroups)
 {
-    const int32_t step = j / b->groups, grp = j % b->groups, kj = step % b->k_jobs;
-    const uint8_t *rec = records + grp * b->rec_bytes;
-    job_shape sj = b->slot[j & 1];
-    sj.rows = job_rows(b, j);
-    sj.kgroups = job_kgroups(b, step);
-    dnn64__rsp_put_header(header_images[j & 1], &sj, sj.kgroups,
-                          (kj == 0 ? FLAG_FIRST : 0u) | (kj == b->k_jobs - 1 ? FLAG_LAST : 0u),
-                          0, b->q);
-    dnn64_rsp_write_beside((uint32_t)(j & 1) * DNN64_RSP_HEADER_B, header_images[j & 1],
-                           HEADER_BYTES);
-    dnn64_rsp_write_rows_beside(sj.a, b->w_rows + grp * b->rows * b->w_stride + kj * b->kc,
-                                (uint32_t)(sj.kgroups * LANES), (uint32_t)sj.rows,
-                                (uint32_t)b->w_stride);
-    /* P, and S when this job continues the sums of the previous step */
-    dnn64_rsp_write_beside(sj.p, rec, kj == 0 ? sj.s - sj.p : (uint32_t)b->rec_bytes);
+    uint16_t *h = header_images[at.j & 1];
+    h[0] = (uint16_t)rows;
+    h[2] = (uint16_t)kgroups;
+    h[3] = (uint16_t)((at.kj == 0 ? FLAG_FIRST : 0u) | (at.kj == b->k_jobs - 1 ? FLAG_LAST : 0u));
+    h[6] = (uint16_t)(kgroups * 64);
 }
 
-/* After job j: its S back to its record, or (the last step along k) its outputs to
- * dnn64__rsp_result; returns 1 when there are outputs to copy out. */
-static int collect_job(const batch_jobs *b, int32_t j)
+/* Job at's header, weights, P and S (the RSP may be running the job of the other slot). */
+static void load_job(const batch_jobs *b, job_at at)
 {
-    const int32_t step = j / b->groups, kj = step % b->k_jobs;
-    const job_shape *sj = &b->slot[j & 1];
-    if (kj < b->k_jobs - 1) {
-        dnn64_rsp_read_beside(records + (j % b->groups) * b->rec_bytes + (sj->s - sj->p),
-                              sj->s, sj->y - sj->s);
+    const uint8_t *rec = records + at.grp * b->rec_bytes;
+    const job_shape *sj = &b->slot[at.j & 1];
+    const int32_t rows = job_rows(b, at.grp), kgroups = job_kgroups(b, at.kj);
+    put_job_header(b, at, rows, kgroups);
+    dnn64_rsp_flush(header_images[at.j & 1], HEADER_BYTES);
+    dnn64_rsp_write_beside((uint32_t)(at.j & 1) * DNN64_RSP_HEADER_B, header_images[at.j & 1],
+                           HEADER_BYTES);
+    dnn64_rsp_write_rows_beside(sj->a, b->w_rows + at.grp * b->rows * b->w_stride + at.kj * b->kc,
+                                (uint32_t)(kgroups * LANES), (uint32_t)rows,
+                                (uint32_t)b->w_stride);
+    /* P, and S when this job continues the sums of the previous step */
+    dnn64_rsp_write_beside(sj->p, rec, at.kj == 0 ? sj->s - sj->p : (uint32_t)b->rec_bytes);
+}
+
+/* After job at: its S back to its record, or (the last step along k) its outputs to
+ * dnn64__rsp_result; returns 1 when there are outputs to copy out. */
+static int collect_job(const batch_jobs *b, job_at at)
+{
+    const job_shape *sj = &b->slot[at.j & 1];
+    if (at.kj < b->k_jobs - 1) {
+        dnn64_rsp_read_beside(records + at.grp * b->rec_bytes + (sj->s - sj->p), sj->s,
+                              sj->y - sj->s);
         return 0;
     }
     if (!b->all_on_rsp)
         dnn64_rsp_read_beside(dnn64__rsp_result + sj->s, sj->s, sj->y - sj->s);
     dnn64_rsp_read_beside(dnn64__rsp_result + sj->y, sj->y,
-                          (uint32_t)(job_rows(b, j) * b->cols));
+                          (uint32_t)(job_rows(b, at.grp) * b->cols));
     return 1;
 }
 
-/* Job j's int8 outputs from dnn64__rsp_result into y. */
-static void copy_out(const batch_jobs *b, int32_t j)
+/* Job at's int8 outputs from dnn64__rsp_result into y. */
+static void copy_out(const batch_jobs *b, job_at at)
 {
-    const int32_t s0 = (j / b->groups / b->k_jobs) * b->cols, t = (j % b->groups) * b->rows;
-    const int32_t valid = b->positions - s0 < b->cols ? b->positions - s0 : b->cols;
+    const int32_t t = at.grp * b->rows, rows = job_rows(b, at.grp);
+    const int32_t valid = b->positions - at.s0 < b->cols ? b->positions - at.s0 : b->cols;
     int32_t r;
-    for (r = 0; r < job_rows(b, j); ++r)
-        dnn64__rsp_finish_row(&b->slot[j & 1], r,
+    for (r = 0; r < rows; ++r)
+        dnn64__rsp_finish_row(&b->slot[at.j & 1], r,
                               dnn64__rsp_requant_on_rsp(b->mult[t + r], b->shift[t + r]),
-                              b->y + (t + r) * b->positions + s0, valid, b->mult[t + r],
+                              b->y + (t + r) * b->positions + at.s0, valid, b->mult[t + r],
                               b->shift[t + r], b->q);
 }
 
@@ -231,46 +260,60 @@ static void run_batch(const batch_jobs *b)
 {
     const int32_t steps = (b->positions + b->cols - 1) / b->cols * b->k_jobs;
     const int32_t jobs = steps * b->groups;
-    int32_t j, pending = -1, collected = -1;
+    job_at at = {0, 0, 0, 0, 0}, prev = at, out = at;
+    int uncollected = 0, pending = 0; /* prev's results not read yet; out's to copy out */
+    int slot;
     job_shape sb = b->slot[0];
+    for (slot = 0; slot < 2; ++slot) /* what no job changes */
+        dnn64__rsp_put_header((uint8_t *)header_images[slot], &b->slot[slot], b->slot[0].kgroups,
+                              0u, 0, b->q);
     sb.kgroups = job_kgroups(b, 0);
     dnn64__rsp_pack_inputs((int8_t *)dnn64__rsp_images[0], &sb, b->g, b->xg, b->x_zp, b->k, 0,
                            0);
     dnn64_rsp_write(B_AT, dnn64__rsp_images[0], (uint32_t)(sb.kgroups * 64 * sb.blocks));
-    load_job(b, 0);
+    load_job(b, at);
     dnn64_rsp_start_at(start_pc(0));
-    for (j = 0; j < jobs; ++j) {
-        const int32_t step = j / b->groups;
-        if (j > 0 && collected < j - 1 && collect_job(b, j - 1))
-            pending = j - 1;
-        if (pending >= 0)
-            copy_out(b, pending);
-        pending = -1;
-        if (j + 1 < jobs && (j + 1) / b->groups == step)
-            load_job(b, j + 1);
-        if (j % b->groups == 0 && step + 1 < steps) {
-            sb.kgroups = job_kgroups(b, step + 1);
-            dnn64__rsp_pack_inputs((int8_t *)dnn64__rsp_images[(step + 1) & 1], &sb, b->g,
-                                   b->xg, b->x_zp, b->k, ((step + 1) % b->k_jobs) * b->kc,
-                                   ((step + 1) / b->k_jobs) * b->cols);
+    for (;;) {
+        const job_at next = next_job(b, at);
+        const int step_ends = next.step != at.step || next.j == jobs;
+        if (uncollected && collect_job(b, prev)) {
+            pending = 1;
+            out = prev;
+        }
+        if (pending)
+            copy_out(b, out);
+        pending = 0;
+        if (!step_ends)
+            load_job(b, next);
+        if (at.grp == 0 && at.step + 1 < steps) {
+            /* the next step's B: k job and columns of the job after this step's last */
+            const int32_t kj = at.kj + 1 == b->k_jobs ? 0 : at.kj + 1;
+            const int32_t s0 = kj == 0 ? at.s0 + b->cols : at.s0;
+            sb.kgroups = job_kgroups(b, kj);
+            dnn64__rsp_pack_inputs((int8_t *)dnn64__rsp_images[(at.step + 1) & 1], &sb, b->g,
+                                   b->xg, b->x_zp, b->k, kj * b->kc, s0);
         }
         dnn64_rsp_wait();
-        if (j + 1 == jobs || (j + 1) / b->groups != step) {
+        uncollected = !step_ends;
+        if (step_ends) {
             /* the last job, or B changes: the RSP stays idle until the next job is in */
-            if (collect_job(b, j))
-                pending = j;
-            collected = j;
-            if (j + 1 == jobs)
+            if (collect_job(b, at)) {
+                pending = 1;
+                out = at;
+            }
+            if (next.j == jobs)
                 break;
-            sb.kgroups = job_kgroups(b, step + 1);
-            dnn64_rsp_write(B_AT, dnn64__rsp_images[(step + 1) & 1],
+            sb.kgroups = job_kgroups(b, next.kj);
+            dnn64_rsp_write(B_AT, dnn64__rsp_images[next.step & 1],
                             (uint32_t)(sb.kgroups * 64 * sb.blocks));
-            load_job(b, j + 1);
+            load_job(b, next);
         }
-        dnn64_rsp_start_at(start_pc(j + 1));
+        dnn64_rsp_start_at(start_pc(next.j));
+        prev = at;
+        at = next;
     }
-    if (pending >= 0)
-        copy_out(b, pending);
+    if (pending)
+        copy_out(b, out);
 }
 
 /* One conv group's channels [t0, t0 + count) of the tile for image n, in batches. */
@@ -319,6 +362,7 @@ static void resident_channels(const dnn64_conv_geom *g, int32_t n, const int8_t 
                 (bias_tile ? bias_tile[tr] : 0) - x_zero_point * sum, mult_tile[tr],
                 shift_tile[tr], dnn64__rsp_requant_on_rsp(mult_tile[tr], shift_tile[tr]));
         }
+        dnn64_rsp_flush(records, (uint32_t)(b.groups * b.rec_bytes));
         run_batch(&b);
     }
 }
@@ -341,6 +385,8 @@ int dnn64__rsp_resident_s8(const dnn64_conv_geom *g, const int8_t *x, int32_t x_
         for (t0 = 0; t0 < oc_count; ++t0)
             for (kk = 0; kk < w_stride; ++kk)
                 wpad[t0 * w_stride + kk] = kk < k ? w_tile[t0 * k + kk] : 0;
+    /* the jobs move weight rows by SP DMA as RDRAM holds them */
+    dnn64_rsp_flush(dma ? w_tile : (const int8_t *)wpad, (uint32_t)(oc_count * w_stride));
     for (n = 0; n < g->n; ++n)
         for (t0 = 0; t0 < oc_count;) {
             const int32_t left = ocpg - (oc_begin + t0) % ocpg;

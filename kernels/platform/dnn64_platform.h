@@ -258,8 +258,10 @@ void dnn64_rsp_start_at(uint32_t pc);
 /** dnn64_rsp_write, _write_rows and _read also while the kernel runs: the caller keeps
  *  to DMEM that the running job neither reads nor writes (a double-buffered job's other
  *  half). The RSP's own loads and stores and an SP DMA may share DMEM. The two writes
- *  may return with their transfer still in flight: the caller leaves `src` as it is until
- *  its next dnn64_rsp_* call (every transfer, start and read waits for the last one). */
+ *  take `src` as RDRAM holds it: the caller writes back what the CPU wrote there
+ *  (dnn64_rsp_flush, once for data that many jobs move); they may return with their
+ *  transfer still in flight: the caller leaves `src` as it is until its next dnn64_rsp_*
+ *  call (every transfer, start and read waits for the last one). */
 void dnn64_rsp_write_beside(uint32_t dmem_offset, const void *src, uint32_t bytes);
 void dnn64_rsp_write_rows_beside(uint32_t dmem_offset, const void *src, uint32_t row_bytes,
                                  uint32_t rows, uint32_t src_stride);

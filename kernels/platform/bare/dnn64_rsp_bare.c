@@ -84,12 +84,14 @@ static void check_transfer(const void *rdram, uint32_t sp_offset, uint32_t len)
         dnn64_fail("RSP: SP DMA past the end of DMEM/IMEM (4 KiB)");
 }
 
-/* RDRAM -> SP memory (sp_addr: DMEM offset, or SP_IMEM + offset), waiting for the
- * transfer's end unless `in_flight` (then the next transfer, start or read waits). */
+/* RDRAM -> SP memory (sp_addr: DMEM offset, or SP_IMEM + offset), `src` written back
+ * from the D-cache first unless `in_flight` (the *_beside writes: their caller flushed
+ * it), waiting for the transfer's end unless `in_flight` (then the next transfer, start
+ * or read waits). */
 static void dma_to_sp(uint32_t sp_addr, const void *src, uint32_t len, int in_flight)
 {
     check_transfer(src, sp_addr & ~SP_IMEM, len);
-    if (dnn64__is_cached(src))
+    if (!in_flight && dnn64__is_cached(src))
         dnn64__dcache_writeback_invalidate(src, len);
     dma_wait();
     SP_MEM_ADDR = sp_addr;
@@ -163,7 +165,7 @@ static void write_rows(uint32_t dmem_offset, const void *src, uint32_t row_bytes
     if ((src_stride & 7u) || (row_bytes & 7u) || src_stride < row_bytes || rows == 0)
         dnn64_fail("RSP: SP DMA rows: row or stride not a multiple of 8, or overlapping");
     check_transfer(src, dmem_offset, row_bytes * rows);
-    if (dnn64__is_cached(src))
+    if (!in_flight && dnn64__is_cached(src))
         for (i = 0; i < rows; i++)
             dcache_writeback(row + i * src_stride, row_bytes);
     if (src_stride - row_bytes < 4096u && rows <= 256u) {
