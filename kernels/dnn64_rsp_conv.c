@@ -132,7 +132,8 @@ static void prepare_job(const row_group *rg, int32_t j, uint8_t *image, const dn
         for (r = 0; r < (sj.b_row_stride ? sj.rows : 1); ++r) /* each row's group, or one */
             dnn64__rsp_pack_inputs((int8_t *)image + sj.b + (uint32_t)r * sj.b_row_stride,
                                    &sj, rg->g, rg->xg + r * rg->xg_row_stride, rg->x_zp,
-                                   rg->k, k0, (j / rg->k_jobs) * rg->cols);
+                                   rg->k, k0, (j / rg->k_jobs) * rg->cols, 0,
+                                   sj.kgroups * LANES);
     }
 }
 

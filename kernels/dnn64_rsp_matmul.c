@@ -226,9 +226,17 @@ static int32_t padded_w(const dnn64_conv_geom *g)
     return (g->w_out - 1) * g->stride_w + (g->k_w - 1) * g->dil_w + 1;
 }
 
-static int gathers_padded(const dnn64_conv_geom *g)
+/* A 1x1 Conv with stride 1 and no padding: tap k's row is xg[k * plane + s]. */
+static int plain_1x1(const dnn64_conv_geom *g)
 {
-    return g->w_out < GATHER_W_OUT && padded_h(g) * padded_w(g) <= PADDED_BYTES;
+    return g->k_h == 1 && g->k_w == 1 && g->stride_h == 1 && g->stride_w == 1 &&
+           g->pad_top == 0 && g->pad_left == 0 && g->h_out == g->h_in && g->w_out == g->w_in;
+}
+
+int dnn64__rsp_gathers_planes(const dnn64_conv_geom *g)
+{
+    return !plain_1x1(g) && g->w_out < GATHER_W_OUT &&
+           padded_h(g) * padded_w(g) <= PADDED_BYTES;
 }
 
 /* padded[py - py0][px] = the channel's x[py - pad_top][px - pad_left] (x_zp outside
@@ -290,27 +298,29 @@ static void gather_taps(int8_t *b0, int32_t kc, int32_t block_stride, const dnn6
     }
 }
 
-/* B[nb][kk][lane] = X[k0 + kk][s0 + 8 nb + lane] of the group's input xg: the input
- * under tap k0 + kk of that output position, x_zp in the padding, 0 past k and past the
- * last position (gathered planes: the last position's inputs, see gather_taps). */
+/* B[nb][kk][lane] = X[k0 + kk][s0 + 8 nb + lane] of the group's input xg for kk0 <= kk <
+ * kk1: the input under tap k0 + kk of that output position, x_zp in the padding, 0 past k
+ * and past the last position (gathered planes: the last position's inputs, see
+ * gather_taps). */
 void dnn64__rsp_pack_inputs(int8_t *b0, const job_shape *s, const dnn64_conv_geom *g,
-                            const int8_t *xg, int32_t x_zp, int32_t k, int32_t k0, int32_t s0)
+                            const int8_t *xg, int32_t x_zp, int32_t k, int32_t k0, int32_t s0,
+                            int32_t kk0, int32_t kk1)
 {
     const int32_t kc = s->kgroups * LANES, cols = s->blocks * LANES;
     const int32_t positions = g->h_out * g->w_out, in_plane = g->h_in * g->w_in;
     const int32_t valid = positions - s0 < cols ? positions - s0 : cols;
     const int32_t block_stride = kc * LANES, ksize = g->k_h * g->k_w;
-    /* a 1x1 Conv with stride 1 and no padding: tap k's row is xg[k * plane + s] */
-    const int plain = ksize == 1 && g->stride_h == 1 && g->stride_w == 1 && g->pad_top == 0 &&
-                      g->pad_left == 0 && g->h_out == g->h_in && g->w_out == g->w_in;
+    const int plain = plain_1x1(g);
     const int8_t zp = (int8_t)x_zp, zero = 0;
-    const int gather = !plain && gathers_padded(g);
+    const int gather = dnn64__rsp_gathers_planes(g);
     col_run runs[COLS_MAX];
     const int32_t run_count = plain || gather ? 0 : col_runs(runs, g, s0, valid);
-    int32_t kk, ic = k0 / ksize, ky = (k0 % ksize) / g->k_w, kx = k0 % g->k_w;
+    int32_t kk, ic = (k0 + kk0) / ksize, ky = ((k0 + kk0) % ksize) / g->k_w,
+                kx = (k0 + kk0) % g->k_w;
     if (gather) /* the taps below k; zeros after them below */
-        gather_taps(b0, kc, block_stride, g, xg, zp, k, k0, s0, valid, cols);
-    for (kk = 0; kk < kc; ++kk) {
+        gather_taps(b0 + kk0 * LANES, kk1 - kk0, block_stride, g, xg, zp, k, k0 + kk0, s0,
+                    valid, cols);
+    for (kk = kk0; kk < kk1; ++kk) {
         int8_t *row = b0 + kk * LANES;
         if (k0 + kk >= k) {
             put_cols(row, block_stride, 0, cols, &zero, 0);

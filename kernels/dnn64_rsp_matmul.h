@@ -61,10 +61,17 @@ job_shape dnn64__rsp_shape_of(int32_t rows_wanted, int32_t blocks, int32_t kgrou
 void dnn64__rsp_put_header(uint8_t *job, const job_shape *s, int32_t kgroups, uint32_t flags,
                            int rows_layout, const dnn64_q8_out *q);
 
-/* B[nb][kk][lane] = X[k0 + kk][s0 + 8 nb + lane] of the group's input xg (the im2col
- * block of a Conv's taps [k0, k0 + 8 kgroups) and columns [s0, s0 + 8 blocks)). */
+/* B[nb][kk][lane] = X[k0 + kk][s0 + 8 nb + lane] of the group's input xg for kk0 <= kk <
+ * kk1 (of the im2col block of a Conv's taps [k0, k0 + 8 kgroups) and columns [s0, s0 + 8
+ * blocks): all of it for kk0 = 0, kk1 = 8 kgroups, or a part, as the RSP runs jobs). */
 void dnn64__rsp_pack_inputs(int8_t *b0, const job_shape *s, const dnn64_conv_geom *g,
-                            const int8_t *xg, int32_t x_zp, int32_t k, int32_t k0, int32_t s0);
+                            const int8_t *xg, int32_t x_zp, int32_t k, int32_t k0, int32_t s0,
+                            int32_t kk0, int32_t kk1);
+
+/* Whether dnn64__rsp_pack_inputs gathers a Conv's taps from each input channel copied
+ * with its padding (planes narrower than 16 outputs, when they fit) rather than copying
+ * runs of input rows. */
+int dnn64__rsp_gathers_planes(const dnn64_conv_geom *g);
 
 /* Whether a Conv's B is its input rows as they are (a 1x1 Conv with stride 1 and no
  * padding on 8-byte aligned planes of a multiple of 8 bytes, at least COLS_MAX). */

@@ -255,13 +255,20 @@ static uint32_t start_pc(int32_t j)
 }
 
 /* The jobs of one batch. While job j runs: job j - 1's results out, job j + 1 in (same
- * B), the next step's B packed (during a step's first job). */
+ * B), and a share of the next step's B packed (every job of a step packs about 1 / groups
+ * of it, so that the RSP runs the step's jobs while the CPU packs). */
 static void run_batch(const batch_jobs *b)
 {
     const int32_t steps = (b->positions + b->cols - 1) / b->cols * b->k_jobs;
     const int32_t jobs = steps * b->groups;
     job_at at = {0, 0, 0, 0, 0}, prev = at, out = at;
     int uncollected = 0, pending = 0; /* prev's results not read yet; out's to copy out */
+    /* taps of the next B a job packs: an even share, or all of it in a step's first job
+     * when the packing gathers padded planes (shares measured slower in cen64: each
+     * pads its planes anew, and the transfers between them evict the planes from the
+     * D-cache) */
+    const int32_t share = dnn64__rsp_gathers_planes(b->g) ? b->kc
+                                                          : (b->kc + b->groups - 1) / b->groups;
     int slot;
     job_shape sb = b->slot[0];
     for (slot = 0; slot < 2; ++slot) /* what no job changes */
@@ -269,7 +276,7 @@ static void run_batch(const batch_jobs *b)
                               0u, 0, b->q);
     sb.kgroups = job_kgroups(b, 0);
     dnn64__rsp_pack_inputs((int8_t *)dnn64__rsp_images[0], &sb, b->g, b->xg, b->x_zp, b->k, 0,
-                           0);
+                           0, 0, sb.kgroups * LANES);
     dnn64_rsp_write(B_AT, dnn64__rsp_images[0], (uint32_t)(sb.kgroups * 64 * sb.blocks));
     load_job(b, at);
     dnn64_rsp_start_at(start_pc(0));
@@ -285,13 +292,18 @@ static void run_batch(const batch_jobs *b)
         pending = 0;
         if (!step_ends)
             load_job(b, next);
-        if (at.grp == 0 && at.step + 1 < steps) {
+        if (at.step + 1 < steps) {
             /* the next step's B: k job and columns of the job after this step's last */
             const int32_t kj = at.kj + 1 == b->k_jobs ? 0 : at.kj + 1;
             const int32_t s0 = kj == 0 ? at.s0 + b->cols : at.s0;
+            const int32_t kk0 = at.grp * share;
+            int32_t kk1 = kk0 + share;
             sb.kgroups = job_kgroups(b, kj);
-            dnn64__rsp_pack_inputs((int8_t *)dnn64__rsp_images[(at.step + 1) & 1], &sb, b->g,
-                                   b->xg, b->x_zp, b->k, kj * b->kc, s0);
+            if (kk1 > sb.kgroups * LANES)
+                kk1 = sb.kgroups * LANES;
+            if (kk0 < kk1)
+                dnn64__rsp_pack_inputs((int8_t *)dnn64__rsp_images[(at.step + 1) & 1], &sb,
+                                       b->g, b->xg, b->x_zp, b->k, kj * b->kc, s0, kk0, kk1);
         }
         dnn64_rsp_wait();
         uncollected = !step_ends;
