@@ -26,10 +26,15 @@
 #pragma weak dnn64_rsp_flush
 
 #define RECORDS_BYTES 16384
-/* CPU cycles a job costs besides the RSP's (start and wait; the SP DMA of the job's
- * weights, P and S overlaps the previous job), and CPU cycles per RSP cycle (93.75 /
- * 62.5 MHz, as 3 / 2). */
-#define RESIDENT_JOB_CYCLES 600
+/* CPU cycles a job costs besides the RSP's, in the shape's cost (CPU cycles per RSP cycle:
+ * 93.75 / 62.5 MHz, as 3 / 2): its transfers, start, wait and copying out take about
+ * RESIDENT_JOB_CYCLES (cen64), which decide where the jobs of a step share its packing;
+ * where a step's first job packs it all (gathered planes), RESIDENT_GATHER_JOB_CYCLES
+ * chose the faster shapes of ResNet-18's 14x14 and 7x7 layers (7 x 8 x 128 over 4 x 16 x
+ * 128, 7% on 14x14x256), RESIDENT_JOB_CYCLES those of its 56x56 layers (6 x 24 x 64
+ * over 4 x 16 x 128, 13% on 56x56x64). */
+#define RESIDENT_JOB_CYCLES 3000
+#define RESIDENT_GATHER_JOB_CYCLES 600
 /* The CPU's packing of a step's B (while the RSP runs the step's jobs): about
  * RESIDENT_TAP_CYCLES a tap and RESIDENT_PACK_CYCLES a byte (block copies). */
 #define RESIDENT_TAP_CYCLES 120
@@ -88,11 +93,12 @@ static job_shape slot_shape(const job_shape *s0, int slot)
 
 /* The shape (k groups of 16 or 8, 1 to 4 column blocks) whose jobs cost the least in
  * all: per step (one B), the longer of the CPU packing the next B and the RSP running
- * the step's jobs, and RESIDENT_JOB_CYCLES a job. With few rows (a small tile of
+ * the step's jobs, and the CPU's cycles a job. With few rows (a small tile of
  * weights) packing decides, and wide blocks share its cost per tap. */
 static job_shape resident_shape(int32_t rows_wanted, int32_t positions, int32_t k,
-                                int cpu_stage)
+                                int cpu_stage, int gathered)
 {
+    const float job_cycles = (float)(gathered ? RESIDENT_GATHER_JOB_CYCLES : RESIDENT_JOB_CYCLES);
     const int32_t kg_all = (k + LANES - 1) / LANES;
     const int32_t blocks_needed = (positions + LANES - 1) / LANES;
     /* one block of 8 k groups always fits (at least 13 rows); the loop looks for better */
@@ -114,7 +120,7 @@ static job_shape resident_shape(int32_t rows_wanted, int32_t positions, int32_t 
             pack = (float)(kgc * LANES * (RESIDENT_TAP_CYCLES +
                                           RESIDENT_PACK_CYCLES * blocks * LANES));
             cost = (float)((positions + blocks * LANES - 1) / (blocks * LANES) * k_jobs) *
-                   ((rsp > pack ? rsp : pack) + groups * (float)RESIDENT_JOB_CYCLES);
+                   ((rsp > pack ? rsp : pack) + groups * job_cycles);
             if (best_cost < 0.0f || cost < best_cost) {
                 best = s;
                 best_cost = cost;
@@ -348,7 +354,8 @@ static void resident_channels(const dnn64_conv_geom *g, int32_t n, const int8_t 
     b.all_on_rsp = 1;
     for (t = 0; t < count && b.all_on_rsp; ++t)
         b.all_on_rsp = dnn64__rsp_requant_on_rsp(mult_tile[t0 + t], shift_tile[t0 + t]);
-    b.slot[0] = resident_shape(count, b.positions, b.k, !b.all_on_rsp);
+    b.slot[0] = resident_shape(count, b.positions, b.k, !b.all_on_rsp,
+                               dnn64__rsp_gathers_planes(g));
     b.slot[1] = slot_shape(&b.slot[0], 1);
     b.rows = b.slot[0].rows;
     b.kc = b.slot[0].kgroups * LANES;
