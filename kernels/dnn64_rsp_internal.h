@@ -7,11 +7,11 @@
 #include "dnn64_kernels.h"
 
 /* Whether matmul_s8.rsp's output stage (also dwconv_s8.rsp's) takes a channel:
- * 2 <= -shift <= 15 and a multiplier above 2^30 (dnn64_rsp_conv.c). */
+ * 2 <= -shift <= 15 and a multiplier above 2^30 (dnn64_rsp_matmul.c). */
 int dnn64__rsp_requant_on_rsp(int32_t mult, int32_t shift);
 
 /* The 16-byte P row of a channel: 2c (c = bias - x_zero_point * sum W) and the output
- * stage constants (layout in matmul_s8.rsp). */
+ * stage constants (layout in matmul_s8.rsp; dnn64_rsp_matmul.c). */
 void dnn64__rsp_put_params(uint8_t *p, int32_t c, int32_t mult, int32_t shift, int on_rsp);
 
 /* A 32-bit value at two 16-bit words of a job header, high word first (big-endian). */

@@ -185,7 +185,7 @@ void dnn64_fail(const char *message);
 
 /* ---- the RSP (bare only) ------------------------------------------------ */
 /* Only a platform with an RSP defines these (bare). The RSP kernels
- * (kernels/dnn64_rsp_conv.c) reference them weakly: elsewhere (host, libdragon
+ * (kernels/dnn64_rsp_*.c) reference them weakly: elsewhere (host, libdragon
  * for now) the references are null and the kernels run their CPU twins. */
 
 /** Size of the RSP's data memory (DMEM): a job and its result must fit. */
@@ -257,7 +257,11 @@ void dnn64_rsp_start_at(uint32_t pc);
 
 /** dnn64_rsp_write, _write_rows and _read also while the kernel runs: the caller keeps
  *  to DMEM that the running job neither reads nor writes (a double-buffered job's other
- *  half). The RSP's own loads and stores and an SP DMA may share DMEM. */
+ *  half). The RSP's own loads and stores and an SP DMA may share DMEM. The two writes
+ *  take `src` as RDRAM holds it: the caller writes back what the CPU wrote there
+ *  (dnn64_rsp_flush, once for data that many jobs move); they may return with their
+ *  transfer still in flight: the caller leaves `src` as it is until its next dnn64_rsp_*
+ *  call (every transfer, start and read waits for the last one). */
 void dnn64_rsp_write_beside(uint32_t dmem_offset, const void *src, uint32_t bytes);
 void dnn64_rsp_write_rows_beside(uint32_t dmem_offset, const void *src, uint32_t row_bytes,
                                  uint32_t rows, uint32_t src_stride);

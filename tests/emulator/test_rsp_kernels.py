@@ -63,6 +63,9 @@ CASES = [
     # planes of 16 outputs or wider: block copies rather than gathers (these two)
     (1, 8, 6, 20, 16, 3, 1, (1, 1, 1, 1), 1, 1, None),    # resident, 120 positions
     (1, 5, 4, 18, 6, 3, 1, (0, 2, 1, 0), 1, 1, None),     # packed jobs, uneven pads
+    # resident, several row groups on one B: each job packs a share of the next B (K =
+    # 216: a short last step along k, whose shares end early)
+    (1, 24, 6, 18, 56, 3, 1, (1, 1, 1, 1), 1, 1, None),
 ]
 
 

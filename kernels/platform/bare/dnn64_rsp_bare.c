@@ -62,9 +62,14 @@ static uint64_t deadline(void)
     return dnn64_ticks() + dnn64_ticks_per_second() / RSP_TIME_LIMIT_DIVISOR;
 }
 
+/* Until SP DMA is idle: at once when it is (no time limit to work out: a job moves
+ * several blocks a start, each after such a test). */
 static void dma_wait(void)
 {
-    uint64_t end = deadline();
+    uint64_t end;
+    if (!((SP_STATUS & (STATUS_DMA_BUSY | STATUS_DMA_FULL)) || SP_DMA_BUSY))
+        return;
+    end = deadline();
     while ((SP_STATUS & (STATUS_DMA_BUSY | STATUS_DMA_FULL)) || SP_DMA_BUSY) {
         if (dnn64_ticks() > end)
             dnn64_fail("RSP: SP DMA did not finish within the time limit");
@@ -79,17 +84,21 @@ static void check_transfer(const void *rdram, uint32_t sp_offset, uint32_t len)
         dnn64_fail("RSP: SP DMA past the end of DMEM/IMEM (4 KiB)");
 }
 
-/* RDRAM -> SP memory (sp_addr: DMEM offset, or SP_IMEM + offset). */
-static void dma_to_sp(uint32_t sp_addr, const void *src, uint32_t len)
+/* RDRAM -> SP memory (sp_addr: DMEM offset, or SP_IMEM + offset), `src` written back
+ * from the D-cache first unless `in_flight` (the *_beside writes: their caller flushed
+ * it), waiting for the transfer's end unless `in_flight` (then the next transfer, start
+ * or read waits). */
+static void dma_to_sp(uint32_t sp_addr, const void *src, uint32_t len, int in_flight)
 {
     check_transfer(src, sp_addr & ~SP_IMEM, len);
-    if (dnn64__is_cached(src))
+    if (!in_flight && dnn64__is_cached(src))
         dnn64__dcache_writeback_invalidate(src, len);
     dma_wait();
     SP_MEM_ADDR = sp_addr;
     SP_DRAM_ADDR = physical(src);
     SP_RD_LEN = len - 1u;
-    dma_wait();
+    if (!in_flight)
+        dma_wait();
 }
 
 /* DMEM -> RDRAM. */
@@ -140,23 +149,23 @@ void dnn64_rsp_write(uint32_t dmem_offset, const void *src, uint32_t bytes)
 {
     if (running)
         dnn64_fail("RSP: DMEM written while the kernel runs");
-    dma_to_sp(dmem_offset, src, bytes);
+    dma_to_sp(dmem_offset, src, bytes, 0);
 }
 
 void dnn64_rsp_write_beside(uint32_t dmem_offset, const void *src, uint32_t bytes)
 {
-    dma_to_sp(dmem_offset, src, bytes);
+    dma_to_sp(dmem_offset, src, bytes, 1);
 }
 
 static void write_rows(uint32_t dmem_offset, const void *src, uint32_t row_bytes,
-                       uint32_t rows, uint32_t src_stride)
+                       uint32_t rows, uint32_t src_stride, int in_flight)
 {
     const uint8_t *row = (const uint8_t *)src;
     uint32_t i;
     if ((src_stride & 7u) || (row_bytes & 7u) || src_stride < row_bytes || rows == 0)
         dnn64_fail("RSP: SP DMA rows: row or stride not a multiple of 8, or overlapping");
     check_transfer(src, dmem_offset, row_bytes * rows);
-    if (dnn64__is_cached(src))
+    if (!in_flight && dnn64__is_cached(src))
         for (i = 0; i < rows; i++)
             dcache_writeback(row + i * src_stride, row_bytes);
     if (src_stride - row_bytes < 4096u && rows <= 256u) {
@@ -165,7 +174,8 @@ static void write_rows(uint32_t dmem_offset, const void *src, uint32_t row_bytes
         SP_MEM_ADDR = dmem_offset;
         SP_DRAM_ADDR = physical(src);
         SP_RD_LEN = (row_bytes - 1u) | ((rows - 1u) << 12) | ((src_stride - row_bytes) << 20);
-        dma_wait();
+        if (!in_flight)
+            dma_wait();
         return;
     }
     for (i = 0; i < rows; i++) {
@@ -174,7 +184,8 @@ static void write_rows(uint32_t dmem_offset, const void *src, uint32_t row_bytes
         SP_DRAM_ADDR = physical(row + i * src_stride);
         SP_RD_LEN = row_bytes - 1u;
     }
-    dma_wait();
+    if (!in_flight)
+        dma_wait();
 }
 
 void dnn64_rsp_write_rows(uint32_t dmem_offset, const void *src, uint32_t row_bytes,
@@ -182,13 +193,13 @@ void dnn64_rsp_write_rows(uint32_t dmem_offset, const void *src, uint32_t row_by
 {
     if (running)
         dnn64_fail("RSP: DMEM written while the kernel runs");
-    write_rows(dmem_offset, src, row_bytes, rows, src_stride);
+    write_rows(dmem_offset, src, row_bytes, rows, src_stride, 0);
 }
 
 void dnn64_rsp_write_rows_beside(uint32_t dmem_offset, const void *src, uint32_t row_bytes,
                                  uint32_t rows, uint32_t src_stride)
 {
-    write_rows(dmem_offset, src, row_bytes, rows, src_stride);
+    write_rows(dmem_offset, src, row_bytes, rows, src_stride, 1);
 }
 
 /* Starts `code` at `pc`, loading it into IMEM unless it is there. */
@@ -196,11 +207,12 @@ static void start_code(const uint32_t *code, uint32_t bytes, uint32_t pc)
 {
     if (loaded != code) {
         halt_rsp();
-        dma_to_sp(SP_IMEM, code, bytes);
+        dma_to_sp(SP_IMEM, code, bytes, 0);
         loaded = code;
     }
     if (running)
         dnn64_fail("RSP: started while the kernel runs");
+    dma_wait(); /* a job's last *_beside transfer */
     running = 1;
     SP_PC = pc;
     /* Interrupt on break: mupen64plus reports a task's end (halt + broke) only through
