@@ -16,8 +16,8 @@
 # needs libstdc++. One ABI only (o64, mips64-elf's default), tuned for the VR4300.
 #
 # Resumable: each finished step leaves a stamp in PREFIX/.stamps and a second run skips it
-# (delete a stamp to redo its step). Sources and build trees are under PREFIX/build, logs
-# under PREFIX/logs. Missing Debian packages are installed when run as root.
+# (delete a stamp to redo its step); a failed step resumes its make where it stopped.
+# Sources and build trees are under PREFIX/build, logs under PREFIX/logs. Missing Debian packages are installed when run as root.
 set -eu
 
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then
@@ -70,43 +70,56 @@ step() {
          "(total $(( $(date +%s) - START )) s)"
 }
 
-# unpack TARBALL DIR: extracts TARBALL into BUILD and renames its top directory to DIR.
+# unpack TARBALL DIR [PATCH]: extracts TARBALL into BUILD/DIR (its top directory renamed),
+# then applies PATCH (-p2); kept when a former run got that far.
 unpack() {
+    if [ -f "$BUILD/$2/.dnn64-unpacked" ]; then
+        return 0
+    fi
     rm -rf "$BUILD/$2" "$BUILD/unpack"
     mkdir -p "$BUILD/unpack"
     tar -xf "$1" -C "$BUILD/unpack"
     mv "$BUILD/unpack/"* "$BUILD/$2"
     rmdir "$BUILD/unpack"
+    if [ $# -gt 2 ]; then
+        patch -d "$BUILD/$2" -p2 < "$3"
+    fi
+    touch "$BUILD/$2/.dnn64-unpacked"
 }
 
-# fresh DIR: an empty build directory, entered.
-fresh() {
-    rm -rf "$BUILD/$1"
+# configure DIR SOURCE ARGS...: enters the build directory BUILD/DIR and runs SOURCE's
+# configure there once; a rerun after a failed make resumes the make.
+configure() {
     mkdir -p "$BUILD/$1"
     cd "$BUILD/$1"
+    if [ ! -f .dnn64-configured ]; then
+        source="$BUILD/$2"
+        shift 2
+        "$source/configure" "$@"
+        touch .dnn64-configured
+    fi
 }
 
 packages() {
     . "$TOOLS_DIR/debian_packages.sh"
     install_missing "setup-libdragon.sh: [packages]" binutils-source gcc-12-source \
-        newlib-source build-essential libgmp-dev libmpfr-dev libmpc-dev zlib1g-dev texinfo
+        newlib-source build-essential libgmp-dev libmpfr-dev libmpc-dev zlib1g-dev texinfo \
+        flex bison
 }
 
 binutils() {
     unpack /usr/src/binutils/binutils-2.40.tar.xz binutils-src
-    fresh binutils-build
-    ../binutils-src/configure --prefix="$PREFIX" --target=$TARGET \
+    configure binutils-build binutils-src --prefix="$PREFIX" --target=$TARGET \
         --with-cpu=mips64vr4300 --disable-werror --disable-nls
     make -j"$JOBS"
     make install-strip
 }
 
 gcc_stage1() {
-    unpack /usr/src/gcc-12/gcc-12.2.0-dfsg.tar.xz gcc-src
     # The dfsg tarball lacks the GFDL texinfo sources; Debian's patch stubs out their use.
-    patch -d "$BUILD/gcc-src" -p2 < /usr/src/gcc-12/debian/patches/gcc-gfdl-build.diff
-    fresh gcc-build
-    ../gcc-src/configure --prefix="$PREFIX" --target=$TARGET \
+    unpack /usr/src/gcc-12/gcc-12.2.0-dfsg.tar.xz gcc-src \
+        /usr/src/gcc-12/debian/patches/gcc-gfdl-build.diff
+    configure gcc-build gcc-src --prefix="$PREFIX" --target=$TARGET \
         --with-arch=vr4300 --with-tune=vr4300 --enable-languages=c,c++ \
         --without-headers --with-newlib --disable-multilib --disable-shared \
         --disable-libssp --disable-libquadmath --disable-nls --disable-werror \
@@ -119,11 +132,10 @@ gcc_stage1() {
 
 newlib() {
     unpack /usr/src/newlib/newlib-3.3.0.tar.xz newlib-src
-    fresh newlib-build
     # libdragon provides the locks and the assert hook newlib calls.
-    CFLAGS_FOR_TARGET="-DHAVE_ASSERT_FUNC -O2" ../newlib-src/configure --prefix="$PREFIX" \
-        --target=$TARGET --with-cpu=mips64vr4300 --disable-libssp --disable-werror \
-        --enable-newlib-multithread --enable-newlib-retargetable-locking
+    export CFLAGS_FOR_TARGET="-DHAVE_ASSERT_FUNC -O2"
+    configure newlib-build newlib-src --prefix="$PREFIX" --target=$TARGET \
+        --with-cpu=mips64vr4300 --disable-libssp --disable-werror --enable-newlib-multithread --enable-newlib-retargetable-locking
     make -j"$JOBS"
     make install
 }
