@@ -119,10 +119,13 @@ gcc_stage1() {
     # The dfsg tarball lacks the GFDL texinfo sources; Debian's patch stubs out their use.
     unpack /usr/src/gcc-12/gcc-12.2.0-dfsg.tar.xz gcc-src \
         /usr/src/gcc-12/debian/patches/gcc-gfdl-build.diff
-    configure gcc-build gcc-src --prefix="$PREFIX" --target=$TARGET \
-        --with-arch=vr4300 --with-tune=vr4300 --enable-languages=c,c++ \
+    # The compiler itself is built -O1 without debug information and without LTO support
+    # (n64.mk uses none), to shorten the longest step; its code is the same.
+    export CFLAGS="-O1 -g0" CXXFLAGS="-O1 -g0"
+    configure gcc-build gcc-src --prefix="$PREFIX" \
+        --target=$TARGET --with-arch=vr4300 --with-tune=vr4300 --enable-languages=c,c++ \
         --without-headers --with-newlib --disable-multilib --disable-shared \
-        --disable-libssp --disable-libquadmath --disable-nls --disable-werror \
+        --disable-libssp --disable-libquadmath --disable-lto --disable-nls --disable-werror \
         --with-system-zlib
     make -j"$JOBS" all-gcc
     make install-strip-gcc
