@@ -22,7 +22,7 @@ import pytest
 from hypothesis import settings
 
 from dnn64build.errors import UserError
-from dnn64build.toolchains import BareToolchain, HostToolchain
+from dnn64build.toolchains import BareToolchain, HostToolchain, LibdragonToolchain
 from dnn64build.toolchains.tools import FoundTool, find_tool
 from tests.tool_required import (
     HEAVY_MARKERS,
@@ -128,6 +128,12 @@ def cen64() -> FoundTool:
 @pytest.fixture(scope="session")
 def ares() -> FoundTool:
     return require(lambda: find_tool("ares", check_version=False))
+
+
+@pytest.fixture(scope="session")
+def libdragon() -> LibdragonToolchain:
+    """libdragon's toolchain under $N64_INST (tools/setup-libdragon.sh builds one)."""
+    return require(LibdragonToolchain)
 
 
 @pytest.fixture(scope="session")

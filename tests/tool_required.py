@@ -29,8 +29,9 @@ TOOL_MARKERS = {
     "emulator": "needs mupen64plus and the MIPS cross compiler",
     "cen64": "needs cen64, xvfb-run and the MIPS cross compiler",
     "nginx": "runs a real nginx",
-    "libdragon": "opt-in, not in CI: needs ares (tools/setup-ares.sh) and a signed IPL3 "
-                 "file ($DNN64_TEST_IPL3)",
+    "libdragon": "opt-in, not in CI: needs ares (tools/setup-ares.sh), a signed IPL3 file "
+                 "($DNN64_TEST_IPL3) or libdragon's toolchain ($N64_INST, "
+                 "tools/setup-libdragon.sh)",
 }
 # Not tools, but not unit either: a second or more of CPU per test.
 HEAVY_MARKERS = {
@@ -50,6 +51,7 @@ TOOL_FIXTURES = {
     "cen64": "cen64",
     "ares": "libdragon",
     "signed_ipl3": "libdragon",
+    "libdragon": "libdragon",
     "nginx_url": "nginx",
 }
 # Set while a unit-tier test runs: a missing tool is then the test's bug, not the machine's.

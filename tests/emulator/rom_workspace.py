@@ -76,26 +76,30 @@ def fp32_and_int8_roms(root: Path, name: str, model: onnx.ModelProto, *,
     return next((ws.root / "dnn64-out/bin/models/int8/codegen").glob("*.c")).read_text()
 
 
-def run_outputs(ws: Workspace, target: str, platform: str) -> tuple[dict[str, np.ndarray], str]:
-    """``target``'s outputs for in.npz on ``platform``, and what `run` printed."""
+def run_outputs(ws: Workspace, target: str, platform: str, *, inputs: str = "in.npz"
+                ) -> tuple[dict[str, np.ndarray], str]:
+    """``target``'s outputs for ``inputs`` on ``platform``, and what `run` printed."""
     out = ws.root / f"{target.replace('/', '_').replace(':', '_')}-{platform}.npz"
-    proc = ws.run("run", target, "--platform", platform, "--input", "in.npz", "--output",
+    proc = ws.run("run", target, "--platform", platform, "--input", inputs, "--output",
                   str(out))
     with np.load(out) as data:
         return {k: data[k] for k in data.files}, proc.stdout
 
 
 def assert_rom_equals_host(ws: Workspace, target: str, *, tolerance: float = 0.0,
-                           shape: tuple[int, ...] | None = None) -> str:
-    """``target`` run on the emulator and on the host: `run` finds each matching the
-    reference executor, and the ROM's outputs (each of ``shape``, when given) equal the
-    host build's: bit for bit, or with ``tolerance`` (float32 code compiled for two CPUs)
-    within that share of the output's largest magnitude. Returns the ROM run's stdout."""
+                           shape: tuple[int, ...] | None = None, emulator: str = "emulator",
+                           inputs: str = "in.npz") -> str:
+    """``target`` run on ``emulator`` (a `run --platform`) and on the host, each over
+    ``inputs``: `run` finds each matching the reference executor, and the ROM's outputs
+    (each of ``shape``, when given) equal the host build's: bit for bit, or with
+    ``tolerance`` (float32 code compiled for two CPUs) within that share of the output's
+    largest magnitude. Returns the ROM run's stdout."""
     outputs, printed = {}, {}
-    for platform in ("emulator", "host"):
-        outputs[platform], printed[platform] = run_outputs(ws, target, platform)
+    for platform in (emulator, "host"):
+        outputs[platform], printed[platform] = run_outputs(ws, target, platform,
+                                                           inputs=inputs)
         assert "vs the reference executor: match" in printed[platform]
-    rom, host = outputs["emulator"], outputs["host"]
+    rom, host = outputs[emulator], outputs["host"]
     assert rom.keys() == host.keys() and rom
     for name, value in rom.items():
         assert shape is None or value.shape == shape, name

@@ -30,11 +30,14 @@ SIGNED_TARGET = """
 
 @pytest.fixture(scope="module")
 def digits_ws(tmp_path_factory: pytest.TempPathFactory, signed_ipl3: Path) -> Workspace:
-    """The repository's models, plus //models:digits_signed: digits int8 booted by the
-    signed IPL3; three random input samples."""
+    """The repository's models (toolchain: bare), plus //models:digits_signed: digits int8
+    booted by the signed IPL3; three random input samples."""
     ws = Workspace(tmp_path_factory.mktemp("ares") / "ws")
     shutil.copytree(REPO / "models", ws.root / "models")
-    shutil.copy(REPO / "BUILD.yaml", ws.root / "BUILD.yaml")
+    # bare, also where $N64_INST is set (toolchain: auto would then be libdragon).
+    build = (REPO / "BUILD.yaml").read_text()
+    assert "toolchain: auto" in build
+    ws.write("BUILD.yaml", build.replace("toolchain: auto", "toolchain: bare", 1))
     shutil.copy(signed_ipl3, ws.root / "models" / "ipl3.z64")
     with open(ws.root / "models" / "BUILD.yaml", "a") as build:
         build.write(SIGNED_TARGET)

@@ -7,7 +7,10 @@
 
 #include <libdragon.h>
 
-static uint32_t assets_rom_addr;
+/* A KSEG0/KSEG1 address -> the physical address, which is the PI bus address. */
+#define DNN64_PI_ADDRESS_MASK 0x1FFFFFFFu
+
+static uint32_t assets_rom_addr; /* the PI address of assets.bin's first byte */
 static uint32_t assets_size;
 static uint32_t count_last;
 static uint32_t count_high;
@@ -18,7 +21,10 @@ void dnn64_platform_init(void)
     debug_init_isviewer();
     if (dfs_init(DFS_DEFAULT_LOCATION) != DFS_ESUCCESS)
         dnn64_fail("no DragonFS image in the ROM");
-    assets_rom_addr = dfs_rom_addr("assets.bin");
+    /* dfs_rom_addr gives the file's uncached virtual address (0xB0000000 up), which
+     * dma_read masks into the PI's cartridge space but dma_read_async sends to the PI as
+     * it is: keep the physical (PI bus) address. */
+    assets_rom_addr = dfs_rom_addr("assets.bin") & DNN64_PI_ADDRESS_MASK;
     if (assets_rom_addr == 0)
         return; /* a program without assets; dnn64_asset_read fails loudly */
     data_cache_hit_writeback_invalidate(header, sizeof header);
