@@ -157,7 +157,7 @@ def private_imports(path: Path) -> Iterator[str]:
 
 
 def test_no_module_imports_a_private_name() -> None:
-    found = [line for folder in ("dnn64build", "tools")
+    found = [line for folder in ("dnn64build", "tools", "tests")
              for path in sorted((ROOT / folder).rglob("*.py")) for line in private_imports(path)]
     assert not found, "private names used across modules (make them public):\n" + \
         "\n".join(found)

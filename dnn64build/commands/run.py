@@ -139,7 +139,7 @@ def run_target(
     files = [out_dir / f for f in entry["outputs"][group]]
     metas = [load_json(out_dir / f) for f in entry["outputs"][offers.RUN_MODELS]]
     labels = entry["info"][offers.OFFER_RUN]["models"]
-    arrays = _load_inputs(input_path, metas, labels)
+    arrays = load_inputs(input_path, metas, labels)
     big_endian = platform != HOST
     new_assets = {
         spec["asset"]: b"".join(encode_input(sample, spec, big_endian) for sample in samples)
@@ -184,7 +184,7 @@ def _execute(files: list[Path], assets: dict[str, bytes], platform: str,
         return list(run_in(rom, timeout=timeout).lines)
 
 
-def _load_inputs(path: Path | None, metas: list[dict[str, Any]], labels: list[str]
+def load_inputs(path: Path | None, metas: list[dict[str, Any]], labels: list[str]
                  ) -> dict[str, list[np.ndarray]]:
     """Per model symbol, per input: an array of samples ([samples, *shape]).
 

@@ -106,7 +106,7 @@ from dnn64build.planner.problem import (
 # default budget is about a second on an idle machine (more under load).
 WORK_BUDGET = 6_000_000
 NODE_OVERHEAD = 256  # a node's fixed cost (candidates, place, check, unplace), in units
-# Preorders tried in turn by ``restarts`` (see ``_Search.use_preorder``): a
+# Preorders tried in turn by ``restarts`` (see ``Search.use_preorder``): a
 # portfolio, the busiest-section-first orders alternating with area-first ones
 # (these find the tightest random packings of tools/hard_problems.py).
 PREORDERS = ("TWA", "AWT", "WAT", "ATW", "TAW", "WTA")
@@ -198,7 +198,7 @@ def maximal_cliques(lowers: list[int], uppers: list[int]) -> tuple[list[int], li
     return first, last, count
 
 
-class _Search:
+class Search:
     """Decision search under ``capacity``. State, kept by ``place``/``unplace``
     pairs: ``floor[i]`` is the aligned top of the placed buffers conflicting
     with unplaced i; ``remaining[k]`` / ``unplaced_in[k]`` are the unplaced
@@ -627,7 +627,7 @@ class _Search:
         sub = Problem.of(
             Buffer(str(j), max(first[j], a), min(last[j], b), self.footprint[j], alignment[j])
             for j in inside)
-        relaxed = _Search(sub, replace(self.params, tight_windows=False, restarts=False,
+        relaxed = Search(sub, replace(self.params, tight_windows=False, restarts=False,
                                        work_budget=sys.maxsize,
                                        node_budget=WINDOW_NODES * len(inside),
                                        deadline_s=None), self.deadline, floors)
@@ -700,11 +700,11 @@ CORE_SWITCHES = SWITCHES[:11]  # the rules of the inner loop (exact_core.c's enu
 _INT64_MAX = 2**63 - 1
 
 
-class _CompiledSearch(_Search):
+class CompiledSearch(Search):
     """The same search with each round run by the compiled core (exact_core.c,
     see native_core.py): this class keeps the restart schedule, the preorders
     and the counters between rounds; the core places, prunes, memoises and
-    runs the windows' relaxations, node for node as :class:`_Search` does."""
+    runs the windows' relaxations, node for node as :class:`Search` does."""
 
     def __init__(self, problem: Problem, params: ExactParams, deadline: float | None,
                  lib: ctypes.CDLL):
@@ -832,8 +832,8 @@ def solve_exact(
     lib = native_core.load() if compiled is not False else None
     if compiled and lib is None:
         raise RuntimeError("the exact search's compiled core is not available")
-    search = (_Search(sized, params, deadline) if lib is None
-              else _CompiledSearch(sized, params, deadline, lib))
+    search = (Search(sized, params, deadline) if lib is None
+              else CompiledSearch(sized, params, deadline, lib))
     outcome = ExactOutcome.OPTIMAL
     # Probe the capacity first (any plan that fits it), then the bound (success
     # proves optimality), then bisect between the bound and the best plan.

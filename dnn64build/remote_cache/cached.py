@@ -102,7 +102,7 @@ def run_cached(argv: list[str], session: CacheSession, run: Callable[[list[str]]
         return run(argv)
     why = MISS
     try:
-        why = _fetch(session.cache, request) or MISS
+        why = fetch_result(session.cache, request) or MISS
         if why == HIT:
             _explain(session, request, why)
             return 0
@@ -142,7 +142,7 @@ def _explain(session: CacheSession, request: Request, what: str) -> None:
               file=sys.stderr, flush=True)
 
 
-def _fetch(cache: HttpCache, request: Request) -> str | None:
+def fetch_result(cache: HttpCache, request: Request) -> str | None:
     """Write the cached outputs of ``request``: HIT, else None or why not. Nothing is
     written unless the entry is valid and every blob arrived intact; blobs stream to
     temporary files."""
@@ -205,7 +205,7 @@ def _upload(cache: HttpCache, request: Request, messages: str) -> None:
     """Blobs first, the action result last: a reader never sees a result without its blobs."""
     executable = {path: os.access(path, os.X_OK) for path in request.outputs}
     if not cache.authenticated and any(executable.values()):
-        return  # no reader would take it (see _fetch)
+        return  # no reader would take it (see fetch_result)
     outputs: list[dict[str, Any]] = []
     for path in request.outputs:
         data = Path(path).read_bytes()

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dnn64build.commands.run import _load_inputs
+from dnn64build.commands.run import load_inputs
 from dnn64build.errors import UserError
 from dnn64build.quant import quantize_graph
 from tests.build.conftest import MODEL, Workspace, tiny_mlp
@@ -77,7 +77,7 @@ _INT8_INPUT = {"name": "x", "shape": [1, 4], "dtype": "int8", "scale": 0.5, "zer
 
 def _inputs(tmp_path: Path, value: np.ndarray) -> np.ndarray:
     np.savez(tmp_path / "in.npz", x=value)
-    return _load_inputs(tmp_path / "in.npz", [{"symbol": "m", "inputs": [_INT8_INPUT]}],
+    return load_inputs(tmp_path / "in.npz", [{"symbol": "m", "inputs": [_INT8_INPUT]}],
                         ["//:m"])["m"][0]
 
 
@@ -100,7 +100,7 @@ def test_floats_beyond_float32_are_refused_for_a_float_input(tmp_path: Path) -> 
     spec = {"name": "x", "shape": [1, 4], "dtype": "float32"}
     with warnings.catch_warnings(), pytest.raises(UserError, match="beyond float32's range"):
         warnings.simplefilter("error")
-        _load_inputs(tmp_path / "in.npz", [{"symbol": "m", "inputs": [spec]}], ["//:m"])
+        load_inputs(tmp_path / "in.npz", [{"symbol": "m", "inputs": [spec]}], ["//:m"])
 
 
 def test_integers_that_fit_and_floats_reach_an_int8_input(tmp_path: Path) -> None:

@@ -174,7 +174,7 @@ def test_a_malformed_action_result_is_a_cache_fault_and_writes_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: object
 ) -> None:
     """The client itself, on one action whose blob the server holds intact."""
-    from dnn64build.remote_cache.cached import Request, _fetch
+    from dnn64build.remote_cache.cached import Request, fetch_result
     from dnn64build.remote_cache.http import CacheFault, HttpCache
 
     blob, key = b"int x;\n", "ab" * 32
@@ -187,7 +187,7 @@ def test_a_malformed_action_result_is_a_cache_fault_and_writes_nothing(
         raw = damaged if isinstance(damaged, bytes) else json.dumps(damaged).encode()
         cache.store = {f"/ac/{key}": raw, f"/cas/{digest}": blob}
         with pytest.raises(CacheFault, match="not an action result"):
-            _fetch(HttpCache(cache.url, headers=(("Authorization", TOKEN),)),
+            fetch_result(HttpCache(cache.url, headers=(("Authorization", TOKEN),)),
                    Request(key, ["out/x.c"], None))
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
 

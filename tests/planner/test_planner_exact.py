@@ -90,7 +90,7 @@ def test_failure_memo_key_is_kept_in_step_with_the_state(monkeypatch):
     # two different states could share a key and a subtree be skipped wrongly.
     checked = []
 
-    class Checked(exact._Search):
+    class Checked(exact.Search):
         def _search(self, part, lo, hi, capacity, last_at, last_rank):
             expected = sum(z * (f + 1) for z, f, o in zip(self.zobrist, self.floor, self.offset,
                                                           strict=True) if o is None)
@@ -98,7 +98,7 @@ def test_failure_memo_key_is_kept_in_step_with_the_state(monkeypatch):
             checked.append(len(self.history))
             return super()._search(part, lo, hi, capacity, last_at, last_rank)
 
-    monkeypatch.setattr(exact, "_Search", Checked)
+    monkeypatch.setattr(exact, "Search", Checked)
     planted = planted_random(36, 40, capacity=4096, drop=0.3)
     result = solve_exact(planted.problem, ExactParams(heuristic_incumbent=False),
                          capacity=planted.optimum)
@@ -117,7 +117,7 @@ def test_a_piece_is_ranked_by_the_bytes_still_unplaced():
         names, [(0, 1, 100), (0, 2, 16), (0, 1, 16), (1, 2, 48), (1, 3, 16), (2, 3, 16)],
         strict=True))
     p, y, c, d, z, _ = range(len(names))
-    search = exact._Search(problem, ExactParams(), None)
+    search = exact.Search(problem, ExactParams(), None)
     search.use_preorder("TWA")
     assert search.rank[c] < search.rank[d]
     search.place(p, 0)
