@@ -107,7 +107,7 @@ def assert_rom_equals_host(ws: Workspace, target: str, *, tolerance: float = 0.0
             assert np.abs(value - host[name]).max() <= tolerance * np.abs(host[name]).max(), name
         else:
             assert value.tobytes() == host[name].tobytes(), name
-    return printed["emulator"]
+    return printed[emulator]
 
 
 def tiny_fcn() -> onnx.ModelProto:

@@ -36,8 +36,9 @@ GAME_LINE = re.compile(r"^(digit \d+|digits_lib: .*|no DragonFS image)$")
 @pytest.fixture(scope="module")
 def ld_ws(tmp_path_factory: pytest.TempPathFactory, libdragon: LibdragonToolchain,
           ) -> Workspace:
-    """The repository's models and examples, `toolchain: libdragon` by default; inputs
-    for digits (3 samples of 64 pixels in 0..16) and small_cnn (3 normal samples)."""
+    """The repository's models and examples, `toolchain: libdragon` by default; an input
+    for digits (64 pixels in 0..16) and small_cnn (normal): one sample each, as `run` can
+    put only as many samples into a libdragon ROM as it was built with (one)."""
     ws = Workspace(tmp_path_factory.mktemp("libdragon") / "ws")
     for folder in ("models", "examples"):
         shutil.copytree(REPO / folder, ws.root / folder)
@@ -45,14 +46,21 @@ def ld_ws(tmp_path_factory: pytest.TempPathFactory, libdragon: LibdragonToolchai
     assert "toolchain: auto" in build
     ws.write("BUILD.yaml", build.replace("toolchain: auto", "toolchain: libdragon", 1))
     rng = np.random.default_rng(28)
-    np.savez(ws.root / "digits_in.npz", input=rng.uniform(0, 16, (3, 1, 64)).astype(np.float32))
+    np.savez(ws.root / "digits_in.npz", input=rng.uniform(0, 16, (1, 64)).astype(np.float32))
     np.savez(ws.root / "small_cnn_in.npz",
-             input=rng.standard_normal((3, 1, 1, 16, 16)).astype(np.float32))
+             input=rng.standard_normal((1, 1, 16, 16)).astype(np.float32))
     return ws
 
 
+# Found by this tier, not fixed yet: digits_fp32 takes a CPU exception in dnn64_gemm_f32
+# under libdragon (its exception handler's backtrace; libdragon enables FPU traps the bare
+# platform leaves off), so the run ends only at the time limit.
+FP32_TRAP = pytest.mark.xfail(strict=True, reason="CPU exception in dnn64_gemm_f32 on libdragon")
+
+
 @pytest.mark.parametrize("target, tolerance", [
-    ("digits", 0.0), ("digits_fp32", 1e-5), ("small_cnn", 0.0), ("small_cnn_fp32", 1e-5),
+    ("digits", 0.0), pytest.param("digits_fp32", 1e-5, marks=FP32_TRAP),
+    ("small_cnn", 0.0), ("small_cnn_fp32", 1e-5),
 ])  # fmt: skip
 def test_a_libdragon_rom_boots_in_ares_and_equals_the_host_build(
         libdragon: LibdragonToolchain, ares: FoundTool, host: HostToolchain, ld_ws: Workspace,
