@@ -14,6 +14,7 @@ constants alone, so no pass sees one.)
 |                  | x*sigmoid(x) (SiLU), x*hardsigmoid(x) (HardSwish) and the other    |
 |                  | one-input activations (Elu, Gelu, Mish, ...) into the preceding    |
 |                  | Conv/ConvTranspose/Gemm                                            |
+| flush_subnormals | zeroes subnormal float32 constants (the VR4300 traps on them)      |
 | mark_views       | marks Reshape/Flatten/Squeeze/Unsqueeze/Identity and size-1        |
 |                  | Transposes as views (attr "view": true): output aliases input      |
 """
@@ -24,6 +25,7 @@ from collections.abc import Callable
 
 from dnn64build.ir.graph import Graph
 from dnn64build.ir.verify import verify
+from dnn64build.passes.flush_subnormals import flush_subnormals
 from dnn64build.passes.fold_batchnorm import fold_batchnorm
 from dnn64build.passes.fuse_activation import fuse_activation
 from dnn64build.passes.mark_views import mark_views
@@ -37,6 +39,7 @@ PASSES: dict[str, Pass] = {
     "fold_batchnorm": fold_batchnorm,
     "unary_patterns": unary_patterns,
     "fuse_activation": fuse_activation,
+    "flush_subnormals": flush_subnormals,
     "mark_views": mark_views,
 }
 

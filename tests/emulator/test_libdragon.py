@@ -52,14 +52,8 @@ def ld_ws(tmp_path_factory: pytest.TempPathFactory, libdragon: LibdragonToolchai
     return ws
 
 
-# Found by this tier, not fixed yet: digits_fp32 takes a CPU exception in dnn64_gemm_f32
-# under libdragon (its exception handler's backtrace; libdragon enables FPU traps the bare
-# platform leaves off), so the run ends only at the time limit.
-FP32_TRAP = pytest.mark.xfail(strict=True, reason="CPU exception in dnn64_gemm_f32 on libdragon")
-
-
 @pytest.mark.parametrize("target, tolerance", [
-    ("digits", 0.0), pytest.param("digits_fp32", 1e-5, marks=FP32_TRAP),
+    ("digits", 0.0), ("digits_fp32", 1e-5),
     ("small_cnn", 0.0), ("small_cnn_fp32", 1e-5),
 ])  # fmt: skip
 def test_a_libdragon_rom_boots_in_ares_and_equals_the_host_build(

@@ -262,3 +262,23 @@ def test_views_are_marked(tmp_path) -> None:
     assert marked == {"Relu": False, "Flatten": True, "Unsqueeze": True, "Squeeze": True,
                       "Reshape": True, "Transpose[0, 2, 1, 3]": True,
                       "Transpose[0, 3, 2, 1]": False}
+
+
+# --- flush_subnormals ---
+
+def test_subnormal_weights_become_signed_zeros(tmp_path) -> None:
+    weight = w(4, 3)
+    subnormal = np.array([1e-45, -1e-45, 1e-40, -1.1e-38], dtype=np.float32)
+    weight.flat[[0, 5, 7, 11]] = subnormal
+    smallest_normal = np.finfo(np.float32).tiny
+    weight.flat[2] = smallest_normal
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["y"])]
+    before, after = run_pass("flush_subnormals",
+                             model_of(nodes, {"x": [2, 4]}, {"y": 2}, {"w": weight}), tmp_path)
+    flushed = after.constants["w"]
+    assert np.all(flushed.flat[[0, 5, 7, 11]] == 0)
+    assert list(np.signbit(flushed.flat[[0, 5, 7, 11]])) == [False, True, False, True]
+    assert flushed.flat[2] == smallest_normal  # the smallest normal number stays
+    kept = np.ones(weight.size, bool)
+    kept[[0, 5, 7, 11]] = False
+    assert np.array_equal(flushed.flat[kept], before.constants["w"].flat[kept])
